@@ -1,0 +1,262 @@
+/*
+ * tilepath backend plugin ABI.
+ *
+ * A backend is a shared library that exports exactly one C symbol,
+ * TILEPATH_BACKEND_ENTRY_SYMBOL ("tilepath_backend_entry"), of type
+ * tp_backend_entry_fn. The host calls it with the ABI version it speaks; the
+ * plugin returns a pointer to a static tp_backend_api (or NULL when it cannot
+ * serve that host major version).
+ *
+ * Versioning (after CLAP and OBS):
+ *   - abi_major changes break layout: host and plugin must agree exactly.
+ *   - abi_minor adds fields at the END of structs only. Every struct starts with
+ *     struct_size; a reader touches a field only when struct_size covers it, so
+ *     an older, shorter struct from either side stays valid.
+ *
+ * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
+ *
+ * Threading: the host serialises all calls into one plugin (never two calls
+ * concurrently), but may make them from any thread (the GUI runs cases on a
+ * worker thread). progress callbacks are invoked on the thread that called
+ * run_case. The cancel flag may be written by any host thread at any time.
+ */
+#ifndef TILEPATH_BACKEND_H
+#define TILEPATH_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILEPATH_ABI_MAJOR 1
+#define TILEPATH_ABI_MINOR 0
+#define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
+
+#if defined(_WIN32)
+#define TP_EXPORT __declspec(dllexport)
+#else
+#define TP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- enumerations (values are stable; stored in databases by name) ---- */
+
+/* dtype control: which of K and V are stored as FP8 E4M3 in HBM */
+enum tp_kv_dtype { TP_KV_K16V16 = 0, TP_KV_K8V16 = 1, TP_KV_K16V8 = 2, TP_KV_K8V8 = 3 };
+
+/* how K reaches the matrix unit */
+enum tp_k_path {
+  TP_KPATH_TRANSFORM = 0, /* FP8 K converted on chip, BF16 MMA for QK */
+  TP_KPATH_FP8_QK = 1,    /* Q quantized to E4M3 once per step, FP8xFP8 MMA */
+  TP_KPATH_K16 = 2        /* K stays BF16 in HBM */
+};
+
+/* where FP8 -> BF16 operand conversion happens (FlashInfer naming) */
+enum tp_transform_mode {
+  TP_MODE_NONE = 0,        /* nothing to convert (K16/V16, or fp8_qk with V16) */
+  TP_MODE_FULL = 1,        /* MMA warps convert K and V inside the main loop */
+  TP_MODE_K_ONLY = 2,      /* K converted for QK; PV consumes FP8 V (P quantized) */
+  TP_MODE_SEPARATE_KV = 3  /* dedicated warps convert K and V into staged BF16 tiles */
+};
+
+enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1 };
+enum tp_rope_layout { TP_ROPE_POST = 0, TP_ROPE_PRE = 1 };
+enum tp_scale_granularity { TP_SCALE_PER_TENSOR = 0, TP_SCALE_PER_HEAD = 1 };
+enum tp_cache_state { TP_CACHE_L2_WARM = 0, TP_CACHE_HBM_COLD = 1 };
+
+/* per-tile stages of the stage graph, plus the once-per-step ones */
+enum tp_stage {
+  TP_STAGE_K_LOAD = 0,
+  TP_STAGE_K_PREP = 1,
+  TP_STAGE_QK = 2,
+  TP_STAGE_SOFTMAX = 3,
+  TP_STAGE_V_LOAD = 4,
+  TP_STAGE_V_PREP = 5,
+  TP_STAGE_PV = 6,
+  TP_STAGE_ACCUM = 7,
+  TP_STAGE_Q_QUANT = 8, /* once per decode step */
+  TP_STAGE_COMBINE = 9, /* once per step: split-KV merge */
+  TP_STAGE_COUNT = 10
+};
+
+/* how a stage cost was obtained */
+enum tp_cost_method {
+  TP_COST_ISOLATED = 0, /* an isolated kernel that runs only this stage */
+  TP_COST_REMOVED = 1,  /* full kernel minus the kernel with this stage removed */
+  TP_COST_DOUBLED = 2,  /* the kernel with this stage done twice minus the full kernel */
+  TP_COST_MODEL = 3,    /* predicted by a performance model (sim backend) */
+  TP_COST_METHOD_COUNT = 4
+};
+
+/* ablation request bits for tp_run_options.ablations */
+#define TP_ABLATE_STAGE_COSTS (1u << 0) /* measure removed/doubled/isolated stage costs */
+#define TP_ABLATE_TILE_INTERVAL (1u << 1) /* measure tile interval from >= 2 contexts */
+
+enum tp_status {
+  TP_OK = 0,
+  TP_ERR_UNSUPPORTED = 1, /* the case is valid but this backend/device can't run it */
+  TP_ERR_INVALID = 2,     /* the case is malformed */
+  TP_ERR_RUNTIME = 3,     /* a driver/runtime call failed; message says which */
+  TP_ERR_CANCELLED = 4,   /* the cancel flag was seen */
+  TP_ERR_WRONG_RESULT = 5 /* ran, but the output failed the error tolerance */
+};
+
+/* ---- structs ---- */
+
+typedef struct tp_device_info {
+  uint32_t struct_size;
+  char name[128];          /* e.g. "NVIDIA H200" */
+  char arch[32];           /* e.g. "sm_90a", "gfx942", "x86_64" */
+  int32_t sm_count;        /* SMs / CUs / CPU threads */
+  uint64_t memory_bytes;
+  double bandwidth_gbps;   /* nominal or measured read bandwidth, GB/s */
+  uint64_t l2_bytes;
+  double clock_mhz;
+} tp_device_info;
+
+/* One operating point. Owned by the host; valid for the duration of the call. */
+typedef struct tp_case {
+  uint32_t struct_size;
+  int32_t batch;
+  int32_t context;                 /* tokens per request when context_lengths is NULL */
+  const int32_t* context_lengths;  /* optional: batch entries (ragged batch) */
+  int32_t q_heads;
+  int32_t kv_heads;
+  int32_t head_dim;
+  int32_t page_size;
+  int32_t kv_dtype;                /* enum tp_kv_dtype */
+  int32_t k_path;                  /* enum tp_k_path */
+  int32_t transform_mode;          /* enum tp_transform_mode */
+  int32_t k_repr;                  /* enum tp_k_repr */
+  int32_t rope_layout;             /* enum tp_rope_layout */
+  int32_t scale_granularity;       /* enum tp_scale_granularity */
+  int32_t cache_state;             /* enum tp_cache_state */
+  int32_t splits;                  /* split-KV count; 0 = backend chooses */
+  const char* gpu_model;           /* model name for simulating backends (e.g. "h200"); may be NULL */
+} tp_case;
+
+/* Progress: fraction in [0,1] and a short phase label. Return nonzero to request
+ * cancellation (same effect as setting the cancel flag). */
+typedef int (*tp_progress_fn)(void* user, double fraction, const char* phase);
+
+typedef struct tp_run_options {
+  uint32_t struct_size;
+  int32_t warmup;                    /* warm-up launches (default 5) */
+  int32_t repeats;                   /* timed launches; median reported (default 20) */
+  uint32_t ablations;                /* TP_ABLATE_* bits */
+  uint64_t seed;                     /* RNG seed for the random inputs */
+  const char* save_tensors_dir;      /* if non-NULL, write inputs/outputs as .npy + manifest.json */
+  tp_progress_fn progress;           /* may be NULL */
+  void* progress_user;
+  const volatile int32_t* cancel;    /* may be NULL; nonzero = stop as soon as possible */
+} tp_run_options;
+
+/* Free-form numeric metric (DRAM bytes, L2 hit rate, occupancy, ...). */
+typedef struct tp_metric {
+  char name[64];
+  char unit[16];
+  double value;
+} tp_metric;
+
+/* A raw output kept beside the case (profiler report, sample list, log). */
+typedef struct tp_artifact {
+  char name[128];       /* e.g. "ncu-report.txt", "samples.json" */
+  char mime[64];        /* e.g. "text/plain", "application/json" */
+  const uint8_t* data;  /* owned by the plugin until release_result */
+  uint64_t size;
+} tp_artifact;
+
+/* Filled by the plugin. The host zero-initialises it and sets struct_size;
+ * doubles the plugin cannot provide are left as NaN (the host pre-fills NaN).
+ * Pointers inside (metrics, artifacts) are owned by the plugin and stay valid
+ * until the host calls release_result on this struct. */
+typedef struct tp_result {
+  uint32_t struct_size;
+  int32_t status;                   /* enum tp_status */
+  char message[512];                /* human-readable; reason on failure */
+
+  /* timing (microseconds) */
+  double latency_us;                /* median */
+  double latency_min_us;
+  double latency_max_us;
+  int32_t repeats;
+  double tile_interval_us;          /* steady-state interval per KV tile (slope over context) */
+  int32_t tile_tokens;              /* tokens per KV tile */
+
+  /* the byte floor */
+  double bytes_moved;               /* minimum HBM bytes the case must move */
+  double read_bandwidth_gbps;       /* ceiling measured in the same run */
+  double floor_fraction;            /* (bytes_moved / read_bandwidth) / latency */
+
+  /* stage costs per tile, microseconds; NaN = not measured */
+  double stage_cost_us[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
+
+  /* kernel metadata */
+  char kernel_name[256];
+  char cubin_sha256[65];
+  int32_t regs_per_thread;
+  int32_t smem_static_bytes;
+  int32_t smem_dynamic_bytes;
+  double occupancy_theoretical;     /* active warps / max warps, 0..1 */
+  double occupancy_achieved;
+  int32_t grid[3];
+  int32_t block[3];
+  int32_t splits;                   /* split count actually used */
+
+  /* correctness against the float64 reference */
+  double rel_l2_error;
+  double max_abs_error;
+  double tolerance;                 /* rel_l2 tolerance applied */
+  int32_t passed;                   /* 1 if rel_l2_error <= tolerance */
+
+  const tp_metric* metrics;
+  int32_t metric_count;
+  const tp_artifact* artifacts;
+  int32_t artifact_count;
+} tp_result;
+
+typedef struct tp_backend_api {
+  uint32_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* name;     /* short id, e.g. "cpu", "sim", "cuda" (static storage) */
+  const char* version;  /* plugin version (static storage) */
+
+  /* Initialise the runtime. Returns 0 on success. A missing driver/GPU is NOT an
+   * error: return 0 and report zero devices with a reason. Called once, first. */
+  int (*init)(char* error, size_t error_len);
+
+  /* Release everything. Called once, last. */
+  void (*shutdown)(void);
+
+  /* Number of devices; 0 when the runtime or hardware is absent. */
+  int32_t (*device_count)(void);
+
+  /* Why device_count() is 0 (static or plugin-owned string valid until shutdown);
+   * "" when there are devices. */
+  const char* (*no_device_reason)(void);
+
+  /* Fill *out (host-owned, struct_size set by host). Returns 0 on success. */
+  int (*device_info)(int32_t device, tp_device_info* out);
+
+  /* 1 if the case can run on the device, else 0 and a reason in why. */
+  int (*supports)(int32_t device, const tp_case* c, char* why, size_t why_len);
+
+  /* Run one case synchronously. Returns the same value as out->status.
+   * May be long; polls options->cancel and calls options->progress. */
+  int (*run_case)(int32_t device, const tp_case* c, const tp_run_options* options,
+                  tp_result* out);
+
+  /* Free what run_case allocated inside *r (metrics, artifacts). Idempotent. */
+  void (*release_result)(tp_result* r);
+} tp_backend_api;
+
+/* The one exported symbol. Returns NULL when host_major is not supported. */
+typedef const tp_backend_api* (*tp_backend_entry_fn)(uint32_t host_major, uint32_t host_minor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEPATH_BACKEND_H */

@@ -1,0 +1,49 @@
+#pragma once
+// Runs one case through a backend, turns the result into a CaseRecord (with the
+// II-model prediction and overlap efficiency), and stores it.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/operating_point.h"
+#include "core/plugin_host.h"
+#include "core/store/run_store.h"
+
+namespace tilepath {
+
+// Long work reports through this (the GUI adapts it to signals).
+class ProgressObserver {
+ public:
+  virtual ~ProgressObserver() = default;
+  // overall fraction in [0,1]; label of what runs now
+  virtual void progress(double fraction, const std::string& label) = 0;
+  // a case finished and was stored (or skipped when already stored)
+  virtual void case_done(const CaseRecord& rec, bool skipped) { (void)rec; (void)skipped; }
+  virtual bool cancelled() const { return false; }
+};
+
+struct RunSettings {
+  int device = 0;
+  int warmup = 5;
+  int repeats = 20;
+  bool stage_costs = true;        // ablations
+  bool tile_interval = true;
+  std::uint64_t seed = 0;         // 0 = fresh random seed per case
+  std::string gpu_model = "h200"; // for simulating backends
+  std::string save_tensors_dir;
+};
+
+// Run one case and build the record (does not store). Status unsupported/failed is
+// a record too. Cancellation: returns a record with status cancelled.
+CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunSettings& settings,
+                    ProgressObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
+
+// The identity stored in cases.case_key.
+std::string case_key(const OperatingPoint& op, const RunSettings& settings);
+
+// Fill a RunInfo for this tool (version, git revision, host).
+RunInfo make_run_info(const Backend& backend, int device, const std::string& command);
+
+}  // namespace tilepath

@@ -1,0 +1,64 @@
+#pragma once
+// Random inputs of one decode step over a paged KV cache, stored exactly as a
+// kernel reads them, plus the float64 reference output. Shared by the cpu and
+// cuda backends so both check against the same function.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/operating_point.h"
+
+namespace tilepath::numerics {
+
+enum class KeyDistribution { gaussian, heavy_tailed, qwen_bias };
+
+// Layout (all row-major):
+//   q        [batch][q_heads][head_dim]                      BF16 bits
+//   k_pages  [num_pages][page_size][kv_heads][head_dim]      BF16 bits (K16) or E4M3 bytes (K8)
+//   v_pages  same as k_pages                                 BF16 or E4M3
+//   page_table [batch][max_pages_per_seq]                    int32 page ids (shuffled, not contiguous)
+//   lengths  [batch]                                         int32 tokens per request
+//   k_scale / v_scale  [kv_heads] (per_head) or [1] (per_tensor): dequant = e4m3 * scale
+//   k_bias   [kv_heads][head_dim] float (prebias only; K = bias + scale*e4m3)
+// Output o: [batch][q_heads][head_dim] float (kernels round to BF16 when they store).
+struct DecodeProblem {
+  OperatingPoint op;
+  int num_pages = 0;
+  int max_pages_per_seq = 0;
+  std::vector<std::uint16_t> q;
+  std::vector<std::uint16_t> k16, v16;   // used when K/V are BF16
+  std::vector<std::uint8_t> k8, v8;      // used when K/V are E4M3
+  std::vector<std::int32_t> page_table;
+  std::vector<std::int32_t> lengths;
+  std::vector<float> k_scale, v_scale;
+  std::vector<float> k_bias;
+  float softmax_scale = 0;               // 1/sqrt(head_dim)
+
+  std::size_t k_page_elems() const;      // elements per page (page_size*kv_heads*head_dim)
+};
+
+// Fresh random problem (seeded). The stored K/V are quantized from float
+// originals with the op's scale granularity; the originals are not kept.
+DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed,
+                           KeyDistribution dist = KeyDistribution::gaussian);
+
+// float64 reference of attention over the STORED (dequantized) cache:
+// out[b][h][d] = sum_t softmax(q.k_t * scale) v_t. For fp8_qk it quantizes Q to E4M3
+// exactly as the kernel does (per-head amax/448 scale) so both compute the same function.
+std::vector<double> reference_decode(const DecodeProblem& p);
+
+struct ErrorStats {
+  double rel_l2 = 0;   // ||out-ref|| / ||ref||
+  double max_abs = 0;
+  bool all_finite = true;
+};
+ErrorStats compare(const std::vector<float>& out, const std::vector<double>& ref);
+
+// Default rel_l2 tolerance for a variant (BF16 output rounding + P/Q quantization).
+double default_tolerance(const OperatingPoint& op);
+
+// Write the problem and an output as .npy files plus manifest.json into dir.
+void save_problem_npy(const DecodeProblem& p, const std::vector<float>& out, const std::string& dir);
+
+}  // namespace tilepath::numerics

@@ -1,0 +1,45 @@
+#pragma once
+// Machine-readable GPU descriptions loaded from models/gpus/*.json.
+// Every number in those files carries its source (datasheet URL, measurement).
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tilepath::perf {
+
+struct MatrixPath {
+  std::string name;       // "bf16_bf16", "e4m3_e4m3", "bf16_e4m3" (mixed) ...
+  bool supported = false;
+  double dense_tflops = 0;  // whole chip
+  std::string note;       // e.g. "no BF16xE4M3 MMA on Hopper"
+};
+
+struct GpuModel {
+  std::string id;          // file stem: "h100_sxm", "h200", "b200", "mi300x"
+  std::string name;        // "NVIDIA H200 SXM"
+  std::string vendor, arch;
+  int sm_count = 0;
+  double clock_mhz = 0;
+  double hbm_bandwidth_gbps = 0;      // datasheet
+  double read_bandwidth_gbps = 0;     // measured streaming read where known, else datasheet * efficiency
+  double l2_bytes = 0;
+  double memory_bytes = 0;
+  double smem_per_sm_bytes = 0;
+  double fp32_tflops = 0;
+  double cvt_fp8_to_bf16_per_sm_per_clk = 0;  // conversions per SM per clock
+  double sfu_exp_per_sm_per_clk = 0;
+  std::vector<MatrixPath> matrix_paths;
+  nlohmann::json* raw = nullptr;  // not owned; unused by callers
+
+  const MatrixPath* path(const std::string& name) const;
+};
+
+// Directory search: $TILEPATH_MODELS_DIR, <exe or plugin dir>/../share/tilepath/models,
+// the source tree's models/. Throws std::runtime_error naming the file and field on bad JSON.
+std::string models_dir();
+std::vector<GpuModel> load_gpu_models(const std::string& dir = models_dir());
+GpuModel load_gpu_model(const std::string& id, const std::string& dir = models_dir());  // throws listing known ids
+
+}  // namespace tilepath::perf

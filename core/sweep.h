@@ -1,0 +1,37 @@
+#pragma once
+// Cartesian sweep specs (docs/sweep-spec.md) and their resumable execution.
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/case_runner.h"
+
+namespace tilepath {
+
+struct SweepSpec {
+  std::string name;
+  std::string backend;            // default backend (CLI --backend overrides)
+  RunSettings settings;
+  std::vector<OperatingPoint> cases;  // expanded, valid combinations only
+  int skipped_invalid = 0;        // combinations dropped as invalid (e.g. k16 path with k8v8)
+};
+
+// Throws ValidationError naming the JSON path of the bad field ("axes.batch[2]: ...").
+SweepSpec parse_sweep_spec(const nlohmann::json& j);
+SweepSpec load_sweep_spec(const std::string& path);
+
+struct SweepOutcome {
+  int total = 0, ran = 0, skipped_existing = 0, failed = 0, unsupported = 0;
+  bool cancelled = false;
+  std::int64_t run_id = 0;
+};
+
+// Runs every case not already in the store (same backend, device, key); one
+// commit per finished case. Stops cleanly between cases when cancel is set.
+SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
+                       ProgressObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace tilepath
