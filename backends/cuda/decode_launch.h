@@ -1,0 +1,78 @@
+#pragma once
+// Host-side interface between the CUDA plugin glue (plugin.cpp, harness) and the
+// decode-attention kernels (kernels/*.cu). Plain types only so that .cpp files
+// that include it compile with the host compiler.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "backends/abi/tilepath_backend.h"
+
+namespace tilepath::cuda {
+
+// An ablation changes one named stage of the main kernel (selected by template flag).
+enum class AblationKind : int {
+  none = 0,
+  remove = 1,     // the stage's call is compiled out (its consumers read stale/zero data)
+  twice = 2,      // the stage runs twice per tile
+  load_only = 3,  // only k_load/v_load (+ ring bookkeeping); every compute stage removed
+};
+
+struct Ablation {
+  AblationKind kind = AblationKind::none;
+  int stage = -1;  // enum tp_stage; ignored for none and load_only
+};
+
+// One decode step. All pointers are device pointers owned by the caller.
+struct DecodeArgs {
+  int batch = 0, q_heads = 0, kv_heads = 0, head_dim = 0, page_size = 0;
+  int max_pages_per_seq = 0;
+  int kv_dtype = TP_KV_K8V8;       // enum tp_kv_dtype
+  int k_path = TP_KPATH_TRANSFORM; // enum tp_k_path
+  int mode = TP_MODE_FULL;         // enum tp_transform_mode
+  int splits = 1;                  // >= 1; 1 = no combine kernel
+  int scale_per_head = 1;          // 0: k_scale[0]/v_scale[0] apply to all heads
+  float softmax_scale = 0;         // 1/sqrt(head_dim)
+
+  const std::uint16_t* q = nullptr;      // [batch][q_heads][head_dim] BF16
+  const void* k_pages = nullptr;         // [num_pages][page_size][kv_heads][head_dim] BF16 or E4M3
+  const void* v_pages = nullptr;         // same layout
+  const std::int32_t* page_table = nullptr;  // [batch][max_pages_per_seq]
+  const std::int32_t* lengths = nullptr;     // [batch] tokens
+  const float* k_scale = nullptr;        // [kv_heads] or [1]
+  const float* v_scale = nullptr;
+  std::uint16_t* out = nullptr;          // [batch][q_heads][head_dim] BF16
+
+  // workspaces (sized by decode_workspace_bytes)
+  float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim]
+  float* partial_lse = nullptr;          // [splits][batch][q_heads]
+  std::uint8_t* q8 = nullptr;            // [batch][q_heads][head_dim] E4M3 (fp8_qk)
+  float* q8_scale = nullptr;             // [batch][q_heads]
+};
+
+// What was launched for the main kernel (for the case's metadata).
+struct KernelInfo {
+  const char* name = "";       // e.g. "decode_k8v8_transform_full_d128"
+  const void* func = nullptr;  // for cudaFuncGetAttributes / occupancy
+  dim3 grid, block;
+  std::size_t smem_dynamic_bytes = 0;
+  int tile_tokens = 0;         // KV tokens per pipeline tile
+};
+
+// True if a kernel for this (dtype, path, mode, head_dim, ablation) is compiled in.
+bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation);
+
+// Workspace bytes needed (partial outputs for splits, q8 for fp8_qk).
+std::size_t decode_workspace_bytes(const DecodeArgs& args);
+
+// Launch the whole step on stream: q_quant (fp8_qk), the main kernel, combine (splits > 1).
+// Returns the first CUDA error (launch errors included). Fills *info when non-null.
+cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream,
+                          KernelInfo* info);
+
+// Split-KV count for small batch x long context: enough CTAs to fill sm_count SMs.
+int choose_splits(int batch, int kv_heads, int max_len, int sm_count);
+
+}  // namespace tilepath::cuda
