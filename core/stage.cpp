@@ -1,1 +1,44 @@
-// placeholder: being written
+#include "core/stage.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/operating_point.h"
+
+namespace tilepath {
+namespace {
+
+constexpr std::array<std::string_view, kStageCount> kStageNames = {
+    "k_load", "k_prep", "qk", "softmax", "v_load", "v_prep", "pv", "accum", "q_quant", "combine"};
+constexpr std::array<std::string_view, kAgentCount> kAgentNames = {"memory", "transform", "qk_mma", "softmax",
+                                                                   "pv_mma"};
+constexpr std::array<std::string_view, 4> kCostMethodNames = {"isolated", "removed", "doubled", "model"};
+
+template <std::size_t N>
+int index_of(const std::array<std::string_view, N>& names, std::string_view s, const char* field) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == s) return static_cast<int>(i);
+  }
+  std::string allowed;
+  for (auto n : names) allowed += (allowed.empty() ? "" : "|") + std::string(n);
+  throw ValidationError(field, "unknown value '" + std::string(s) + "'", allowed);
+}
+
+}  // namespace
+
+std::string_view to_string(Stage s) { return kStageNames.at(static_cast<int>(s)); }
+std::string_view to_string(Agent a) { return kAgentNames.at(static_cast<int>(a)); }
+std::string_view to_string(CostMethod m) { return kCostMethodNames.at(static_cast<int>(m)); }
+
+Stage parse_stage(std::string_view s) { return static_cast<Stage>(index_of(kStageNames, s, "stage")); }
+Agent parse_agent(std::string_view s) { return static_cast<Agent>(index_of(kAgentNames, s, "agent")); }
+CostMethod parse_cost_method(std::string_view s) {
+  return static_cast<CostMethod>(index_of(kCostMethodNames, s, "method"));
+}
+
+StageCosts::StageCosts() { us.fill(std::numeric_limits<double>::quiet_NaN()); }
+
+bool StageCosts::has(Stage s) const { return std::isfinite(us[static_cast<int>(s)]); }
+
+}  // namespace tilepath
