@@ -1,1 +1,245 @@
-// placeholder: being written
+#include "core/plugin_host.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace tilepath {
+
+struct Backend::Lock {
+  std::mutex mutex;
+};
+
+namespace {
+
+// Plugins are named libtilepath_backend_<name>.so.
+bool looks_like_plugin(const fs::path& p) {
+  const std::string file = p.filename().string();
+  return file.rfind("libtilepath_backend_", 0) == 0 && p.extension() == ".so";
+}
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+// Copy a C string from a fixed-size plugin buffer, never reading past it.
+template <std::size_t N>
+std::string bounded(const char (&buffer)[N]) {
+  return std::string(buffer, strnlen(buffer, N));
+}
+
+void fill_nan(tp_result& r) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.latency_us = r.latency_min_us = r.latency_max_us = nan;
+  r.tile_interval_us = nan;
+  r.bytes_moved = r.read_bandwidth_gbps = r.floor_fraction = nan;
+  for (auto& method : r.stage_cost_us) {
+    for (double& v : method) v = nan;
+  }
+  r.occupancy_theoretical = r.occupancy_achieved = nan;
+  r.rel_l2_error = r.max_abs_error = r.tolerance = nan;
+  r.regs_per_thread = r.smem_static_bytes = r.smem_dynamic_bytes = -1;
+}
+
+}  // namespace
+
+Backend::~Backend() {
+  if (api_ != nullptr && api_->shutdown != nullptr) api_->shutdown();
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+unsigned Backend::abi_major() const { return api_->abi_major; }
+unsigned Backend::abi_minor() const { return api_->abi_minor; }
+
+std::string Backend::unsupported_reason(int device, const OperatingPoint& op, const std::string& gpu_model) const {
+  const auto problems = op.problems();
+  if (!problems.empty()) return problems.front().what();
+  if (device < 0 || device >= static_cast<int>(devices_.size())) {
+    return "device " + std::to_string(device) + " does not exist on backend '" + name_ + "' (" +
+           (devices_.empty() ? "no devices: " + no_device_reason_ : std::to_string(devices_.size()) + " devices") +
+           ")";
+  }
+  const tp_case c = to_tp_case(op, gpu_model.empty() ? nullptr : gpu_model.c_str());
+  char why[512] = {0};
+  std::lock_guard<std::mutex> guard(lock_->mutex);
+  if (api_->supports(device, &c, why, sizeof why) != 0) return "";
+  std::string reason = bounded(why);
+  return reason.empty() ? "not supported by backend '" + name_ + "'" : reason;
+}
+
+int Backend::run(int device, const OperatingPoint& op, const tp_run_options& options, tp_result& result,
+                 const std::string& gpu_model) const {
+  std::memset(&result, 0, sizeof result);
+  result.struct_size = sizeof result;
+  fill_nan(result);
+  const tp_case c = to_tp_case(op, gpu_model.empty() ? nullptr : gpu_model.c_str());
+  std::lock_guard<std::mutex> guard(lock_->mutex);
+  const int status = api_->run_case(device, &c, &options, &result);
+  result.message[sizeof result.message - 1] = '\0';
+  return status;
+}
+
+void Backend::release(tp_result& result) const {
+  std::lock_guard<std::mutex> guard(lock_->mutex);
+  if (api_->release_result != nullptr) api_->release_result(&result);
+}
+
+std::vector<std::string> PluginHost::search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("TILEPATH_PLUGIN_PATH"); env != nullptr && *env != '\0') {
+    std::string paths = env;
+    std::size_t start = 0;
+    while (start <= paths.size()) {
+      const std::size_t end = paths.find(':', start);
+      std::string item = paths.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!item.empty()) dirs.push_back(item);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  const fs::path exe_dir = executable_dir();
+  if (!exe_dir.empty()) {
+    dirs.push_back(exe_dir.string());
+    dirs.push_back((exe_dir / "plugins").string());
+    dirs.push_back((exe_dir.parent_path() / "plugins").string());
+    dirs.push_back((exe_dir.parent_path() / "lib" / "tilepath").string());
+  }
+  dirs.push_back(TILEPATH_BUILD_PLUGIN_DIR);
+  dirs.push_back(TILEPATH_INSTALL_PLUGIN_DIR);
+  return dirs;
+}
+
+void PluginHost::discover() {
+  std::set<std::string> seen_files;
+  for (const auto& entry : search_dirs()) {
+    std::error_code ec;
+    const fs::path p(entry);
+    std::vector<fs::path> candidates;
+    if (fs::is_regular_file(p, ec)) {
+      candidates.push_back(p);  // TILEPATH_PLUGIN_PATH may name files
+    } else if (fs::is_directory(p, ec)) {
+      for (const auto& f : fs::directory_iterator(p, ec)) {
+        if (f.is_regular_file(ec) && looks_like_plugin(f.path())) candidates.push_back(f.path());
+      }
+      std::sort(candidates.begin(), candidates.end());
+    }
+    for (const auto& file : candidates) {
+      const std::string canonical = fs::weakly_canonical(file, ec).string();
+      if (!seen_files.insert(canonical).second) continue;
+      load_file(canonical);
+    }
+  }
+}
+
+const Backend* PluginHost::load_file(const std::string& path) {
+  auto fail = [&](const std::string& reason) -> const Backend* {
+    problems_.push_back({path, reason});
+    return nullptr;
+  };
+  // RTLD_LOCAL keeps each plugin's symbols (and statically linked runtimes) to itself.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    return fail(std::string("cannot load: ") + (err != nullptr ? err : "unknown dlopen error"));
+  }
+  auto close_and_fail = [&](const std::string& reason) {
+    dlclose(handle);
+    return fail(reason);
+  };
+  auto entry = reinterpret_cast<tp_backend_entry_fn>(dlsym(handle, TILEPATH_BACKEND_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    return close_and_fail(std::string("not a tilepath backend: no symbol '") + TILEPATH_BACKEND_ENTRY_SYMBOL + "'");
+  }
+  const tp_backend_api* api = entry(TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR);
+  if (api == nullptr) {
+    return close_and_fail("the plugin does not support host ABI " + std::to_string(TILEPATH_ABI_MAJOR) + "." +
+                          std::to_string(TILEPATH_ABI_MINOR));
+  }
+  // The fields up to release_result are ABI 1.0; a shorter struct is corrupt.
+  if (api->struct_size < sizeof(tp_backend_api)) {
+    return close_and_fail("plugin API struct is " + std::to_string(api->struct_size) + " bytes, ABI " +
+                          std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(sizeof(tp_backend_api)));
+  }
+  if (api->abi_major != TILEPATH_ABI_MAJOR) {
+    return close_and_fail("ABI version mismatch: plugin speaks " + std::to_string(api->abi_major) + "." +
+                          std::to_string(api->abi_minor) + ", host speaks " + std::to_string(TILEPATH_ABI_MAJOR) +
+                          "." + std::to_string(TILEPATH_ABI_MINOR));
+  }
+  if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
+      api->device_info == nullptr || api->supports == nullptr || api->run_case == nullptr) {
+    return close_and_fail("plugin API table is incomplete (missing name or a required function)");
+  }
+  const std::string name = api->name;
+  for (const auto& b : backends_) {
+    if (b->name() == name) {
+      return close_and_fail("backend '" + name + "' is already loaded from " + b->file());
+    }
+  }
+  char error[512] = {0};
+  if (api->init(error, sizeof error) != 0) {
+    const std::string reason = bounded(error);
+    return close_and_fail("init failed: " + (reason.empty() ? std::string("no reason given") : reason));
+  }
+
+  std::unique_ptr<Backend> backend(new Backend());
+  backend->handle_ = handle;
+  backend->api_ = api;
+  backend->lock_ = std::make_unique<Backend::Lock>();
+  backend->name_ = name;
+  backend->version_ = api->version != nullptr ? api->version : "";
+  backend->file_ = path;
+  const int32_t count = api->device_count();
+  for (int32_t i = 0; i < count; ++i) {
+    tp_device_info info{};
+    info.struct_size = sizeof info;
+    if (api->device_info(i, &info) != 0) continue;
+    DeviceInfo d;
+    d.index = i;
+    d.name = bounded(info.name);
+    d.arch = bounded(info.arch);
+    d.sm_count = info.sm_count;
+    d.memory_bytes = static_cast<double>(info.memory_bytes);
+    d.bandwidth_gbps = info.bandwidth_gbps;
+    d.l2_bytes = static_cast<double>(info.l2_bytes);
+    d.clock_mhz = info.clock_mhz;
+    backend->devices_.push_back(std::move(d));
+  }
+  if (backend->devices_.empty()) {
+    const char* reason = api->no_device_reason != nullptr ? api->no_device_reason() : nullptr;
+    backend->no_device_reason_ = (reason != nullptr && *reason != '\0') ? reason : "the plugin reports no devices";
+  }
+  backends_.push_back(std::move(backend));
+  return backends_.back().get();
+}
+
+const Backend* PluginHost::find(const std::string& name) const {
+  for (const auto& b : backends_) {
+    if (b->name() == name) return b.get();
+  }
+  return nullptr;
+}
+
+const Backend& PluginHost::get(const std::string& name) const {
+  if (const Backend* b = find(name)) return *b;
+  std::string msg = "no backend named '" + name + "'; loaded: ";
+  if (backends_.empty()) msg += "none";
+  for (std::size_t i = 0; i < backends_.size(); ++i) msg += (i ? "|" : "") + backends_[i]->name();
+  for (const auto& p : problems_) msg += "; " + p.file + ": " + p.reason;
+  if (backends_.empty()) msg += " (search path: set TILEPATH_PLUGIN_PATH)";
+  throw std::runtime_error(msg);
+}
+
+}  // namespace tilepath

@@ -1,6 +1,7 @@
 #pragma once
 // SQLite run store: one file per project of runs. See docs/schema.md.
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -1,0 +1,190 @@
+// Plugin discovery, ABI negotiation and failure reporting.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/plugin_host.h"
+
+namespace fs = std::filesystem;
+using tilepath::PluginHost;
+
+namespace {
+
+std::string fake(const std::string& name) { return std::string(FAKE_PLUGIN_DIR) + "/libtilepath_backend_" + name + ".so"; }
+
+const tilepath::PluginProblem* problem_for(const PluginHost& host, const std::string& file) {
+  for (const auto& p : host.problems()) {
+    if (p.file == file) return &p;
+  }
+  return nullptr;
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty()) unsetenv(name_);
+    else setenv(name_, old_.c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+}  // namespace
+
+TEST(PluginHost, LoadsAGoodPluginAndReadsItsDevices) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_ok"));
+  ASSERT_NE(b, nullptr) << (host.problems().empty() ? "" : host.problems().front().reason);
+  EXPECT_EQ(b->name(), "fake_ok");
+  EXPECT_EQ(b->version(), "0.0.1");
+  EXPECT_EQ(b->abi_major(), TILEPATH_ABI_MAJOR);
+  ASSERT_EQ(b->devices().size(), 1u);
+  EXPECT_EQ(b->devices()[0].name, "Fake Device");
+  EXPECT_EQ(b->devices()[0].sm_count, 7);
+  EXPECT_DOUBLE_EQ(b->devices()[0].bandwidth_gbps, 123.0);
+  EXPECT_TRUE(b->no_device_reason().empty());
+}
+
+TEST(PluginHost, RunsACaseThroughTheAbi) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_ok"));
+  ASSERT_NE(b, nullptr);
+  tilepath::OperatingPoint op;
+  op.batch = 3;
+  tp_run_options options{};
+  options.struct_size = sizeof options;
+  tp_result result{};
+  EXPECT_EQ(b->run(0, op, options, result), TP_OK);
+  EXPECT_DOUBLE_EQ(result.latency_us, 30.0);
+  EXPECT_STREQ(result.kernel_name, "fake_kernel");
+  EXPECT_TRUE(std::isnan(result.tile_interval_us)) << "host pre-fills values the plugin leaves alone with NaN";
+  b->release(result);
+}
+
+TEST(PluginHost, SupportsReportsThePluginsReasonAndValidatesFirst) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_ok"));
+  ASSERT_NE(b, nullptr);
+  tilepath::OperatingPoint op;
+  EXPECT_EQ(b->unsupported_reason(0, op), "");
+  op.head_dim = 256;
+  EXPECT_EQ(b->unsupported_reason(0, op), "fake backend has no head_dim 256 kernel");
+  op.head_dim = 96;  // invalid operating point: the host says so before asking the plugin
+  EXPECT_NE(b->unsupported_reason(0, op).find("head_dim"), std::string::npos);
+  op.head_dim = 128;
+  EXPECT_NE(b->unsupported_reason(5, op).find("device 5 does not exist"), std::string::npos);
+}
+
+TEST(PluginHost, WrongAbiVersionIsRejectedWithBothVersions) {
+  PluginHost host;
+  EXPECT_EQ(host.load_file(fake("fake_wrongabi")), nullptr);
+  const auto* p = problem_for(host, fake("fake_wrongabi"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("ABI version mismatch"), std::string::npos) << p->reason;
+  EXPECT_NE(p->reason.find("99.0"), std::string::npos) << p->reason;
+  EXPECT_TRUE(host.backends().empty());
+}
+
+TEST(PluginHost, PluginRefusingTheHostVersionIsRejected) {
+  PluginHost host;
+  EXPECT_EQ(host.load_file(fake("fake_refuses")), nullptr);
+  const auto* p = problem_for(host, fake("fake_refuses"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("does not support host ABI"), std::string::npos) << p->reason;
+}
+
+TEST(PluginHost, InitFailureIsReportedWithThePluginsMessage) {
+  PluginHost host;
+  EXPECT_EQ(host.load_file(fake("fake_initfails")), nullptr);
+  const auto* p = problem_for(host, fake("fake_initfails"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("simulated runtime failure"), std::string::npos) << p->reason;
+}
+
+TEST(PluginHost, LibraryWithoutEntrySymbolIsNotABackend) {
+  PluginHost host;
+  EXPECT_EQ(host.load_file(fake("notabackend")), nullptr);
+  const auto* p = problem_for(host, fake("notabackend"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("no symbol 'tilepath_backend_entry'"), std::string::npos) << p->reason;
+}
+
+TEST(PluginHost, GarbageFileFailsToLoadWithTheLoaderMessage) {
+  const fs::path dir = fs::temp_directory_path() / ("tilepath-garbage-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "libtilepath_backend_garbage.so";
+  std::ofstream(file) << "this is not an ELF file";
+  PluginHost host;
+  EXPECT_EQ(host.load_file(file.string()), nullptr);
+  const auto* p = problem_for(host, file.string());
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("cannot load"), std::string::npos) << p->reason;
+  fs::remove_all(dir);
+}
+
+TEST(PluginHost, ZeroDevicesComeWithAReason) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_nodevices"));
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->devices().empty());
+  EXPECT_EQ(b->no_device_reason(), "no fake accelerator present");
+}
+
+TEST(PluginHost, BrokenPluginsDoNotStopTheOthers) {
+  // Discovery over the whole fixture dir: the good ones load, each bad one is named with its reason.
+  ScopedEnv env("TILEPATH_PLUGIN_PATH", FAKE_PLUGIN_DIR);
+  PluginHost host;
+  host.discover();
+  EXPECT_NE(host.find("fake_ok"), nullptr);
+  EXPECT_NE(host.find("fake_nodevices"), nullptr);
+  EXPECT_EQ(host.find("fake_wrongabi"), nullptr);
+  EXPECT_NE(problem_for(host, fake("fake_wrongabi")), nullptr);
+  EXPECT_NE(problem_for(host, fake("fake_initfails")), nullptr);
+  EXPECT_NE(problem_for(host, fake("notabackend")), nullptr);
+  // The real plugins of the build tree are found too.
+  EXPECT_NE(host.find("cpu"), nullptr);
+  EXPECT_NE(host.find("sim"), nullptr);
+}
+
+TEST(PluginHost, SamePluginNameIsLoadedOnce) {
+  PluginHost host;
+  ASSERT_NE(host.load_file(fake("fake_ok")), nullptr);
+  EXPECT_EQ(host.load_file(fake("fake_ok")), nullptr);
+  EXPECT_EQ(host.backends().size(), 1u);
+  ASSERT_FALSE(host.problems().empty());
+  EXPECT_NE(host.problems().back().reason.find("already loaded"), std::string::npos);
+}
+
+TEST(PluginHost, GetNamesTheLoadedBackendsWhenOneIsMissing) {
+  PluginHost host;
+  ASSERT_NE(host.load_file(fake("fake_ok")), nullptr);
+  try {
+    host.get("cuda");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no backend named 'cuda'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fake_ok"), std::string::npos);
+  }
+}
+
+TEST(PluginHost, SearchPathHonoursTheEnvironmentFirst) {
+  ScopedEnv env("TILEPATH_PLUGIN_PATH", "/first:/second");
+  const auto dirs = PluginHost::search_dirs();
+  ASSERT_GE(dirs.size(), 3u);
+  EXPECT_EQ(dirs[0], "/first");
+  EXPECT_EQ(dirs[1], "/second");
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), std::string(TILEPATH_PLUGIN_DIR)), dirs.end());
+}
