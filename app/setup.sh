@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs tilepath's build dependencies (Debian 12 / Ubuntu 24.04), then
+# configures and builds into ./build. Usage: bash app/setup.sh [--no-gui] [--no-cuda]
+# Safe to rerun: apt-get is skipped when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+gui=ON
+cuda=AUTO
+for arg in "$@"; do
+  case "$arg" in
+    --no-gui) gui=OFF ;;
+    --no-cuda) cuda=OFF ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(build-essential cmake ninja-build git pkg-config libsqlite3-dev libboost-graph-dev nlohmann-json3-dev
+          libcli11-dev libgtest-dev libgmock-dev)
+if [ "$gui" = ON ]; then
+  packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup.sh: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup.sh: missing packages. Run as root:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+cmake_args=(-S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEPATH_WITH_GUI="$gui")
+if [ "$cuda" = OFF ]; then cmake_args+=(-DTILEPATH_WITH_CUDA=OFF); fi
+cmake "${cmake_args[@]}" >build-configure.log 2>&1 || { cat build-configure.log >&2; exit 1; }
+rm -f build-configure.log
+cmake --build build -j"${TILEPATH_JOBS:-2}"
