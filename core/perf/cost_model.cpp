@@ -1,1 +1,248 @@
-// placeholder: being written
+#include "core/perf/cost_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tilepath::perf {
+namespace {
+
+// ---- the modelled kernel ---------------------------------------------------
+// One CTA walks the KV tiles of one (request, kv head, split). It holds the
+// whole GQA group of query heads, so K and V are read once per kv head.
+constexpr int kTileTokens = 64;
+constexpr int kMinTilesPerSplit = 4;  // below this, split-KV overhead outweighs the extra parallelism
+constexpr int kBufferDepth = 2;       // K/V shared-memory ring stages
+constexpr int kMmaRowGranule = 16;    // the GQA group's query rows are padded to the MMA M granule
+constexpr int kThreadsPerWarpgroup = 128;
+constexpr int kMaxThreadsPerSm = 2048;  // occupancy limit by threads (SM and CU alike)
+
+// ---- fixed costs no datasheet gives (estimates, stated once here) ------------
+// Per tile, online softmax also does row max/sum reductions across lanes and a
+// barrier between the QK and PV warps; a fixed 0.1 us stands for that.
+constexpr double kSoftmaxFixedUs = 0.10;
+// FP32 element-wise operations per score besides exp: scale, max, subtract, sum, K scale.
+constexpr double kSoftmaxFp32OpsPerScore = 5;
+// Q quantization: an amax reduction and a barrier before the FP8 Q can be used.
+constexpr double kQQuantFixedUs = 0.20;
+// The KV counts as L2-resident only when it fills at most this share of L2
+// (the rest holds Q, O, page tables and other tenants' lines).
+constexpr double kL2UsableFraction = 0.75;
+// L2 hit latency relative to DRAM latency, for the in-flight-bytes bound.
+constexpr double kL2LatencyFraction = 0.4;
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+double or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
+
+struct Variant {
+  bool k_prep = false;  // FP8 K converted to BF16 on chip (transform path)
+  bool v_prep = false;  // FP8 V converted to BF16 on chip (all modes but k_only)
+  bool q_quant = false;  // fp8_qk: Q quantized to E4M3 once per step
+  bool p_quant = false;  // k_only: P quantized to E4M3 so PV can consume FP8 V
+  std::string qk_path, pv_path;
+};
+
+Variant describe(const OperatingPoint& op) {
+  Variant v;
+  const bool k8 = k_is_fp8(op.kv);
+  const bool v8 = v_is_fp8(op.kv);
+  v.k_prep = k8 && op.k_path == KPath::transform;
+  v.q_quant = op.k_path == KPath::fp8_qk;
+  v.v_prep = v8 && op.mode != TransformMode::k_only;
+  v.p_quant = v8 && op.mode == TransformMode::k_only;
+  v.qk_path = v.q_quant ? "e4m3_e4m3" : "bf16_bf16";
+  v.pv_path = v.p_quant ? "e4m3_e4m3" : "bf16_bf16";
+  return v;
+}
+
+// "" when the GPU has the matrix path, else why not.
+std::string missing_path(const GpuModel& gpu, const std::string& path, const char* use) {
+  const MatrixPath* p = gpu.path(path);
+  if (p == nullptr) return gpu.id + " does not describe the " + path + " matrix path needed for " + use;
+  if (p->supported) return "";
+  return gpu.id + " has no " + path + " matrix path, needed for " + use + ": " + p->note;
+}
+
+// Sum of the stage costs on each agent (the default assignment of DESIGN.md:
+// inline conversion sits on the MMA warps, separate_kv moves it to transform warps).
+std::array<double, kAgentCount> agent_busy(const StageCosts& c, TransformMode mode) {
+  std::array<double, kAgentCount> busy{};
+  auto add = [&](Agent a, Stage s) { busy[static_cast<int>(a)] += or_zero(c[s]); };
+  add(Agent::memory, Stage::k_load);
+  add(Agent::memory, Stage::v_load);
+  add(mode == TransformMode::separate_kv ? Agent::transform : Agent::qk_mma, Stage::k_prep);
+  add(Agent::qk_mma, Stage::qk);
+  add(Agent::softmax, Stage::softmax);
+  add(mode == TransformMode::separate_kv ? Agent::transform : Agent::pv_mma, Stage::v_prep);
+  add(Agent::pv_mma, Stage::pv);
+  add(Agent::pv_mma, Stage::accum);
+  return busy;
+}
+
+Stage largest_stage_on(Agent agent, const StageCosts& c, TransformMode mode) {
+  Stage best = Stage::k_load;
+  double best_cost = -1;
+  for (Stage s : kTileStages) {
+    if (!c.has(s)) continue;
+    StageCosts only;
+    only[s] = c[s];
+    if (agent_busy(only, mode)[static_cast<int>(agent)] > 0 && c[s] > best_cost) {
+      best = s;
+      best_cost = c[s];
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int auto_splits(const OperatingPoint& op, const GpuModel& gpu, int tile_tokens) {
+  if (op.splits > 0) return op.splits;
+  const long long base_ctas = static_cast<long long>(op.batch) * op.kv_heads;
+  if (base_ctas >= gpu.sm_count) return 1;  // the batch already fills the SMs
+  const long long tiles = (op.max_context() + tile_tokens - 1) / tile_tokens;
+  const long long max_splits = std::max<long long>(1, tiles / kMinTilesPerSplit);
+  const long long want = (gpu.sm_count + base_ctas - 1) / base_ctas;
+  return static_cast<int>(std::clamp<long long>(want, 1, max_splits));
+}
+
+CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
+  op.validate();  // throws ValidationError naming the bad field
+  CostEstimate e;
+  e.tile_tokens = kTileTokens;
+  e.bytes_moved = op.bytes_moved();
+  e.launch_overhead_us = gpu.launch_overhead_us;
+
+  const Variant v = describe(op);
+  e.qk_matrix_path = v.qk_path;
+  e.pv_matrix_path = v.pv_path;
+  for (const auto& [path, use] : {std::pair{v.qk_path, "QK"}, std::pair{v.pv_path, "PV"}}) {
+    if (std::string why = missing_path(gpu, path, use); !why.empty()) {
+      e.supported = false;
+      e.why_unsupported = why;
+      return e;
+    }
+  }
+
+  // ---- shape of the modelled CTA ----
+  const int T = kTileTokens;
+  const int D = op.head_dim;
+  const int m_rows = static_cast<int>(ceil_div(op.gqa_ratio(), kMmaRowGranule)) * kMmaRowGranule;  // (M_pad)
+  const double k_bytes = k_is_fp8(op.kv) ? 1 : 2;
+  const double v_bytes = v_is_fp8(op.kv) ? 1 : 2;
+  const double k_tile_bytes = T * D * k_bytes;  // (T, D) K tile
+  const double v_tile_bytes = T * D * v_bytes;  // (T, D) V tile
+  const bool staged = op.mode == TransformMode::separate_kv;
+  const double staged_bytes = staged ? T * D * 2.0 * ((v.k_prep ? 1 : 0) + (v.v_prep ? 1 : 0)) : 0;
+  const double q_tile_bytes = m_rows * D * 2.0;
+  e.smem_bytes_per_cta = static_cast<int>(kBufferDepth * (k_tile_bytes + v_tile_bytes) + staged_bytes + q_tile_bytes);
+  if (e.smem_bytes_per_cta > gpu.smem_per_sm_bytes) {
+    e.supported = false;
+    e.why_unsupported = gpu.id + ": the modelled CTA needs " + std::to_string(e.smem_bytes_per_cta / 1024) +
+                        " KB of shared memory, more than the " + std::to_string(static_cast<int>(gpu.smem_per_sm_bytes / 1024)) +
+                        " KB per SM (head_dim " + std::to_string(D) + ")";
+    return e;
+  }
+  // A producer warpgroup and a consumer warpgroup, plus transform warps for separate_kv.
+  e.block_threads = kThreadsPerWarpgroup * (staged ? 3 : 2);
+
+  // ---- grid and residency ----
+  e.splits = auto_splits(op, gpu, T);
+  e.ctas = op.batch * op.kv_heads * e.splits;
+  const int slots_per_sm = std::max(1, std::min(static_cast<int>(gpu.smem_per_sm_bytes / e.smem_bytes_per_cta),
+                                                kMaxThreadsPerSm / e.block_threads));
+  e.ctas_per_sm = std::min(slots_per_sm, static_cast<int>(ceil_div(e.ctas, gpu.sm_count)));
+  e.concurrent_ctas = std::min(e.ctas, gpu.sm_count * e.ctas_per_sm);
+
+  // Tiles: each request's context is cut into tiles, then shared among its splits.
+  long long total_cta_tiles = 0;
+  e.tiles_per_cta = 0;
+  for (int r = 0; r < op.batch; ++r) {
+    const int len = op.context_lengths.empty() ? op.context : op.context_lengths[r];
+    const long long tiles = static_cast<long long>(ceil_div(len, T));
+    const long long per_split = static_cast<long long>(ceil_div(static_cast<double>(tiles), e.splits));
+    e.tiles_per_cta = std::max(e.tiles_per_cta, per_split);
+    total_cta_tiles += per_split * e.splits * op.kv_heads;
+  }
+  // One resident CTA slot walks its own tiles and those of later waves; the
+  // longest CTA bounds it from below.
+  e.tiles_walked = std::max(static_cast<double>(e.tiles_per_cta), static_cast<double>(total_cta_tiles) / e.concurrent_ctas);
+
+  // ---- memory: the read bandwidth shared by all CTAs resident at once ----
+  const double kv_bytes = static_cast<double>(op.total_tokens()) * op.kv_heads * D * (k_bytes + v_bytes);
+  e.served_from_l2 = op.cache == CacheState::l2_warm && kv_bytes <= kL2UsableFraction * gpu.l2_bytes;
+  e.read_bandwidth_gbps = e.served_from_l2 ? gpu.l2_read_bandwidth_gbps : gpu.read_bandwidth_gbps;
+  const double latency_ns = gpu.dram_latency_ns * (e.served_from_l2 ? kL2LatencyFraction : 1.0);
+  // Little's law: a CTA cannot stream faster than its ring's bytes in flight per memory latency.
+  const double in_flight_gbps = kBufferDepth * (k_tile_bytes + v_tile_bytes) / latency_ns;  // bytes/ns = GB/s
+  const double cta_gbps = std::min(e.read_bandwidth_gbps / e.concurrent_ctas, in_flight_gbps);
+  auto transfer_us = [](double bytes, double gbps) { return bytes / (gbps * 1e3); };  // 1 GB/s = 1e3 bytes/us
+
+  // ---- on-chip rates of one CTA: the SM's units shared by the CTAs resident on it ----
+  const double share = 1.0 / e.ctas_per_sm;
+  auto matrix_flop_per_us = [&](const std::string& path) {
+    return gpu.path(path)->dense_tflops * 1e6 / gpu.sm_count * share;  // TFLOP/s -> flop/us per SM
+  };
+  const double cvt_per_us = gpu.cvt_fp8_to_bf16_per_sm_per_clk * gpu.clock_mhz * share;  // clock_mhz = clk/us
+  const double exp_per_us = gpu.sfu_exp_per_sm_per_clk * gpu.clock_mhz * share;
+  const double fp32_per_us = gpu.fp32_tflops * 1e6 / 2 / gpu.sm_count * share;  // FMA counts 2 flops
+  const double scores = static_cast<double>(m_rows) * T;                        // (M_pad, T) score tile
+
+  StageCosts& c = e.per_tile_us;
+  c[Stage::k_load] = transfer_us(k_tile_bytes, cta_gbps);
+  c[Stage::v_load] = transfer_us(v_tile_bytes, cta_gbps);
+  if (v.k_prep) {
+    c[Stage::k_prep] = T * D / cvt_per_us;
+    // prebias: the exact bias is added back to every converted element.
+    if (op.k_repr == KRepr::prebias) c[Stage::k_prep] += T * D / fp32_per_us;
+  }
+  c[Stage::qk] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.qk_path);  // S = Q·Kᵀ
+  c[Stage::softmax] = scores / exp_per_us + scores * kSoftmaxFp32OpsPerScore / fp32_per_us + kSoftmaxFixedUs;
+  if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;  // P -> E4M3 for the FP8 PV
+  if (v.q_quant && op.k_repr == KRepr::prebias) c[Stage::softmax] += scores / fp32_per_us;  // + q·b_k
+  if (v.v_prep) c[Stage::v_prep] = T * D / cvt_per_us;
+  c[Stage::pv] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.pv_path);  // O += P·V
+  c[Stage::accum] = static_cast<double>(m_rows) * D / fp32_per_us;       // O *= exp(m_old - m_new)
+
+  // ---- once per step ----
+  if (v.q_quant) {
+    // Each CTA quantizes its group's Q rows in its prologue: amax, scale, convert.
+    c[Stage::q_quant] = static_cast<double>(m_rows) * D * (1 / cvt_per_us + 2 / fp32_per_us) + kQQuantFixedUs;
+  }
+  if (e.splits > 1) {
+    // A second kernel merges the split partials: read FP32 O and LSE per split, write BF16 O.
+    const double partial_bytes = static_cast<double>(op.batch) * op.q_heads * e.splits * (D * 4.0 + 4.0);
+    const double out_bytes = static_cast<double>(op.batch) * op.q_heads * D * 2.0;
+    c[Stage::combine] = transfer_us(partial_bytes + out_bytes, gpu.read_bandwidth_gbps) + gpu.launch_overhead_us;
+  }
+  e.once_per_step_us = or_zero(c[Stage::q_quant]) + or_zero(c[Stage::combine]);
+
+  // ---- steady state: II = max over agents of their summed stage costs ----
+  const auto busy = agent_busy(c, op.mode);
+  const auto busiest = std::max_element(busy.begin(), busy.end());
+  e.ii_us = *busiest;
+  e.limiting_stage = largest_stage_on(static_cast<Agent>(busiest - busy.begin()), c, op.mode);
+
+  // First tile through the pipeline: memory latency, then the K chain and the V
+  // chain (V loads after K on the one memory pipe) meet at PV.
+  const double k_chain = or_zero(c[Stage::k_load]) + or_zero(c[Stage::k_prep]) + c[Stage::qk] + c[Stage::softmax];
+  const double v_chain = c[Stage::k_load] + c[Stage::v_load] + or_zero(c[Stage::v_prep]);
+  e.fill_us = latency_ns * 1e-3 + std::max(k_chain, v_chain) + c[Stage::pv] + c[Stage::accum];
+
+  // Q, O, scales and the page table are not in the tiles; they cross at the same bandwidth.
+  const double other_bytes = std::max(0.0, e.bytes_moved - kv_bytes);
+  e.floor_us = transfer_us(e.bytes_moved, e.read_bandwidth_gbps);
+  e.latency_us = e.once_per_step_us + e.fill_us + (e.tiles_walked - 1) * e.ii_us +
+                 transfer_us(other_bytes, e.read_bandwidth_gbps) + e.launch_overhead_us;
+
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d%s; %.1f tiles walked",
+                e.ii_us, std::string(to_string(e.limiting_stage)).c_str(), e.ctas, e.concurrent_ctas, e.ctas_per_sm,
+                e.splits, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
+  e.notes = buf;
+  return e;
+}
+
+}  // namespace tilepath::perf

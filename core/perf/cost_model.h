@@ -22,7 +22,27 @@ struct CostEstimate {
   double floor_us = 0;           // bytes_moved / read bandwidth
   double latency_us = 0;         // predicted end-to-end
   std::string notes;
+
+  // ---- additions (sim engineer) ----
+  double ii_us = 0;                    // steady-state tile interval: max over agents of summed stage costs
+  Stage limiting_stage = Stage::k_load;  // largest stage on the busiest agent
+  double fill_us = 0;                  // first tile through the pipeline (incl. memory latency)
+  double once_per_step_us = 0;         // q_quant + combine
+  double launch_overhead_us = 0;
+  double tiles_walked = 0;             // tiles one resident CTA slot walks (incl. waves): latency uses this
+  double read_bandwidth_gbps = 0;      // the ceiling the floor is computed against (L2 when warm and resident)
+  bool served_from_l2 = false;         // l2_warm and the KV cache fits in L2
+  int ctas_per_sm = 0;                 // CTAs resident on one SM at once
+  int concurrent_ctas = 0;             // CTAs resident on the chip at once
+  int block_threads = 0;               // modelled CTA: 128 threads per warpgroup role
+  int smem_bytes_per_cta = 0;          // modelled shared memory: K/V ring + staged BF16 tiles + Q
+  std::string qk_matrix_path;          // "bf16_bf16" or "e4m3_e4m3"
+  std::string pv_matrix_path;
 };
+
+// Splits chosen when op.splits == 0: enough CTAs to give every SM one, while each
+// split keeps at least kMinTilesPerSplit tiles.
+int auto_splits(const OperatingPoint& op, const GpuModel& gpu, int tile_tokens = 64);
 
 CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu);
 

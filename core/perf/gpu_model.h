@@ -2,6 +2,7 @@
 // Machine-readable GPU descriptions loaded from models/gpus/*.json.
 // Every number in those files carries its source (datasheet URL, measurement).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,21 @@ struct GpuModel {
   std::vector<MatrixPath> matrix_paths;
   nlohmann::json* raw = nullptr;  // not owned; unused by callers
 
+  // ---- additions (sim engineer) ----
+  std::string file;                    // the JSON file it was loaded from
+  double l2_read_bandwidth_gbps = 0;   // used when an l2_warm case's KV fits in L2
+  double dram_latency_ns = 0;          // first-byte latency: bounds bandwidth per CTA (Little's law)
+  double launch_overhead_us = 0;       // added once per kernel launch
+  // Source of every numeric field, keyed by its JSON path ("sm_count",
+  // "matrix_paths.e4m3_e4m3.dense_tflops"): datasheet URL, measurement or "estimate: ...".
+  std::map<std::string, std::string> sources;
+
   const MatrixPath* path(const std::string& name) const;
 };
+
+// Parse one GPU file; `id` is its stem. Throws std::runtime_error naming the file and field.
+GpuModel parse_gpu_model(const nlohmann::json& j, const std::string& id, const std::string& file);
+GpuModel load_gpu_model_file(const std::string& path);
 
 // Directory search: $TILEPATH_MODELS_DIR, <exe or plugin dir>/../share/tilepath/models,
 // the source tree's models/. Throws std::runtime_error naming the file and field on bad JSON.
