@@ -1,1 +1,790 @@
-// placeholder: being written
+// SQLite run store: opening (with the checks that keep foreign files untouched),
+// writing runs and cases, reading them back, export and merge. Schema: migrations.cpp.
+#include "core/store/run_store.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "core/store/migrations.h"
+#include "core/store/sha256.h"
+#include "core/store/sqlite_util.h"
+
+namespace tilepath {
+
+using store::Connection;
+using store::exec;
+using store::Statement;
+using store::Transaction;
+
+namespace {
+
+// Long enough to ride out a concurrent commit of one case, short enough that a
+// process holding the lock for a whole sweep is reported instead of waited on.
+constexpr int kBusyTimeoutMs = 2000;
+
+// ---------------------------------------------------------------- file checks
+
+enum class FileState { absent_or_empty, fresh_sqlite, tilepath };
+
+struct Inspection {
+  FileState state = FileState::absent_or_empty;
+  int user_version = 0;
+};
+
+[[noreturn]] void not_tilepath(const std::string& path, const std::string& why) {
+  throw StoreError(path + ": not a tilepath database (" + why + ")");
+}
+
+std::uint32_t big_endian32(const unsigned char* p) {
+  return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
+}
+
+// Looks at a file before anything can write to it. Throws StoreError (and leaves
+// the file as it was) for anything that is not an empty file, a new SQLite file
+// or a tilepath database of a version this build understands.
+Inspection inspect_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return {};
+  if (!fs::is_regular_file(status)) throw StoreError(path + ": not a regular file");
+  const auto file_size = fs::file_size(path, ec);
+  if (ec) throw StoreError(path + ": cannot read size: " + ec.message());
+  if (file_size == 0) return {};
+
+  // The 100-byte SQLite header: magic, page size, and (when valid) the page count.
+  std::array<unsigned char, 100> header{};
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw StoreError(path + ": cannot open for reading: " + std::strerror(errno));
+    in.read(reinterpret_cast<char*>(header.data()), header.size());
+    static constexpr char kMagic[] = "SQLite format 3";  // 15 chars + NUL = 16 bytes
+    if (in.gcount() < static_cast<std::streamsize>(header.size()) || std::memcmp(header.data(), kMagic, 16) != 0)
+      not_tilepath(path, "not an SQLite file");
+  }
+  const std::uint32_t raw_page_size = (std::uint32_t(header[16]) << 8) | header[17];
+  const std::uint64_t page_size = raw_page_size == 1 ? 65536 : raw_page_size;
+  const std::uint32_t change_counter = big_endian32(&header[24]);
+  const std::uint32_t page_count = big_endian32(&header[28]);
+  const std::uint32_t valid_for = big_endian32(&header[92]);
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0) not_tilepath(path, "corrupt SQLite header");
+  // The in-header size is trustworthy only when valid_for matches the change counter.
+  if (valid_for == change_counter && page_count > 0 && file_size < page_count * page_size)
+    not_tilepath(path, "truncated: header says " + std::to_string(page_count * page_size) + " bytes, file has " +
+                           std::to_string(file_size));
+
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+
+  std::vector<std::string> tables;
+  {
+    Statement q(raw, path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    while (q.step()) tables.push_back(q.text(0));
+  }
+  const int version = store::read_user_version(raw, path);
+  auto has = [&](const std::string& t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
+
+  if (version == 0) {
+    if (tables.empty()) return {FileState::fresh_sqlite, 0};
+    std::string names;
+    for (std::size_t i = 0; i < tables.size() && i < 5; ++i) names += (i ? ", " : "") + tables[i];
+    if (tables.size() > 5) names += ", ...";
+    not_tilepath(path, "user_version 0 and foreign tables: " + names);
+  }
+  for (const auto& t : store::tilepath_tables())
+    if (!has(t)) not_tilepath(path, "user_version " + std::to_string(version) + " but no '" + t + "' table");
+  if (version > store::kCurrentSchemaVersion)
+    throw StoreError(path + ": schema version " + std::to_string(version) + " is newer than this tilepath supports (" +
+                     std::to_string(store::kCurrentSchemaVersion) + "); use a newer tilepath");
+  return {FileState::tilepath, version};
+}
+
+void configure_connection(sqlite3* db, const std::string& path, bool read_only) {
+  store::check_rc(sqlite3_busy_timeout(db, kBusyTimeoutMs), db, path, "busy_timeout");
+  sqlite3_extended_result_codes(db, 1);
+  exec(db, path, "PRAGMA foreign_keys = ON");
+  if (read_only) {
+    exec(db, path, "PRAGMA query_only = ON");
+    return;
+  }
+  // WAL: readers (GUI, report) never block the sweep writing cases. FULL sync:
+  // a committed case survives power loss, not only a crash of the process.
+  Statement mode(db, path, "PRAGMA journal_mode = WAL");
+  if (!mode.step() || mode.text(0) != "wal")
+    throw StoreError(path + ": cannot switch to WAL journal mode (got '" + mode.text(0) + "')");
+  exec(db, path, "PRAGMA synchronous = FULL");
+}
+
+Connection open_connection(const std::string& path, int flags) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
+  return db;
+}
+
+// ---------------------------------------------------------------- values
+
+std::string now_iso8601_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Random (version 4) UUID: identifies a run across merged files.
+std::string random_uuid_v4() {
+  std::random_device rd;
+  std::array<std::uint8_t, 16> b{};
+  for (std::size_t i = 0; i < b.size(); i += 4) {
+    const std::uint32_t r = rd();
+    for (int k = 0; k < 4; ++k) b[i + k] = static_cast<std::uint8_t>(r >> (8 * k));
+  }
+  b[6] = static_cast<std::uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<std::uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
+    s.push_back(digits[b[i] >> 4]);
+    s.push_back(digits[b[i] & 0xf]);
+  }
+  return s;
+}
+
+std::string context_lengths_json(const std::vector<int>& lengths) { return nlohmann::json(lengths).dump(); }
+
+std::vector<int> parse_context_lengths(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text.empty() ? "[]" : text).get<std::vector<int>>();
+  } catch (const std::exception& e) {
+    throw StoreError(where + ": context_lengths is not a JSON list of integers: " + e.what());
+  }
+}
+
+// ---------------------------------------------------------------- filters
+
+// A WHERE clause over cases c JOIN runs r and the values to bind, in order.
+struct SqlFilter {
+  std::string where;  // " AND ..." fragments after "WHERE 1"
+  std::vector<std::variant<std::int64_t, std::string>> values;
+  bool has_case_terms = false;
+
+  void add(const std::string& column, std::int64_t v, bool case_term) {
+    where += " AND " + column + " = ?";
+    values.emplace_back(v);
+    has_case_terms |= case_term;
+  }
+  void add(const std::string& column, const std::string& v, bool case_term) {
+    where += " AND " + column + " = ?";
+    values.emplace_back(v);
+    has_case_terms |= case_term;
+  }
+  int bind(Statement& s, int first) const {
+    int i = first;
+    for (const auto& v : values) std::visit([&](const auto& x) { s.bind(i++, x); }, v);
+    return i;
+  }
+};
+
+SqlFilter build_filter(const CaseFilter& f) {
+  SqlFilter s;
+  if (f.run_id) s.add("r.id", *f.run_id, false);
+  if (f.backend) s.add("r.backend", *f.backend, false);
+  if (f.device) s.add("r.device", *f.device, false);
+  if (f.kv) s.add("c.kv", *f.kv, true);
+  if (f.k_path) s.add("c.k_path", *f.k_path, true);
+  if (f.mode) s.add("c.mode", *f.mode, true);
+  if (f.cache) s.add("c.cache", *f.cache, true);
+  if (f.batch) s.add("c.batch", std::int64_t{*f.batch}, true);
+  if (f.context) s.add("c.context", std::int64_t{*f.context}, true);
+  if (f.head_dim) s.add("c.head_dim", std::int64_t{*f.head_dim}, true);
+  if (f.status) s.add("c.status", std::string(to_string(*f.status)), true);
+  return s;
+}
+
+// ---------------------------------------------------------------- case rows
+
+// Column order shared by every SELECT that reads a case (read_case_columns).
+constexpr const char* kCaseColumns =
+    "c.id, c.run_id, c.case_key, c.status, c.message, c.finished_at, c.batch, c.context, c.context_lengths, "
+    "c.q_heads, c.kv_heads, c.head_dim, c.page_size, c.kv, c.k_path, c.mode, c.k_repr, c.rope, c.scale, c.cache, "
+    "c.splits, c.kernel_name, c.cubin_sha256, c.regs_per_thread, c.smem_static_bytes, c.smem_dynamic_bytes, "
+    "c.occupancy_theoretical, c.occupancy_achieved, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, "
+    "c.splits_used";
+
+// Reads the kCaseColumns starting at column c; leaves c after the last one.
+CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c) {
+  CaseRecord rec;
+  rec.id = q.int64(c++);
+  rec.run_id = q.int64(c++);
+  const std::string where = path + ": case " + std::to_string(rec.id);
+  try {
+    rec.case_key = q.text(c++);
+    rec.status = parse_case_status(q.text(c++));
+    rec.message = q.text(c++);
+    rec.finished_at = q.text(c++);
+    OperatingPoint& op = rec.op;
+    op.batch = q.integer(c++);
+    op.context = q.integer(c++);
+    op.context_lengths = parse_context_lengths(q.text(c++), where);
+    op.q_heads = q.integer(c++);
+    op.kv_heads = q.integer(c++);
+    op.head_dim = q.integer(c++);
+    op.page_size = q.integer(c++);
+    op.kv = parse_kv_dtype(q.text(c++));
+    op.k_path = parse_k_path(q.text(c++));
+    op.mode = parse_transform_mode(q.text(c++));
+    op.k_repr = parse_k_repr(q.text(c++));
+    op.rope = parse_rope_layout(q.text(c++));
+    op.scale = parse_scale_granularity(q.text(c++));
+    op.cache = parse_cache_state(q.text(c++));
+    op.splits = q.integer(c++);
+  } catch (const ValidationError& e) {
+    throw StoreError(where + ": " + e.what());
+  }
+  KernelMeta& k = rec.kernel;
+  k.kernel_name = q.text(c++);
+  k.cubin_sha256 = q.text(c++);
+  k.regs_per_thread = q.integer(c++, -1);
+  k.smem_static_bytes = q.integer(c++, -1);
+  k.smem_dynamic_bytes = q.integer(c++, -1);
+  k.occupancy_theoretical = q.real(c++);
+  k.occupancy_achieved = q.real(c++);
+  for (int& g : k.grid) g = q.integer(c++);
+  for (int& b : k.block) b = q.integer(c++);
+  k.splits = q.integer(c++);
+  return rec;
+}
+
+void load_children(sqlite3* db, const std::string& path, CaseRecord& rec, bool with_artifacts) {
+  {
+    Statement q(db, path, "SELECT name, value, unit FROM measurements WHERE case_id = ? ORDER BY id");
+    q.bind(1, rec.id);
+    while (q.step()) rec.measurements.push_back({q.text(0), q.real(1), q.text(2)});
+  }
+  {
+    Statement q(db, path, "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ? ORDER BY id");
+    q.bind(1, rec.id);
+    while (q.step()) {
+      try {
+        rec.stage_costs.push_back({parse_stage(q.text(0)), parse_cost_method(q.text(1)), q.real(2)});
+      } catch (const ValidationError& e) {
+        throw StoreError(path + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
+      }
+    }
+  }
+  {
+    Statement q(db, path,
+                "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json "
+                "FROM predictions WHERE case_id = ? ORDER BY id");
+    q.bind(1, rec.id);
+    while (q.step()) rec.predictions.push_back({q.real(0), q.text(1), q.text(2), q.real(3), q.text(4), q.text(5)});
+  }
+  {
+    Statement q(db, path,
+                "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id");
+    q.bind(1, rec.id);
+    while (q.step()) rec.quality.push_back({q.text(0), q.real(1), q.real(2), q.integer(3) != 0, q.text(4)});
+  }
+  if (with_artifacts) {
+    Statement q(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id");
+    q.bind(1, rec.id);
+    while (q.step()) rec.artifacts.push_back({q.text(0), q.text(1), q.blob(2)});
+  }
+}
+
+void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id, const CaseRecord& rec) {
+  {
+    Statement s(db, path, "INSERT INTO measurements(case_id, name, value, unit) VALUES (?, ?, ?, ?)");
+    for (const auto& m : rec.measurements) {
+      s.reset();
+      s.bind(1, case_id).bind(2, m.name).bind(3, m.value).bind(4, m.unit).run();
+    }
+  }
+  {
+    Statement s(db, path, "INSERT INTO stage_costs(case_id, stage, method, cost_us) VALUES (?, ?, ?, ?)");
+    for (const auto& sc : rec.stage_costs) {
+      s.reset();
+      s.bind(1, case_id).bind(2, to_string(sc.stage)).bind(3, to_string(sc.method)).bind(4, sc.cost_us).run();
+    }
+  }
+  {
+    Statement s(db, path,
+                "INSERT INTO predictions(case_id, model, ii_us, limiting_stage, limiting_agent, overlap_efficiency, "
+                "detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& p : rec.predictions) {
+      s.reset();
+      s.bind(1, case_id).bind(2, p.model).bind(3, p.ii_us).bind(4, p.limiting_stage).bind(5, p.limiting_agent);
+      s.bind(6, p.overlap_efficiency).bind(7, p.detail_json).run();
+    }
+  }
+  {
+    Statement s(db, path,
+                "INSERT INTO quality(case_id, metric, value, threshold, passed, distribution) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const auto& q : rec.quality) {
+      s.reset();
+      s.bind(1, case_id).bind(2, q.metric).bind(3, q.value).bind(4, q.threshold).bind(5, q.passed);
+      s.bind(6, q.distribution).run();
+    }
+  }
+  {
+    Statement s(db, path, "INSERT INTO artifacts(case_id, name, mime, size, sha256, data) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const auto& a : rec.artifacts) {
+      s.reset();
+      s.bind(1, case_id).bind(2, a.name).bind(3, a.mime).bind(4, static_cast<std::int64_t>(a.data.size()));
+      s.bind(5, store::sha256_hex(a.data)).bind_blob(6, a.data).run();
+    }
+  }
+}
+
+RunInfo read_run_columns(const Statement& q) {
+  RunInfo r;
+  r.id = q.int64(0);
+  r.uuid = q.text(1);
+  r.started_at = q.text(2);
+  r.finished_at = q.text(3);
+  r.tool_version = q.text(4);
+  r.git_revision = q.text(5);
+  r.host = q.text(6);
+  r.backend = q.text(7);
+  r.backend_version = q.text(8);
+  r.device = q.text(9);
+  r.command = q.text(10);
+  r.notes = q.text(11);
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "id, uuid, started_at, finished_at, tool_version, git_revision, host, backend, backend_version, device, command, "
+    "notes";
+
+// ---------------------------------------------------------------- copying between files
+
+// Columns of `table` in schema `db_name` except the ones listed (ids that get remapped).
+std::vector<std::string> columns_except(sqlite3* db, const std::string& path, const std::string& db_name,
+                                        const std::string& table, const std::vector<std::string>& skip) {
+  Statement q(db, path, "PRAGMA " + db_name + ".table_info(" + table + ")");
+  std::vector<std::string> cols;
+  while (q.step()) {
+    std::string name = q.text(1);
+    if (std::find(skip.begin(), skip.end(), name) == skip.end()) cols.push_back(name);
+  }
+  return cols;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& prefix = "") {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + prefix + v[i];
+  return s;
+}
+
+// SQLite URI for opening `path` read-only through ATTACH ("%", "?" and "#" escaped).
+std::string read_only_uri(const std::string& path) {
+  std::string abs = std::filesystem::absolute(path).string();
+  std::string uri = "file:";
+  for (char ch : abs) {
+    if (ch == '%' || ch == '?' || ch == '#') {
+      static const char* digits = "0123456789ABCDEF";
+      uri += '%';
+      uri += digits[(static_cast<unsigned char>(ch) >> 4) & 0xf];
+      uri += digits[static_cast<unsigned char>(ch) & 0xf];
+    } else {
+      uri += ch;
+    }
+  }
+  return uri + "?mode=ro";
+}
+
+// Attaches another file as schema "src" for the lifetime of the object.
+class AttachedSource {
+ public:
+  AttachedSource(sqlite3* db, const std::string& path, const std::string& source_path) : db_(db), path_(path) {
+    Statement s(db, path, "ATTACH DATABASE ? AS src");
+    s.bind(1, read_only_uri(source_path)).run();
+  }
+  ~AttachedSource() { sqlite3_exec(db_, "DETACH DATABASE src", nullptr, nullptr, nullptr); }
+  AttachedSource(const AttachedSource&) = delete;
+  AttachedSource& operator=(const AttachedSource&) = delete;
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+};
+
+// Copies runs (and their cases with every child row) from attached "src" into
+// main, remapping ids. Runs whose UUID main already has are skipped. With a
+// filter, only matching runs/cases are copied. Caller holds the transaction.
+int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* filter) {
+  const SqlFilter sql_filter = filter ? build_filter(*filter) : SqlFilter{};
+
+  // Runs to copy: those matching the run-level terms and, when the filter has
+  // case-level terms, owning at least one matching case.
+  std::string run_sql = "SELECT r.id FROM src.runs r WHERE r.uuid NOT IN (SELECT uuid FROM main.runs)";
+  if (sql_filter.has_case_terms)
+    run_sql += " AND EXISTS (SELECT 1 FROM src.cases c WHERE c.run_id = r.id" + sql_filter.where + ")";
+  else
+    run_sql += sql_filter.where;
+  run_sql += " ORDER BY r.id";
+  std::vector<std::int64_t> run_ids;
+  {
+    Statement q(db, path, run_sql);
+    sql_filter.bind(q, 1);
+    while (q.step()) run_ids.push_back(q.int64(0));
+  }
+
+  const auto run_cols = columns_except(db, path, "src", "runs", {"id"});
+  const auto case_cols = columns_except(db, path, "src", "cases", {"id", "run_id"});
+  Statement insert_run(db, path,
+                       "INSERT INTO main.runs(" + join(run_cols) + ") SELECT " + join(run_cols) +
+                           " FROM src.runs WHERE id = ?");
+  Statement insert_case(db, path,
+                        "INSERT INTO main.cases(run_id, " + join(case_cols) + ") SELECT ?, " + join(case_cols) +
+                            " FROM src.cases WHERE id = ?");
+  std::vector<std::unique_ptr<Statement>> insert_children;
+  for (const auto& table : store::tilepath_tables()) {
+    if (table == "runs" || table == "cases") continue;
+    const auto cols = columns_except(db, path, "src", table, {"id", "case_id"});
+    insert_children.push_back(std::make_unique<Statement>(
+        db, path,
+        "INSERT INTO main." + table + "(case_id, " + join(cols) + ") SELECT ?, " + join(cols) + " FROM src." + table +
+            " WHERE case_id = ? ORDER BY id"));
+  }
+
+  for (std::int64_t src_run : run_ids) {
+    insert_run.reset();
+    insert_run.bind(1, src_run).run();
+    const std::int64_t dst_run = sqlite3_last_insert_rowid(db);
+
+    std::vector<std::int64_t> case_ids;
+    {
+      Statement q(db, path,
+                  "SELECT c.id FROM src.cases c JOIN src.runs r ON r.id = c.run_id WHERE c.run_id = ?" +
+                      sql_filter.where + " ORDER BY c.id");
+      q.bind(1, src_run);
+      sql_filter.bind(q, 2);
+      while (q.step()) case_ids.push_back(q.int64(0));
+    }
+    for (std::int64_t src_case : case_ids) {
+      insert_case.reset();
+      insert_case.bind(1, dst_run).bind(2, src_case).run();
+      const std::int64_t dst_case = sqlite3_last_insert_rowid(db);
+      for (auto& child : insert_children) {
+        child->reset();
+        child->bind(1, dst_case).bind(2, src_case).run();
+      }
+    }
+  }
+  return static_cast<int>(run_ids.size());
+}
+
+void remove_database_files(const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
+}
+
+// Writes a new database at out_path through `fill` (given a fresh store), via a
+// temporary file so a failure never leaves a half-written output behind.
+template <class Fill>
+void create_new_database(const std::string& out_path, Fill&& fill) {
+  if (std::filesystem::exists(out_path)) throw StoreError(out_path + ": already exists; refusing to overwrite it");
+  const std::string tmp = out_path + ".partial-" + std::to_string(::getpid());
+  remove_database_files(tmp);
+  try {
+    {
+      RunStore out = RunStore::open(tmp);
+      fill(out);
+    }  // closing checkpoints the WAL into the file and removes -wal/-shm
+    if (std::filesystem::exists(out_path)) throw StoreError(out_path + ": already exists; refusing to overwrite it");
+    std::filesystem::rename(tmp, out_path);
+  } catch (...) {
+    remove_database_files(tmp);
+    throw;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- CaseStatus / CaseRecord
+
+std::string_view to_string(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::ok: return "ok";
+    case CaseStatus::failed: return "failed";
+    case CaseStatus::unsupported: return "unsupported";
+    case CaseStatus::error: return "error";
+    case CaseStatus::cancelled: return "cancelled";
+  }
+  return "error";
+}
+
+CaseStatus parse_case_status(std::string_view s) {
+  for (CaseStatus v : {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error,
+                       CaseStatus::cancelled})
+    if (to_string(v) == s) return v;
+  throw StoreError("status: unknown value '" + std::string(s) + "'; allowed: ok, failed, unsupported, error, cancelled");
+}
+
+std::optional<double> CaseRecord::measurement(std::string_view name) const {
+  for (const auto& m : measurements)
+    if (m.name == name) return m.value;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- RunStore lifecycle
+
+RunStore::RunStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+RunStore::RunStore(RunStore&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+
+RunStore& RunStore::operator=(RunStore&& o) noexcept {
+  if (this != &o) {
+    sqlite3_close_v2(db_);
+    db_ = o.db_;
+    path_ = std::move(o.path_);
+    o.db_ = nullptr;
+  }
+  return *this;
+}
+
+RunStore::~RunStore() { sqlite3_close_v2(db_); }
+
+int RunStore::current_schema_version() { return store::kCurrentSchemaVersion; }
+
+RunStore RunStore::open(const std::string& path) {
+  inspect_file(path);  // throws, without writing, for files we must not touch
+  Connection db = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
+  configure_connection(db.get(), path, false);
+  store::migrate_to_current(db.get(), path);
+  return RunStore(db.release(), path);
+}
+
+RunStore RunStore::open_read_only(const std::string& path) {
+  const Inspection info = inspect_file(path);
+  if (info.state == FileState::absent_or_empty)
+    throw StoreError(path + ": no such database (missing or empty file)");
+  if (info.state == FileState::fresh_sqlite) not_tilepath(path, "empty SQLite file without tilepath schema");
+  if (info.user_version < store::kCurrentSchemaVersion)
+    throw StoreError(path + ": schema version " + std::to_string(info.user_version) + " is older than current (" +
+                     std::to_string(store::kCurrentSchemaVersion) +
+                     "); open it once read-write (e.g. `tilepath db upgrade` or any writing command) to upgrade it");
+  Connection db = open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  configure_connection(db.get(), path, true);
+  return RunStore(db.release(), path);
+}
+
+int RunStore::schema_version() const { return store::read_user_version(db_, path_); }
+
+// ---------------------------------------------------------------- writing
+
+std::int64_t RunStore::begin_run(RunInfo& run) {
+  if (run.uuid.empty()) run.uuid = random_uuid_v4();
+  if (run.started_at.empty()) run.started_at = now_iso8601_utc();
+  Transaction tx(db_, path_);
+  Statement s(db_, path_,
+              "INSERT INTO runs(uuid, started_at, finished_at, tool_version, git_revision, host, backend, "
+              "backend_version, device, command, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, run.uuid).bind(2, run.started_at);
+  if (run.finished_at.empty())
+    s.bind_null(3);
+  else
+    s.bind(3, run.finished_at);
+  s.bind(4, run.tool_version).bind(5, run.git_revision).bind(6, run.host).bind(7, run.backend);
+  s.bind(8, run.backend_version).bind(9, run.device).bind(10, run.command).bind(11, run.notes);
+  try {
+    s.run();
+  } catch (const StoreError&) {
+    if ((sqlite3_extended_errcode(db_) & 0xff) == SQLITE_CONSTRAINT)
+      throw StoreError(path_ + ": a run with uuid " + run.uuid + " is already stored");
+    throw;
+  }
+  run.id = sqlite3_last_insert_rowid(db_);
+  tx.commit();
+  return run.id;
+}
+
+std::int64_t RunStore::add_case(std::int64_t run_id, CaseRecord& rec) {
+  if (rec.case_key.empty()) rec.case_key = rec.op.key();
+  if (rec.finished_at.empty()) rec.finished_at = now_iso8601_utc();
+
+  // One transaction per case: a crash loses at most the case being written.
+  Transaction tx(db_, path_);
+  {
+    Statement exists(db_, path_, "SELECT 1 FROM runs WHERE id = ?");
+    exists.bind(1, run_id);
+    if (!exists.step()) throw StoreError(path_ + ": add_case: no run with id " + std::to_string(run_id));
+  }
+  {
+    Statement dup(db_, path_, "SELECT id FROM cases WHERE run_id = ? AND case_key = ?");
+    dup.bind(1, run_id).bind(2, rec.case_key);
+    if (dup.step())
+      throw StoreError(path_ + ": case_key '" + rec.case_key + "' is already stored in run " + std::to_string(run_id) +
+                       " (case " + std::to_string(dup.int64(0)) + ")");
+  }
+  Statement s(db_, path_,
+              "INSERT INTO cases(run_id, case_key, status, message, finished_at, batch, context, context_lengths, "
+              "q_heads, kv_heads, head_dim, page_size, kv, k_path, mode, k_repr, rope, scale, cache, splits, "
+              "kernel_name, cubin_sha256, regs_per_thread, smem_static_bytes, smem_dynamic_bytes, "
+              "occupancy_theoretical, occupancy_achieved, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
+              "splits_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+              "?, ?, ?, ?, ?, ?, ?)");
+  const OperatingPoint& op = rec.op;
+  const KernelMeta& k = rec.kernel;
+  int i = 1;
+  s.bind(i++, run_id).bind(i++, rec.case_key).bind(i++, to_string(rec.status)).bind(i++, rec.message);
+  s.bind(i++, rec.finished_at).bind(i++, op.batch).bind(i++, op.context);
+  s.bind(i++, context_lengths_json(op.context_lengths));
+  s.bind(i++, op.q_heads).bind(i++, op.kv_heads).bind(i++, op.head_dim).bind(i++, op.page_size);
+  s.bind(i++, to_string(op.kv)).bind(i++, to_string(op.k_path)).bind(i++, to_string(op.mode));
+  s.bind(i++, to_string(op.k_repr)).bind(i++, to_string(op.rope)).bind(i++, to_string(op.scale));
+  s.bind(i++, to_string(op.cache)).bind(i++, op.splits);
+  s.bind(i++, k.kernel_name).bind(i++, k.cubin_sha256);
+  // -1 means "not reported by the backend": stored as NULL.
+  s.bind_or_null(i++, k.regs_per_thread, -1).bind_or_null(i++, k.smem_static_bytes, -1);
+  s.bind_or_null(i++, k.smem_dynamic_bytes, -1);
+  s.bind(i++, k.occupancy_theoretical).bind(i++, k.occupancy_achieved);
+  for (int g : k.grid) s.bind(i++, g);
+  for (int b : k.block) s.bind(i++, b);
+  s.bind(i++, k.splits);
+  s.run();
+  const std::int64_t case_id = sqlite3_last_insert_rowid(db_);
+  insert_children(db_, path_, case_id, rec);
+  tx.commit();
+
+  rec.id = case_id;
+  rec.run_id = run_id;
+  return case_id;
+}
+
+void RunStore::finish_run(std::int64_t run_id) {
+  Transaction tx(db_, path_);
+  Statement s(db_, path_, "UPDATE runs SET finished_at = ? WHERE id = ?");
+  s.bind(1, now_iso8601_utc()).bind(2, run_id).run();
+  if (sqlite3_changes(db_) != 1) throw StoreError(path_ + ": finish_run: no run with id " + std::to_string(run_id));
+  tx.commit();
+}
+
+// ---------------------------------------------------------------- reading
+
+std::vector<RunInfo> RunStore::runs() const {
+  Statement q(db_, path_, std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
+  std::vector<RunInfo> out;
+  while (q.step()) out.push_back(read_run_columns(q));
+  return out;
+}
+
+std::optional<RunInfo> RunStore::run(std::int64_t run_id) const {
+  Statement q(db_, path_, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  q.bind(1, run_id);
+  if (!q.step()) return std::nullopt;
+  return read_run_columns(q);
+}
+
+std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
+  const SqlFilter f = build_filter(filter);
+  // A read transaction so the list and the child rows come from one snapshot
+  // even while a sweep in another process keeps committing cases.
+  exec(db_, path_, "BEGIN");
+  struct EndRead {
+    sqlite3* db;
+    ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
+  } end_read{db_};
+
+  Statement q(db_, path_,
+              std::string("SELECT ") + kCaseColumns +
+                  ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
+                  " ORDER BY c.id");
+  f.bind(q, 1);
+  std::vector<CaseSummary> out;
+  while (q.step()) {
+    CaseSummary s;
+    int c = 0;
+    s.record = read_case_columns(q, path_, c);
+    s.run_uuid = q.text(c++);
+    s.backend = q.text(c++);
+    s.device = q.text(c++);
+    s.case_id = s.record.id;
+    s.run_id = s.record.run_id;
+    out.push_back(std::move(s));
+  }
+  for (auto& s : out) load_children(db_, path_, s.record, false);
+  return out;
+}
+
+CaseRecord RunStore::load_case(std::int64_t case_id, bool with_artifacts) const {
+  Statement q(db_, path_, std::string("SELECT ") + kCaseColumns + " FROM cases c WHERE c.id = ?");
+  q.bind(1, case_id);
+  if (!q.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
+  int first_column = 0;
+  CaseRecord rec = read_case_columns(q, path_, first_column);
+  load_children(db_, path_, rec, with_artifacts);
+  return rec;
+}
+
+std::int64_t RunStore::case_count() const {
+  Statement q(db_, path_, "SELECT count(*) FROM cases");
+  q.step();
+  return q.int64(0);
+}
+
+bool RunStore::has_case(const std::string& backend, const std::string& device, const std::string& case_key) const {
+  Statement q(db_, path_,
+              "SELECT 1 FROM cases c JOIN runs r ON r.id = c.run_id "
+              "WHERE c.case_key = ? AND r.backend = ? AND r.device = ? LIMIT 1");
+  q.bind(1, case_key).bind(2, backend).bind(3, device);
+  return q.step();
+}
+
+// ---------------------------------------------------------------- export / merge
+
+void RunStore::export_subset(const std::string& out_path, const CaseFilter& filter) const {
+  const std::string source = path_;
+  create_new_database(out_path, [&](RunStore& out) {
+    AttachedSource src(out.db_, out.path_, source);
+    Transaction tx(out.db_, out.path_);
+    copy_runs_from_src(out.db_, out.path_, &filter);
+    tx.commit();
+  });
+}
+
+int RunStore::merge_from(const std::string& other_path) {
+  // Validates the other file with the same checks (and messages) as opening it.
+  { RunStore other = RunStore::open_read_only(other_path); }
+  std::error_code ec;
+  if (std::filesystem::equivalent(other_path, path_, ec)) return 0;  // every UUID is already here
+  AttachedSource src(db_, path_, other_path);
+  Transaction tx(db_, path_);
+  const int added = copy_runs_from_src(db_, path_, nullptr);
+  tx.commit();
+  return added;
+}
+
+void merge_databases(const std::string& a, const std::string& b, const std::string& out) {
+  // Validate both inputs before creating anything.
+  { RunStore check_a = RunStore::open_read_only(a); }
+  { RunStore check_b = RunStore::open_read_only(b); }
+  create_new_database(out, [&](RunStore& store) {
+    store.merge_from(a);
+    store.merge_from(b);
+  });
+}
+
+}  // namespace tilepath

@@ -1,0 +1,32 @@
+#pragma once
+// The run-store schema ladder: PRAGMA user_version names the schema version and
+// one function per step upgrades it (see docs/schema.md, "Version history").
+
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace tilepath::store {
+
+// The schema this build writes. Bump it together with a new migrate_vN_to_vN1
+// step, a fixture tests/store/fixtures/schema_vN.sqlite and docs/schema.md.
+inline constexpr int kCurrentSchemaVersion = 2;
+
+// Tables every tilepath schema (v1 and later) has.
+const std::vector<std::string>& tilepath_tables();
+
+// One function per step. Each runs inside the caller's transaction and does not
+// touch user_version (migrate_to_current sets it once at the end).
+void migrate_v0_to_v1(sqlite3* db, const std::string& path);  // creates the schema
+void migrate_v1_to_v2(sqlite3* db, const std::string& path);  // artifacts.sha256, quality.distribution
+
+// Reads user_version and applies every missing step in ONE transaction, so an
+// interrupted upgrade leaves the file at its old version. A no-op (and no write
+// lock taken) when the file is already current. Throws StoreError when the file
+// is newer than this build.
+void migrate_to_current(sqlite3* db, const std::string& path);
+
+int read_user_version(sqlite3* db, const std::string& path);
+
+}  // namespace tilepath::store

@@ -1,0 +1,291 @@
+// Writing and reading runs and cases: every CaseRecord field round-trips,
+// filters select the right cases, has_case sees across runs.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "core/store/run_store.h"
+#include "tests/store/store_test_util.h"
+
+namespace tilepath {
+namespace {
+
+using namespace store_test;
+
+TEST(RunStore, NewFileIsCreatedAtCurrentSchemaInWalMode) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("new.sqlite"));
+  EXPECT_EQ(store.schema_version(), RunStore::current_schema_version());
+  EXPECT_GE(RunStore::current_schema_version(), 2);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(store.handle(), "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(store.handle(), "PRAGMA foreign_keys", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1);
+  sqlite3_finalize(st);
+  EXPECT_EQ(store.case_count(), 0);
+  EXPECT_TRUE(store.runs().empty());
+}
+
+TEST(RunStore, BeginRunFillsUuidV4AndStartTime) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo a = sample_run(), b = sample_run();
+  const auto id_a = store.begin_run(a);
+  const auto id_b = store.begin_run(b);
+  EXPECT_NE(id_a, id_b);
+  EXPECT_EQ(a.id, id_a);
+  const std::regex uuid_v4("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  EXPECT_TRUE(std::regex_match(a.uuid, uuid_v4)) << a.uuid;
+  EXPECT_NE(a.uuid, b.uuid);
+  EXPECT_TRUE(std::regex_match(a.started_at, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) << a.started_at;
+
+  auto stored = store.run(id_a);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->uuid, a.uuid);
+  EXPECT_EQ(stored->started_at, a.started_at);
+  EXPECT_EQ(stored->tool_version, "0.1.0");
+  EXPECT_EQ(stored->git_revision, "abc1234");
+  EXPECT_EQ(stored->host, "testhost");
+  EXPECT_EQ(stored->backend, "cpu");
+  EXPECT_EQ(stored->backend_version, "1.2");
+  EXPECT_EQ(stored->device, "cpu0");
+  EXPECT_EQ(stored->command, "tilepath sweep spec.json");
+  EXPECT_EQ(stored->notes, "unit test");
+  EXPECT_TRUE(stored->finished_at.empty());
+
+  store.finish_run(id_a);
+  EXPECT_FALSE(store.run(id_a)->finished_at.empty());
+  EXPECT_TRUE(store.run(id_b)->finished_at.empty());
+  EXPECT_THROW(store.finish_run(9999), StoreError);
+  EXPECT_FALSE(store.run(9999).has_value());
+  ASSERT_EQ(store.runs().size(), 2u);
+  EXPECT_EQ(store.runs()[1].uuid, b.uuid);
+
+  RunInfo dup = sample_run();
+  dup.uuid = a.uuid;
+  EXPECT_THROW(store.begin_run(dup), StoreError);
+}
+
+TEST(RunStore, EveryCaseFieldRoundTrips) {
+  TempDir tmp;
+  const std::string path = tmp.file("s.sqlite");
+  CaseRecord rec = sample_case();
+  CaseRecord other = sample_case(1);
+  // Every enum at a non-default value, unknown kernel metadata as -1/NaN.
+  other.op.context_lengths.clear();
+  other.op.kv = KvDtype::k16v8;
+  other.op.k_path = KPath::k16;
+  other.op.mode = TransformMode::none;
+  other.op.k_repr = KRepr::prebias;
+  other.op.rope = RopeLayout::pre_rope;
+  other.op.scale = ScaleGranularity::per_tensor;
+  other.op.cache = CacheState::l2_warm;
+  other.op.splits = 7;
+  other.op.batch = 3;
+  other.op.context = 100000;
+  other.op.q_heads = 28;
+  other.op.kv_heads = 4;
+  other.op.head_dim = 64;
+  other.op.page_size = 64;
+  other.status = CaseStatus::unsupported;
+  other.message = "no FP8 path on this device";
+  other.kernel = KernelMeta{};
+  other.measurements.clear();
+  other.artifacts.clear();
+  std::int64_t rec_id = 0, other_id = 0;
+  {
+    RunStore store = RunStore::open(path);
+    RunInfo run = sample_run();
+    store.begin_run(run);
+    rec_id = store.add_case(run.id, rec);
+    other_id = store.add_case(run.id, other);
+    EXPECT_EQ(rec.id, rec_id);
+    EXPECT_EQ(rec.run_id, run.id);
+  }
+  // Reopen so nothing can come from memory.
+  RunStore store = RunStore::open_read_only(path);
+  const CaseRecord loaded = store.load_case(rec_id, true);
+  EXPECT_EQ(loaded.id, rec_id);
+  EXPECT_EQ(loaded.op.context_lengths.size(), 64u);
+  expect_same_case(rec, loaded, true);
+  EXPECT_EQ(loaded.measurement("latency_us"), 123.5);
+  EXPECT_FALSE(loaded.measurement("nope").has_value());
+
+  const CaseRecord loaded_other = store.load_case(other_id, true);
+  expect_same_case(other, loaded_other, true);
+  EXPECT_EQ(loaded_other.kernel.regs_per_thread, -1);
+  EXPECT_TRUE(std::isnan(loaded_other.kernel.occupancy_achieved));
+
+  // Without artifacts, everything else is still there.
+  const CaseRecord light = store.load_case(rec_id, false);
+  EXPECT_TRUE(light.artifacts.empty());
+  expect_same_case(rec, light, false);
+  EXPECT_THROW(store.load_case(12345), StoreError);
+}
+
+TEST(RunStore, ArtifactChecksumAndSizeAreStored) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  rec.artifacts = {{"abc.txt", "text/plain", {'a', 'b', 'c'}}};
+  store.add_case(run.id, rec);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(store.handle(), "SELECT size, sha256 FROM artifacts", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 3);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)),
+               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  sqlite3_finalize(st);
+}
+
+TEST(RunStore, DuplicateKeyInSameRunIsRefusedAndNothingIsWritten) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  store.add_case(run.id, rec);
+  CaseRecord again = sample_case();
+  try {
+    store.add_case(run.id, again);
+    FAIL() << "duplicate case_key accepted";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(rec.case_key), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.case_count(), 1);
+  EXPECT_EQ(raw_count(store.path(), "measurements"), static_cast<long long>(rec.measurements.size()));
+  EXPECT_THROW(store.add_case(999, again), StoreError);
+  EXPECT_EQ(store.case_count(), 1);
+}
+
+TEST(RunStore, EmptyCaseKeyDefaultsToOperatingPointKey) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  rec.case_key.clear();
+  const auto id = store.add_case(run.id, rec);
+  EXPECT_EQ(store.load_case(id).case_key, rec.op.key());
+}
+
+TEST(RunStore, HasCaseLooksAcrossRunsOfTheSameBackendAndDevice) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo first = sample_run("cuda", "H200"), second = sample_run("cuda", "H200");
+  store.begin_run(first);
+  store.begin_run(second);
+  CaseRecord rec = sample_case();
+  store.add_case(first.id, rec);
+  EXPECT_TRUE(store.has_case("cuda", "H200", rec.case_key));
+  EXPECT_FALSE(store.has_case("cuda", "H100", rec.case_key));
+  EXPECT_FALSE(store.has_case("sim", "H200", rec.case_key));
+  EXPECT_FALSE(store.has_case("cuda", "H200", rec.case_key + "x"));
+}
+
+TEST(RunStore, CasesFilterJoinsRuns) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo cpu = sample_run("cpu", "cpu0"), cuda = sample_run("cuda", "H200");
+  store.begin_run(cpu);
+  store.begin_run(cuda);
+  // cpu: three cases over kv and batch; cuda: two cases over cache and status.
+  std::vector<CaseRecord> recs;
+  for (int i = 0; i < 5; ++i) recs.push_back(sample_case(i));
+  recs[1].op.kv = KvDtype::k16v8;
+  recs[1].op.k_path = KPath::k16;
+  recs[2].op.batch = 8;
+  recs[2].op.context_lengths.clear();
+  recs[3].op.cache = CacheState::l2_warm;
+  recs[4].status = CaseStatus::failed;
+  recs[4].op.head_dim = 64;
+  recs[4].op.context = 1024;
+  recs[4].op.mode = TransformMode::separate_kv;
+  for (int i = 0; i < 3; ++i) store.add_case(cpu.id, recs[i]);
+  for (int i = 3; i < 5; ++i) store.add_case(cuda.id, recs[i]);
+
+  auto ids = [&](const CaseFilter& f) {
+    std::vector<std::int64_t> out;
+    for (const auto& s : store.cases(f)) out.push_back(s.case_id);
+    return out;
+  };
+  using V = std::vector<std::int64_t>;
+  EXPECT_EQ(ids({}), (V{recs[0].id, recs[1].id, recs[2].id, recs[3].id, recs[4].id}));
+  CaseFilter f;
+  f.backend = "cuda";
+  EXPECT_EQ(ids(f), (V{recs[3].id, recs[4].id}));
+  f = {};
+  f.device = "cpu0";
+  f.kv = "k16v8";
+  EXPECT_EQ(ids(f), (V{recs[1].id}));
+  f = {};
+  f.k_path = "k16";
+  EXPECT_EQ(ids(f), (V{recs[1].id}));
+  f = {};
+  f.batch = 8;
+  EXPECT_EQ(ids(f), (V{recs[2].id}));
+  f = {};
+  f.cache = "l2_warm";
+  EXPECT_EQ(ids(f), (V{recs[3].id}));
+  f = {};
+  f.status = CaseStatus::failed;
+  EXPECT_EQ(ids(f), (V{recs[4].id}));
+  f = {};
+  f.head_dim = 64;
+  f.context = 1024;
+  f.mode = "separate_kv";
+  EXPECT_EQ(ids(f), (V{recs[4].id}));
+  f = {};
+  f.run_id = cpu.id;
+  EXPECT_EQ(ids(f), (V{recs[0].id, recs[1].id, recs[2].id}));
+  f.backend = "cuda";  // contradicts run_id
+  EXPECT_TRUE(ids(f).empty());
+
+  // The summary carries the run identity and the full record without artifacts.
+  f = {};
+  f.backend = "cuda";
+  const auto rows = store.cases(f);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].run_uuid, cuda.uuid);
+  EXPECT_EQ(rows[0].backend, "cuda");
+  EXPECT_EQ(rows[0].device, "H200");
+  EXPECT_EQ(rows[0].run_id, cuda.id);
+  expect_same_case(recs[3], rows[0].record, false);
+  EXPECT_TRUE(rows[0].record.artifacts.empty());
+}
+
+TEST(RunStore, CaseStatusNames) {
+  for (CaseStatus s :
+       {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error, CaseStatus::cancelled})
+    EXPECT_EQ(parse_case_status(to_string(s)), s);
+  try {
+    parse_case_status("done");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("allowed: ok, failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunStore, DeletingARunCascadesToItsCases) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  store.add_case(run.id, rec);
+  ASSERT_EQ(sqlite3_exec(store.handle(), ("DELETE FROM runs WHERE id = " + std::to_string(run.id)).c_str(), nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(store.case_count(), 0);
+  for (const char* t : {"measurements", "stage_costs", "predictions", "quality", "artifacts"})
+    EXPECT_EQ(raw_count(store.path(), t), 0) << t;
+}
+
+}  // namespace
+}  // namespace tilepath
