@@ -1,1 +1,337 @@
-// placeholder: being written
+// Runs one case through a backend plugin and turns its tp_result into a CaseRecord
+// with the II-model prediction.
+
+#include "core/case_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/ii_model.h"
+#include "core/stage_graph.h"
+
+#ifndef TILEPATH_VERSION
+#define TILEPATH_VERSION "unknown"
+#endif
+#ifndef TILEPATH_GIT_REVISION
+#define TILEPATH_GIT_REVISION "unknown"
+#endif
+
+namespace tilepath {
+namespace {
+
+// The ABI cancel flag is a plain int32 the plugin polls; the host's flag is an
+// atomic<bool> that a signal handler or the GUI sets. This watcher mirrors one
+// into the other while a case runs, so cancellation reaches plugins that never
+// call the progress callback.
+class CancelBridge {
+ public:
+  explicit CancelBridge(const std::atomic<bool>* source) : source_(source) {
+    if (source_ == nullptr) return;
+    watcher_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      while (!done_) {
+        if (source_->load()) flag_ = 1;
+        wake_.wait_for(lock, std::chrono::milliseconds(10));
+      }
+    });
+  }
+  ~CancelBridge() {
+    if (!watcher_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    watcher_.join();
+  }
+  CancelBridge(const CancelBridge&) = delete;
+  CancelBridge& operator=(const CancelBridge&) = delete;
+
+  const volatile std::int32_t* flag() { return source_ ? &flag_ : nullptr; }
+  void raise() { flag_ = 1; }
+  bool raised() const { return flag_ != 0 || (source_ && source_->load()); }
+
+ private:
+  const std::atomic<bool>* source_;
+  volatile std::int32_t flag_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread watcher_;
+};
+
+struct ProgressContext {
+  ProgressObserver* observer;
+  CancelBridge* cancel;
+  std::string label;
+};
+
+int forward_progress(void* user, double fraction, const char* phase) {
+  auto* ctx = static_cast<ProgressContext*>(user);
+  if (ctx->observer != nullptr) {
+    std::string label = ctx->label;
+    if (phase != nullptr && *phase != '\0') label += std::string(" [") + phase + "]";
+    ctx->observer->progress(std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.0, label);
+    if (ctx->observer->cancelled()) ctx->cancel->raise();
+  }
+  return ctx->cancel->raised() ? 1 : 0;
+}
+
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+void add_measurement(CaseRecord& rec, const char* name, double value, const char* unit) {
+  if (std::isfinite(value)) rec.measurements.push_back({name, value, unit});
+}
+
+std::string utc_now_iso8601() {
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+CaseStatus status_from_result(const tp_result& r) {
+  switch (r.status) {
+    case TP_OK:
+      // A backend that checked correctness and missed its tolerance is a failure even
+      // if it forgot to say so; one that did not check (NaN error, e.g. sim) is not.
+      return (std::isfinite(r.rel_l2_error) && !r.passed) ? CaseStatus::failed : CaseStatus::ok;
+    case TP_ERR_WRONG_RESULT: return CaseStatus::failed;
+    case TP_ERR_UNSUPPORTED: return CaseStatus::unsupported;
+    case TP_ERR_CANCELLED: return CaseStatus::cancelled;
+    default: return CaseStatus::error;
+  }
+}
+
+void copy_kernel_meta(const tp_result& r, KernelMeta& k) {
+  k.kernel_name = r.kernel_name;
+  k.cubin_sha256 = r.cubin_sha256;
+  // The plugin leaves ints it cannot provide at 0 (zero-initialised struct); a
+  // register count of 0 means "not reported", not "zero registers".
+  k.regs_per_thread = r.regs_per_thread > 0 ? r.regs_per_thread : -1;
+  k.smem_static_bytes = r.smem_static_bytes > 0 || r.kernel_name[0] != '\0' ? r.smem_static_bytes : -1;
+  k.smem_dynamic_bytes = r.smem_dynamic_bytes > 0 || r.kernel_name[0] != '\0' ? r.smem_dynamic_bytes : -1;
+  k.occupancy_theoretical = r.occupancy_theoretical;
+  k.occupancy_achieved = r.occupancy_achieved;
+  for (int i = 0; i < 3; ++i) {
+    k.grid[i] = r.grid[i];
+    k.block[i] = r.block[i];
+  }
+  k.splits = r.splits;
+}
+
+// Per stage, the most direct measurement available: an isolated kernel, else the
+// removed-stage difference, else the model. Doubled-stage costs are marginal
+// costs under contention, so they are stored but not fed to the II model.
+StageCosts best_stage_costs(const tp_result& r, const StageGraph& graph, nlohmann::json& sources) {
+  static constexpr CostMethod kPreference[] = {CostMethod::isolated, CostMethod::removed, CostMethod::model};
+  StageCosts costs;
+  sources = nlohmann::json::object();
+  for (Stage s : graph.stages()) {
+    for (CostMethod m : kPreference) {
+      double v = r.stage_cost_us[static_cast<int>(m)][static_cast<int>(s)];
+      if (std::isfinite(v)) {
+        costs[s] = v;
+        sources[std::string(to_string(s))] = std::string(to_string(m));
+        break;
+      }
+    }
+  }
+  return costs;
+}
+
+void add_prediction(CaseRecord& rec, const tp_result& r) {
+  StageGraph graph = StageGraph::build(rec.op);
+  nlohmann::json sources;
+  StageCosts costs = best_stage_costs(r, graph, sources);
+  if (sources.empty()) return;  // nothing measured: no prediction rather than a made-up one
+  // Stages the backend did not report cost nothing in the model; say so in the detail.
+  StageCosts filled = costs;
+  for (Stage s : graph.stages())
+    if (!filled.has(s)) filled[s] = 0.0;
+  IIPrediction p = predict_ii(graph, filled);
+  PredictionRow row;
+  row.ii_us = p.ii_us;
+  row.limiting_stage = std::string(to_string(p.limiting_stage));
+  row.limiting_agent = std::string(to_string(p.limiting_agent));
+  if (std::isfinite(r.tile_interval_us)) row.overlap_efficiency = overlap_efficiency(p, r.tile_interval_us);
+  row.model = "ii_model/v1";
+  nlohmann::json detail = p.to_json();
+  detail["cost_sources"] = sources;
+  row.detail_json = detail.dump();
+  rec.predictions.push_back(std::move(row));
+}
+
+void add_quality(CaseRecord& rec, const tp_result& r) {
+  if (!std::isfinite(r.rel_l2_error) && !std::isfinite(r.max_abs_error)) return;
+  bool passed = r.passed != 0;
+  if (std::isfinite(r.rel_l2_error)) rec.quality.push_back({"rel_l2", r.rel_l2_error, r.tolerance, passed, "random"});
+  // max_abs has no gate of its own; it carries the case verdict for context.
+  if (std::isfinite(r.max_abs_error)) rec.quality.push_back({"max_abs", r.max_abs_error, NAN, passed, "random"});
+}
+
+void copy_metrics_and_artifacts(CaseRecord& rec, const tp_result& r) {
+  for (int i = 0; i < r.metric_count && r.metrics != nullptr; ++i)
+    add_measurement(rec, r.metrics[i].name, r.metrics[i].value, r.metrics[i].unit);
+  for (int i = 0; i < r.artifact_count && r.artifacts != nullptr; ++i) {
+    const tp_artifact& a = r.artifacts[i];
+    Artifact copy{a.name, a.mime, {}};
+    if (a.data != nullptr && a.size > 0) copy.data.assign(a.data, a.data + a.size);
+    rec.artifacts.push_back(std::move(copy));
+  }
+}
+
+tp_result fresh_result() {
+  tp_result r{};
+  r.struct_size = sizeof(tp_result);
+  // NaN marks every double the plugin does not fill (ABI contract; the host
+  // also does this in Backend::run, repeated here so the record never depends on it).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.latency_us = r.latency_min_us = r.latency_max_us = r.tile_interval_us = nan;
+  r.bytes_moved = r.read_bandwidth_gbps = r.floor_fraction = nan;
+  for (auto& row : r.stage_cost_us)
+    for (double& v : row) v = nan;
+  r.occupancy_theoretical = r.occupancy_achieved = nan;
+  r.rel_l2_error = r.max_abs_error = r.tolerance = nan;
+  return r;
+}
+
+std::string case_label(const OperatingPoint& op) {
+  return op.variant_label() + " B=" + std::to_string(op.batch) + " S=" + std::to_string(op.context) + " " +
+         std::string(to_string(op.cache));
+}
+
+}  // namespace
+
+std::string case_key(const OperatingPoint& op, const RunSettings& settings) {
+  // The model a simulating backend predicts for changes its numbers, so it is part
+  // of the identity; repeats, seed and ablation switches only change precision.
+  std::string key = op.key();
+  if (!settings.gpu_model.empty()) key += "|gpu=" + settings.gpu_model;
+  return key;
+}
+
+CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunSettings& settings,
+                    ProgressObserver* observer, const std::atomic<bool>* cancel) {
+  CaseRecord rec;
+  rec.op = op;
+  rec.case_key = case_key(op, settings);
+
+  auto finish = [&rec](CaseStatus status, std::string message) -> CaseRecord& {
+    rec.status = status;
+    rec.message = std::move(message);
+    rec.finished_at = utc_now_iso8601();
+    return rec;
+  };
+
+  try {
+    op.validate();
+  } catch (const ValidationError& e) {
+    return finish(CaseStatus::error, e.what());
+  }
+  if ((cancel != nullptr && cancel->load()) || (observer != nullptr && observer->cancelled()))
+    return finish(CaseStatus::cancelled, "cancelled before start");
+
+  std::string why = backend.unsupported_reason(settings.device, op, settings.gpu_model);
+  if (!why.empty()) return finish(CaseStatus::unsupported, why);
+
+  CancelBridge bridge(cancel);
+  ProgressContext progress{observer, &bridge, case_label(op)};
+
+  tp_run_options options{};
+  options.struct_size = sizeof(tp_run_options);
+  options.warmup = settings.warmup;
+  options.repeats = settings.repeats;
+  options.ablations = (settings.stage_costs ? TP_ABLATE_STAGE_COSTS : 0u) |
+                      (settings.tile_interval ? TP_ABLATE_TILE_INTERVAL : 0u);
+  options.seed = settings.seed != 0 ? settings.seed : fresh_seed();
+  options.save_tensors_dir = settings.save_tensors_dir.empty() ? nullptr : settings.save_tensors_dir.c_str();
+  options.progress = &forward_progress;
+  options.progress_user = &progress;
+  // Even without a host atomic, the observer may cancel through the progress callback.
+  options.cancel = bridge.flag();
+
+  tp_result r = fresh_result();
+  backend.run(settings.device, op, options, r, settings.gpu_model);
+
+  CaseStatus status = status_from_result(r);
+  std::string message = r.message;
+  if (status == CaseStatus::failed && message.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "rel_l2 error %.3g exceeds tolerance %.3g", r.rel_l2_error, r.tolerance);
+    message = buf;
+  }
+
+  if (status == CaseStatus::ok || status == CaseStatus::failed) {
+    add_measurement(rec, "latency_us", r.latency_us, "us");
+    add_measurement(rec, "latency_min_us", r.latency_min_us, "us");
+    add_measurement(rec, "latency_max_us", r.latency_max_us, "us");
+    add_measurement(rec, "tile_interval_us", r.tile_interval_us, "us");
+    if (r.tile_tokens > 0) add_measurement(rec, "tile_tokens", r.tile_tokens, "tokens");
+    if (r.repeats > 0) add_measurement(rec, "repeats", r.repeats, "");
+    add_measurement(rec, "bytes_moved", r.bytes_moved, "B");
+    add_measurement(rec, "read_bandwidth_gbps", r.read_bandwidth_gbps, "GB/s");
+    double floor_fraction = r.floor_fraction;
+    // Derive the floor fraction when the backend gave its parts but not the ratio.
+    if (!std::isfinite(floor_fraction) && std::isfinite(r.bytes_moved) && std::isfinite(r.read_bandwidth_gbps) &&
+        r.read_bandwidth_gbps > 0 && std::isfinite(r.latency_us) && r.latency_us > 0)
+      floor_fraction = (r.bytes_moved / (r.read_bandwidth_gbps * 1e3)) / r.latency_us;
+    add_measurement(rec, "floor_fraction", floor_fraction, "");
+    copy_metrics_and_artifacts(rec, r);
+
+    for (int m = 0; m < TP_COST_METHOD_COUNT; ++m)
+      for (int s = 0; s < TP_STAGE_COUNT; ++s)
+        if (std::isfinite(r.stage_cost_us[m][s]))
+          rec.stage_costs.push_back({static_cast<Stage>(s), static_cast<CostMethod>(m), r.stage_cost_us[m][s]});
+
+    copy_kernel_meta(r, rec.kernel);
+    add_quality(rec, r);
+    try {
+      add_prediction(rec, r);
+    } catch (const std::exception& e) {
+      // The measurement stays valid without a prediction; keep the reason visible.
+      message += (message.empty() ? "" : "; ") + std::string("no prediction: ") + e.what();
+    }
+  }
+  backend.release(r);
+  finish(status, message);
+  if (observer != nullptr) observer->progress(1.0, progress.label);
+  return rec;
+}
+
+RunInfo make_run_info(const Backend& backend, int device, const std::string& command) {
+  RunInfo info;
+  info.tool_version = TILEPATH_VERSION;
+  info.git_revision = TILEPATH_GIT_REVISION;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) info.host = host;
+  info.backend = backend.name();
+  info.backend_version = backend.version();
+  const auto& devices = backend.devices();
+  if (device >= 0 && device < static_cast<int>(devices.size()))
+    info.device = devices[static_cast<std::size_t>(device)].name;
+  else
+    info.device = "none";
+  info.command = command;
+  return info;
+}
+
+}  // namespace tilepath

@@ -1,1 +1,202 @@
-// placeholder: being written
+// Flat one-row-per-case tables over a run store.
+
+#include "core/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <sstream>
+
+namespace tilepath {
+namespace {
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string number(std::optional<double> v) { return v ? number(*v) : ""; }
+
+std::string positive_int(int v) { return v >= 0 ? std::to_string(v) : ""; }
+
+std::string dims(const int (&d)[3]) {
+  if (d[0] <= 0) return "";
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+const QualityRow* quality(const CaseRecord& r, const char* metric) {
+  for (const QualityRow& q : r.quality)
+    if (q.metric == metric) return &q;
+  return nullptr;
+}
+
+const PredictionRow* prediction(const CaseRecord& r) { return r.predictions.empty() ? nullptr : &r.predictions.front(); }
+
+std::string contexts(const OperatingPoint& op) {
+  if (op.context_lengths.empty()) return std::to_string(op.context);
+  std::string s;
+  for (std::size_t i = 0; i < op.context_lengths.size(); ++i) s += (i ? ";" : "") + std::to_string(op.context_lengths[i]);
+  return s;
+}
+
+using Cell = std::function<std::string(const CaseSummary&)>;
+
+struct Column {
+  std::string name;
+  Cell cell;
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> table = {
+      {"run_uuid", [](const CaseSummary& c) { return c.run_uuid; }},
+      {"case_id", [](const CaseSummary& c) { return std::to_string(c.case_id); }},
+      {"backend", [](const CaseSummary& c) { return c.backend; }},
+      {"device", [](const CaseSummary& c) { return c.device; }},
+      {"kv", [](const CaseSummary& c) { return std::string(to_string(c.record.op.kv)); }},
+      {"k_path", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_path)); }},
+      {"mode", [](const CaseSummary& c) { return std::string(to_string(c.record.op.mode)); }},
+      {"k_repr", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_repr)); }},
+      {"rope", [](const CaseSummary& c) { return std::string(to_string(c.record.op.rope)); }},
+      {"scale", [](const CaseSummary& c) { return std::string(to_string(c.record.op.scale)); }},
+      {"cache", [](const CaseSummary& c) { return std::string(to_string(c.record.op.cache)); }},
+      {"batch", [](const CaseSummary& c) { return std::to_string(c.record.op.batch); }},
+      {"context", [](const CaseSummary& c) { return contexts(c.record.op); }},
+      {"q_heads", [](const CaseSummary& c) { return std::to_string(c.record.op.q_heads); }},
+      {"kv_heads", [](const CaseSummary& c) { return std::to_string(c.record.op.kv_heads); }},
+      {"head_dim", [](const CaseSummary& c) { return std::to_string(c.record.op.head_dim); }},
+      {"page_size", [](const CaseSummary& c) { return std::to_string(c.record.op.page_size); }},
+      {"splits", [](const CaseSummary& c) {
+         // the count actually used when the backend reported it, else the request (0 = auto)
+         return std::to_string(c.record.kernel.splits > 0 ? c.record.kernel.splits : c.record.op.splits);
+       }},
+      {"status", [](const CaseSummary& c) { return std::string(to_string(c.record.status)); }},
+      {"latency_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_us")); }},
+      {"latency_min_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_min_us")); }},
+      {"latency_max_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_max_us")); }},
+      {"tile_interval_us", [](const CaseSummary& c) { return number(c.record.measurement("tile_interval_us")); }},
+      {"bytes_moved", [](const CaseSummary& c) { return number(c.record.measurement("bytes_moved")); }},
+      {"read_bandwidth_gbps", [](const CaseSummary& c) { return number(c.record.measurement("read_bandwidth_gbps")); }},
+      {"floor_fraction", [](const CaseSummary& c) { return number(c.record.measurement("floor_fraction")); }},
+      {"predicted_ii_us", [](const CaseSummary& c) {
+         const PredictionRow* p = prediction(c.record);
+         return p ? number(p->ii_us) : std::string();
+       }},
+      {"limiting_stage", [](const CaseSummary& c) {
+         const PredictionRow* p = prediction(c.record);
+         return p ? p->limiting_stage : std::string();
+       }},
+      {"limiting_agent", [](const CaseSummary& c) {
+         const PredictionRow* p = prediction(c.record);
+         return p ? p->limiting_agent : std::string();
+       }},
+      {"overlap_efficiency", [](const CaseSummary& c) {
+         const PredictionRow* p = prediction(c.record);
+         return p ? number(p->overlap_efficiency) : std::string();
+       }},
+      {"kernel", [](const CaseSummary& c) { return c.record.kernel.kernel_name; }},
+      {"cubin_sha256", [](const CaseSummary& c) { return c.record.kernel.cubin_sha256; }},
+      {"regs", [](const CaseSummary& c) { return positive_int(c.record.kernel.regs_per_thread); }},
+      {"smem_static_bytes", [](const CaseSummary& c) { return positive_int(c.record.kernel.smem_static_bytes); }},
+      {"smem_dynamic_bytes", [](const CaseSummary& c) { return positive_int(c.record.kernel.smem_dynamic_bytes); }},
+      {"occupancy_theoretical", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_theoretical); }},
+      {"occupancy_achieved", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_achieved); }},
+      {"grid", [](const CaseSummary& c) { return dims(c.record.kernel.grid); }},
+      {"block", [](const CaseSummary& c) { return dims(c.record.kernel.block); }},
+      {"rel_err", [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "rel_l2");
+         return q ? number(q->value) : std::string();
+       }},
+      {"max_abs_err", [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "max_abs");
+         return q ? number(q->value) : std::string();
+       }},
+      {"tolerance", [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "rel_l2");
+         return q ? number(q->threshold) : std::string();
+       }},
+      {"message", [](const CaseSummary& c) { return c.record.message; }},
+  };
+  return table;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& report_columns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Column& c : columns()) out.push_back(c.name);
+    return out;
+  }();
+  return names;
+}
+
+std::vector<std::vector<std::string>> report_rows(const RunStore& store, const CaseFilter& filter) {
+  std::vector<std::vector<std::string>> rows;
+  for (const CaseSummary& summary : store.cases(filter)) {
+    std::vector<std::string> row;
+    row.reserve(columns().size());
+    for (const Column& c : columns()) row.push_back(c.cell(summary));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string report_csv(const RunStore& store, const CaseFilter& filter) {
+  std::ostringstream out;
+  const auto& header = report_columns();
+  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  out << "\n";
+  for (const auto& row : report_rows(store, filter)) {
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string report_markdown(const RunStore& store, const CaseFilter& filter) {
+  // The run UUID and free-text message make the table unreadable; CSV keeps them.
+  static const std::vector<std::string> skip = {"run_uuid", "message", "cubin_sha256", "grid", "block"};
+  const auto& header = report_columns();
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (std::find(skip.begin(), skip.end(), header[i]) == skip.end()) shown.push_back(i);
+
+  std::ostringstream out;
+  out << "|";
+  for (std::size_t i : shown) out << " " << header[i] << " |";
+  out << "\n|";
+  for (std::size_t n = 0; n < shown.size(); ++n) out << "---|";
+  out << "\n";
+  for (const auto& row : report_rows(store, filter)) {
+    out << "|";
+    for (std::size_t i : shown) out << " " << markdown_cell(row[i]) << " |";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tilepath

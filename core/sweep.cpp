@@ -1,1 +1,445 @@
-// placeholder: being written
+// Sweep specs: parsing with JSON-path errors, cartesian expansion, resumable runs.
+// The format is documented in docs/sweep-spec.md.
+
+#include "core/sweep.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace tilepath {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem, const std::string& allowed) {
+  throw ValidationError(path, problem, allowed);
+}
+
+std::string describe(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(v.type_name()) + " " + text;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+int as_int(const json& v, const std::string& path, const std::string& allowed) {
+  if (!v.is_number_integer()) fail(path, "expected an integer, got " + describe(v), allowed);
+  auto wide = v.get<std::int64_t>();
+  if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max())
+    fail(path, "integer out of range: " + v.dump(), allowed);
+  return static_cast<int>(wide);
+}
+
+std::string as_string(const json& v, const std::string& path, const std::string& allowed) {
+  if (!v.is_string()) fail(path, "expected a string, got " + describe(v), allowed);
+  return v.get<std::string>();
+}
+
+bool as_bool(const json& v, const std::string& path) {
+  if (!v.is_boolean()) fail(path, "expected true or false, got " + describe(v), "true, false");
+  return v.get<bool>();
+}
+
+const json& as_object(const json& v, const std::string& path, const std::string& allowed) {
+  if (!v.is_object()) fail(path, "expected an object, got " + describe(v), allowed);
+  return v;
+}
+
+// ---- operating-point fields, shared by "base" and "axes" -------------------
+
+// One settable field of OperatingPoint. For enum fields, all_values lists what
+// "all" means given the fields already set (k_path and mode depend on kv).
+struct Field {
+  std::string name;
+  std::string allowed;
+  std::function<void(OperatingPoint&, const json&, const std::string&)> set;
+  std::function<std::vector<std::string>(const OperatingPoint&)> all_values;  // empty: "all" not accepted
+};
+
+template <typename Enum>
+std::vector<std::string> names(const std::vector<Enum>& values) {
+  std::vector<std::string> out;
+  for (Enum v : values) out.emplace_back(to_string(v));
+  return out;
+}
+
+Field int_field(std::string name, std::string allowed, int OperatingPoint::*member, std::function<bool(int)> ok) {
+  Field f{name, allowed, nullptr, nullptr};
+  f.set = [member, ok, allowed](OperatingPoint& op, const json& v, const std::string& path) {
+    int x = as_int(v, path, allowed);
+    if (!ok(x)) fail(path, "value " + std::to_string(x) + " out of range", allowed);
+    op.*member = x;
+  };
+  return f;
+}
+
+template <typename Enum>
+Field enum_field(std::string name, Enum OperatingPoint::*member, std::vector<Enum> every,
+                 Enum (*parse)(std::string_view, std::string_view),
+                 std::function<std::vector<Enum>(const OperatingPoint&)> all = nullptr) {
+  std::string allowed = join(names(every)) + " (or \"all\" on an axis)";
+  if (!all) all = [every](const OperatingPoint&) { return every; };
+  Field f{name, allowed, nullptr, nullptr};
+  f.set = [member, parse, allowed](OperatingPoint& op, const json& v, const std::string& path) {
+    op.*member = parse(as_string(v, path, allowed), path);
+  };
+  f.all_values = [all](const OperatingPoint& op) { return names(all(op)); };
+  return f;
+}
+
+bool is_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+const std::vector<Field>& fields() {
+  // Order = nesting order of the expansion (first varies slowest); kv before
+  // k_path before mode so "all" can be resolved against what is already set.
+  static const std::vector<Field> table = [] {
+    std::vector<Field> t;
+    t.push_back(enum_field<KvDtype>("kv", &OperatingPoint::kv,
+                                    {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8},
+                                    &parse_kv_dtype));
+    t.push_back(enum_field<KPath>("k_path", &OperatingPoint::k_path,
+                                  {KPath::transform, KPath::fp8_qk, KPath::k16}, &parse_k_path,
+                                  [](const OperatingPoint& op) { return valid_k_paths(op.kv); }));
+    t.push_back(enum_field<TransformMode>(
+        "mode", &OperatingPoint::mode,
+        {TransformMode::none, TransformMode::full, TransformMode::k_only, TransformMode::separate_kv},
+        &parse_transform_mode, [](const OperatingPoint& op) { return valid_modes(op.kv, op.k_path); }));
+    t.push_back(enum_field<KRepr>("k_repr", &OperatingPoint::k_repr, {KRepr::plain, KRepr::prebias}, &parse_k_repr));
+    t.push_back(enum_field<RopeLayout>("rope", &OperatingPoint::rope, {RopeLayout::post_rope, RopeLayout::pre_rope},
+                                       &parse_rope_layout));
+    t.push_back(enum_field<ScaleGranularity>("scale", &OperatingPoint::scale,
+                                             {ScaleGranularity::per_tensor, ScaleGranularity::per_head},
+                                             &parse_scale_granularity));
+    t.push_back(enum_field<CacheState>("cache", &OperatingPoint::cache, {CacheState::l2_warm, CacheState::hbm_cold},
+                                       &parse_cache_state));
+    t.push_back(int_field("head_dim", "64, 128, 256", &OperatingPoint::head_dim,
+                          [](int x) { return x == 64 || x == 128 || x == 256; }));
+    t.push_back(int_field("q_heads", "integers >= 1", &OperatingPoint::q_heads, [](int x) { return x >= 1; }));
+    t.push_back(int_field("kv_heads", "integers >= 1 that divide q_heads", &OperatingPoint::kv_heads,
+                          [](int x) { return x >= 1; }));
+    t.push_back(int_field("page_size", "powers of two 1..256", &OperatingPoint::page_size,
+                          [](int x) { return is_power_of_two(x) && x <= 256; }));
+    t.push_back(int_field("splits", "integers >= 0 (0 = backend chooses)", &OperatingPoint::splits,
+                          [](int x) { return x >= 0; }));
+    t.push_back(int_field("batch", "integers >= 1", &OperatingPoint::batch, [](int x) { return x >= 1; }));
+    t.push_back(int_field("context", "integers >= 1 (tokens per request)", &OperatingPoint::context,
+                          [](int x) { return x >= 1; }));
+    return t;
+  }();
+  return table;
+}
+
+const Field* find_field(const std::string& name) {
+  for (const Field& f : fields())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::string field_names(bool with_context_lengths) {
+  std::vector<std::string> out;
+  for (const Field& f : fields()) out.push_back(f.name);
+  if (with_context_lengths) out.push_back("context_lengths");
+  return join(out);
+}
+
+// Which of k_path / mode the spec fixes; the others follow the dtype control.
+struct Explicit {
+  bool k_path = false;
+  bool mode = false;
+};
+
+void apply_defaults(OperatingPoint& op, const Explicit& given) {
+  if (!given.k_path) op.k_path = default_k_path(op.kv);
+  if (!given.mode) op.mode = default_mode(op.kv, op.k_path);
+}
+
+void parse_base(const json& base, OperatingPoint& op, Explicit& given) {
+  as_object(base, "base", "an object of operating-point fields: " + field_names(true));
+  for (const auto& [key, value] : base.items()) {
+    std::string path = "base." + key;
+    if (key == "context_lengths") {
+      if (!value.is_array() || value.empty())
+        fail(path, "expected a non-empty array of integers, got " + describe(value), "one length >= 1 per request");
+      op.context_lengths.clear();
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        int len = as_int(value[i], path + "[" + std::to_string(i) + "]", "integers >= 1");
+        if (len < 1) fail(path + "[" + std::to_string(i) + "]", "length must be >= 1", "integers >= 1");
+        op.context_lengths.push_back(len);
+      }
+      continue;
+    }
+    const Field* f = find_field(key);
+    if (f == nullptr) fail(path, "unknown field", field_names(true));
+    f->set(op, value, path);
+    if (key == "k_path") given.k_path = true;
+    if (key == "mode") given.mode = true;
+  }
+}
+
+// An axis: a field and either explicit values or "all".
+struct Axis {
+  const Field* field;
+  bool all = false;
+  std::vector<json> values;
+  std::string path;
+};
+
+std::vector<Axis> parse_axes(const json& axes, Explicit& given) {
+  as_object(axes, "axes", "an object mapping field names to lists: " + field_names(false));
+  std::vector<Axis> out;
+  for (const auto& [key, value] : axes.items()) {
+    std::string path = "axes." + key;
+    const Field* f = find_field(key);
+    if (f == nullptr) fail(path, "unknown axis", field_names(false));
+    Axis axis{f, false, {}, path};
+    if (value.is_string() && value.get<std::string>() == "all") {
+      if (!f->all_values) fail(path, "\"all\" is only accepted for enum axes", "a non-empty list of " + f->allowed);
+      axis.all = true;
+    } else if (value.is_array()) {
+      if (value.empty()) fail(path, "empty axis", "a non-empty list of " + f->allowed);
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        std::string item_path = path + "[" + std::to_string(i) + "]";
+        OperatingPoint probe;
+        f->set(probe, value[i], item_path);  // type and range check now, with the item's path
+        if (!seen.insert(value[i].dump()).second) fail(item_path, "duplicate value " + value[i].dump(), f->allowed);
+        axis.values.push_back(value[i]);
+      }
+    } else {
+      // A scalar is a one-value axis; validated the same way.
+      OperatingPoint probe;
+      f->set(probe, value, path);
+      axis.values.push_back(value);
+    }
+    if (key == "k_path") given.k_path = true;
+    if (key == "mode") given.mode = true;
+    out.push_back(std::move(axis));
+  }
+  // Nest in the field table's order so dependent "all" axes see their inputs.
+  auto rank = [](const Field* f) {
+    const auto& t = fields();
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (&t[i] == f) return i;
+    return t.size();
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Axis& a, const Axis& b) { return rank(a.field) < rank(b.field); });
+  return out;
+}
+
+void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op, const Explicit& given,
+            SweepSpec& spec, std::set<std::string>& keys) {
+  apply_defaults(op, given);
+  if (level == axes.size()) {
+    if (!op.problems().empty()) {
+      ++spec.skipped_invalid;
+      return;
+    }
+    if (keys.insert(op.key()).second) spec.cases.push_back(op);
+    return;
+  }
+  const Axis& axis = axes[level];
+  if (axis.all) {
+    std::vector<std::string> all = axis.field->all_values(op);
+    if (all.empty()) ++spec.skipped_invalid;  // e.g. mode "all" under a path invalid for this kv
+    for (const std::string& name : all) {
+      OperatingPoint next = op;
+      axis.field->set(next, json(name), axis.path);
+      expand(axes, level + 1, next, given, spec, keys);
+    }
+    return;
+  }
+  for (const json& v : axis.values) {
+    OperatingPoint next = op;
+    axis.field->set(next, v, axis.path);
+    expand(axes, level + 1, next, given, spec, keys);
+  }
+}
+
+void parse_settings(const json& s, RunSettings& settings) {
+  const std::string allowed_keys = "device, warmup, repeats, stage_costs, tile_interval, seed, gpu_model, save_tensors_dir";
+  as_object(s, "settings", "an object with " + allowed_keys);
+  for (const auto& [key, value] : s.items()) {
+    std::string path = "settings." + key;
+    if (key == "device") {
+      settings.device = as_int(value, path, "integers >= 0");
+      if (settings.device < 0) fail(path, "must be >= 0", "integers >= 0");
+    } else if (key == "warmup") {
+      settings.warmup = as_int(value, path, "integers >= 0");
+      if (settings.warmup < 0) fail(path, "must be >= 0", "integers >= 0");
+    } else if (key == "repeats") {
+      settings.repeats = as_int(value, path, "integers >= 1");
+      if (settings.repeats < 1) fail(path, "must be >= 1", "integers >= 1");
+    } else if (key == "stage_costs") {
+      settings.stage_costs = as_bool(value, path);
+    } else if (key == "tile_interval") {
+      settings.tile_interval = as_bool(value, path);
+    } else if (key == "seed") {
+      if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+        fail(path, "expected a non-negative integer, got " + describe(value), "integers >= 0 (0 = fresh per case)");
+      settings.seed = value.get<std::uint64_t>();
+    } else if (key == "gpu_model") {
+      settings.gpu_model = as_string(value, path, "a GPU model id from models/gpus (e.g. h200)");
+      if (settings.gpu_model.empty()) fail(path, "empty string", "a GPU model id from models/gpus (e.g. h200)");
+    } else if (key == "save_tensors_dir") {
+      settings.save_tensors_dir = as_string(value, path, "a directory path");
+    } else {
+      fail(path, "unknown setting", allowed_keys);
+    }
+  }
+}
+
+// Spreads one case's own progress over its share of the whole sweep.
+class SweepProgress final : public ProgressObserver {
+ public:
+  SweepProgress(ProgressObserver* outer, int total) : outer_(outer), total_(total) {}
+  void set_case(int index, std::string label) {
+    index_ = index;
+    label_ = std::move(label);
+  }
+  void progress(double fraction, const std::string& label) override {
+    if (outer_ == nullptr) return;
+    double overall = total_ > 0 ? (index_ + fraction) / total_ : 1.0;
+    outer_->progress(overall, label.empty() ? label_ : label);
+  }
+  bool cancelled() const override { return outer_ != nullptr && outer_->cancelled(); }
+
+ private:
+  ProgressObserver* outer_;
+  int total_;
+  int index_ = 0;
+  std::string label_;
+};
+
+std::string case_label(const OperatingPoint& op, int index, int total) {
+  std::ostringstream s;
+  s << "case " << index + 1 << "/" << total << " " << op.variant_label() << " B=" << op.batch << " S=" << op.context
+    << " " << to_string(op.cache);
+  return s.str();
+}
+
+}  // namespace
+
+SweepSpec parse_sweep_spec(const json& j) {
+  const std::string top_keys = "name, description, backend, settings, base, axes";
+  as_object(j, "spec", "a JSON object with " + top_keys);
+  SweepSpec spec;
+  OperatingPoint base;
+  Explicit given;
+  std::vector<Axis> axes;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "name") {
+      spec.name = as_string(value, "name", "a string");
+    } else if (key == "description") {
+      as_string(value, "description", "a string");
+    } else if (key == "backend") {
+      spec.backend = as_string(value, "backend", "a backend plugin name (see `tilepath backends`)");
+    } else if (key == "settings") {
+      parse_settings(value, spec.settings);
+    } else if (key == "base") {
+      parse_base(value, base, given);
+    } else if (key != "axes") {
+      fail(key, "unknown key", top_keys);
+    }
+  }
+  // axes last: their "all" values depend on base.
+  if (j.contains("axes")) axes = parse_axes(j.at("axes"), given);
+
+  std::set<std::string> keys;
+  expand(axes, 0, base, given, spec, keys);
+  if (spec.cases.empty())
+    fail(axes.empty() ? "base" : "axes",
+         "no valid operating point (" + std::to_string(spec.skipped_invalid) + " combinations invalid)",
+         "combinations that pass operating-point validation (see docs/sweep-spec.md)");
+  return spec;
+}
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot read the file", "an existing, readable JSON sweep spec");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    fail(path, "malformed JSON: " + what, "a JSON object as in docs/sweep-spec.md");
+  }
+  SweepSpec spec = parse_sweep_spec(j);
+  if (spec.name.empty()) spec.name = std::filesystem::path(path).stem().string();
+  return spec;
+}
+
+SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
+                       ProgressObserver* observer, const std::atomic<bool>* cancel) {
+  SweepOutcome outcome;
+  outcome.total = static_cast<int>(spec.cases.size());
+  RunInfo info = make_run_info(backend, spec.settings.device, command);
+  info.notes = "sweep " + spec.name;
+  SweepProgress progress(observer, outcome.total);
+  auto stop_requested = [&] {
+    return (cancel != nullptr && cancel->load()) || (observer != nullptr && observer->cancelled());
+  };
+
+  bool run_open = false;
+  for (int i = 0; i < outcome.total; ++i) {
+    const OperatingPoint& op = spec.cases[static_cast<std::size_t>(i)];
+    std::string key = case_key(op, spec.settings);
+    std::string label = case_label(op, i, outcome.total);
+    progress.set_case(i, label);
+    if (store.has_case(info.backend, info.device, key)) {
+      ++outcome.skipped_existing;
+      CaseRecord existing;
+      existing.op = op;
+      existing.case_key = key;
+      if (observer != nullptr) observer->case_done(existing, true);
+      progress.progress(1.0, label);
+      continue;
+    }
+    if (stop_requested()) {
+      outcome.cancelled = true;
+      break;
+    }
+    // The run row is created only when something will be stored, so a resume
+    // with nothing left to do leaves the database untouched.
+    if (!run_open) {
+      outcome.run_id = store.begin_run(info);
+      run_open = true;
+    }
+    progress.progress(0.0, label);
+    CaseRecord rec = run_case(backend, op, spec.settings, &progress, cancel);
+    if (rec.status == CaseStatus::cancelled) {
+      // The case in flight is abandoned, never stored half-measured.
+      outcome.cancelled = true;
+      break;
+    }
+    store.add_case(outcome.run_id, rec);
+    ++outcome.ran;
+    if (rec.status == CaseStatus::failed || rec.status == CaseStatus::error) ++outcome.failed;
+    if (rec.status == CaseStatus::unsupported) ++outcome.unsupported;
+    if (observer != nullptr) observer->case_done(rec, false);
+    if (stop_requested()) {
+      outcome.cancelled = i + 1 < outcome.total;
+      break;
+    }
+  }
+  if (run_open) store.finish_run(outcome.run_id);
+  return outcome;
+}
+
+}  // namespace tilepath

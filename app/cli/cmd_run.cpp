@@ -1,0 +1,129 @@
+// `tilepath run`: one case through a backend into the database, with a summary.
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/backend_choice.h"
+#include "app/cli/cancel_signal.h"
+#include "app/cli/cli_output.h"
+#include "app/cli/command.h"
+#include "app/cli/op_flags.h"
+#include "app/cli/record_json.h"
+#include "core/case_runner.h"
+#include "core/store/run_store.h"
+
+namespace tilepath::cli {
+namespace {
+
+struct RunFlags {
+  OpFlags op;
+  std::string backend, db, gpu = "h200", save_tensors;
+  int device = 0, repeats = 20, warmup = 5;
+  unsigned long long seed = 0;
+  bool no_ablations = false, json = false;
+};
+
+double measured(const CaseRecord& rec, const char* name) { return rec.measurement(name).value_or(NAN); }
+
+void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string& db) {
+  std::printf("case            %s\n", describe_case(rec.op).c_str());
+  std::printf("backend         %s on %s\n", run.backend.c_str(), run.device.c_str());
+  std::printf("status          %s%s%s\n", std::string(to_string(rec.status)).c_str(), rec.message.empty() ? "" : ": ",
+              rec.message.c_str());
+  std::printf("latency         %s us (min %s, max %s)\n", human_number(measured(rec, "latency_us")).c_str(),
+              human_number(measured(rec, "latency_min_us")).c_str(),
+              human_number(measured(rec, "latency_max_us")).c_str());
+  std::printf("tile interval   %s us (measured)\n", human_number(measured(rec, "tile_interval_us")).c_str());
+  if (!rec.predictions.empty()) {
+    const PredictionRow& p = rec.predictions.front();
+    std::printf("predicted II    %s us\n", human_number(p.ii_us).c_str());
+    std::printf("limiting stage  %s (agent %s)\n", p.limiting_stage.c_str(), p.limiting_agent.c_str());
+    std::printf("overlap eff.    %s\n", human_number(p.overlap_efficiency).c_str());
+  } else {
+    std::printf("predicted II    - (no stage costs)\n");
+    std::printf("limiting stage  -\n");
+  }
+  std::printf("floor fraction  %s (bytes moved %s at %s GB/s)\n", human_number(measured(rec, "floor_fraction")).c_str(),
+              human_number(measured(rec, "bytes_moved")).c_str(),
+              human_number(measured(rec, "read_bandwidth_gbps")).c_str());
+  for (const QualityRow& q : rec.quality)
+    std::printf("%-15s %s%s\n", q.metric.c_str(), human_number(q.value).c_str(),
+                std::isfinite(q.threshold) ? (" (tolerance " + human_number(q.threshold) + (q.passed ? ", passed)" : ", FAILED)")).c_str() : "");
+  if (!rec.kernel.kernel_name.empty()) std::printf("kernel          %s\n", rec.kernel.kernel_name.c_str());
+  std::printf("stored          case %lld of run %s in %s\n", static_cast<long long>(rec.id), run.uuid.c_str(), db.c_str());
+}
+
+int exit_code(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::ok: return kExitOk;
+    case CaseStatus::cancelled: return kExitCancelled;
+    default: return kExitFailure;
+  }
+}
+
+int run_one(const RunFlags& f, const CliContext& context) {
+  // Everything the user typed is checked before any file is touched.
+  OperatingPoint op = build_operating_point(f.op);
+  if (f.repeats < 1) throw UsageError("--repeats must be >= 1");
+  if (f.warmup < 0) throw UsageError("--warmup must be >= 0");
+  PluginHost host;
+  host.discover();
+  const Backend& backend = choose_backend(host, f.backend, f.device);
+
+  RunSettings settings;
+  settings.device = f.device;
+  settings.repeats = f.repeats;
+  settings.warmup = f.warmup;
+  settings.seed = f.seed;
+  settings.gpu_model = f.gpu;
+  settings.save_tensors_dir = f.save_tensors;
+  settings.stage_costs = settings.tile_interval = !f.no_ablations;
+
+  RunStore store = RunStore::open(f.db);
+  install_cancel_handlers();
+  RunInfo run = make_run_info(backend, f.device, context.command_line);
+  store.begin_run(run);
+  CaseRecord rec = run_case(backend, op, settings, nullptr, &cancel_flag());
+  if (rec.status != CaseStatus::cancelled) store.add_case(run.id, rec);
+  store.finish_run(run.id);
+
+  if (rec.status == CaseStatus::cancelled) {
+    print_error("tilepath run", "cancelled; nothing stored");
+    return kExitCancelled;
+  }
+  if (f.json) {
+    nlohmann::json j = case_record_json(rec);
+    j["run_uuid"] = run.uuid;
+    j["backend"] = run.backend;
+    j["device"] = run.device;
+    j["db"] = f.db;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    print_summary(rec, run, f.db);
+  }
+  return exit_code(rec.status);
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* sub = app.add_subcommand("run", "Run one case on a backend and store it");
+  sub->add_option("--backend", f->backend, "backend plugin name (see `tilepath backends`)")->required();
+  sub->add_option("--device", f->device, "device index")->default_str("0");
+  sub->add_option("--db", f->db, "SQLite run database (created if absent)")->required();
+  add_op_flags(sub, f->op, /*shape_required=*/true);
+  sub->add_option("--repeats", f->repeats, "timed launches; the median is reported")->default_str("20");
+  sub->add_option("--warmup", f->warmup, "warm-up launches")->default_str("5");
+  sub->add_option("--seed", f->seed, "RNG seed of the random inputs (0 = fresh)")->default_str("0");
+  sub->add_option("--gpu", f->gpu, "GPU model for simulating backends (models/gpus)")->default_str("h200");
+  sub->add_option("--save-tensors", f->save_tensors, "write inputs and output as .npy + manifest.json into DIR");
+  sub->add_flag("--no-ablations", f->no_ablations, "skip stage-cost ablations and the tile-interval measurement");
+  sub->add_flag("--json", f->json, "print the stored case as JSON");
+  return {sub, [f](const CliContext& context) { return run_one(*f, context); }};
+}
+
+}  // namespace tilepath::cli

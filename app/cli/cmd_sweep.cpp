@@ -1,0 +1,87 @@
+// `tilepath sweep SPEC.json`: a resumable cartesian sweep into the database.
+
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/backend_choice.h"
+#include "app/cli/cancel_signal.h"
+#include "app/cli/cli_output.h"
+#include "app/cli/command.h"
+#include "app/cli/progress_bar.h"
+#include "core/sweep.h"
+
+namespace tilepath::cli {
+namespace {
+
+struct SweepFlags {
+  std::string spec, backend, db;
+  bool json = false, dry_run = false;
+};
+
+SweepSpec load_spec(const std::string& path) {
+  try {
+    return load_sweep_spec(path);
+  } catch (const ValidationError& e) {
+    // Name the file unless the error already starts with it (unreadable, malformed JSON).
+    if (e.field() == path) throw;
+    throw UsageError(path + ": " + e.what());
+  }
+}
+
+int run_sweep_command(const SweepFlags& f, const CliContext& context) {
+  // Parse and choose everything before the database file is created.
+  SweepSpec spec = load_spec(f.spec);
+  std::string backend_name = f.backend.empty() ? spec.backend : f.backend;
+  if (backend_name.empty()) throw UsageError("no backend: give --backend NAME or \"backend\" in " + f.spec);
+  if (!f.dry_run && f.db.empty()) throw UsageError("--db is required");
+  if (f.dry_run) {
+    std::printf("%s: %zu cases (%d invalid combinations skipped) on backend %s\n", spec.name.c_str(),
+                spec.cases.size(), spec.skipped_invalid, backend_name.c_str());
+    return kExitOk;
+  }
+  PluginHost host;
+  host.discover();
+  const Backend& backend = choose_backend(host, backend_name, spec.settings.device);
+  RunStore store = RunStore::open(f.db);
+
+  install_cancel_handlers();
+  SweepOutcome outcome;
+  {
+    ProgressBar bar(static_cast<int>(spec.cases.size()), &cancel_flag());
+    outcome = run_sweep(spec, backend, store, context.command_line, &bar, &cancel_flag());
+    bar.finish();
+  }
+
+  if (f.json) {
+    nlohmann::json j = {{"spec", spec.name},         {"backend", backend.name()},
+                        {"db", f.db},                {"total", outcome.total},
+                        {"ran", outcome.ran},        {"skipped_existing", outcome.skipped_existing},
+                        {"failed", outcome.failed},  {"unsupported", outcome.unsupported},
+                        {"cancelled", outcome.cancelled}, {"run_id", outcome.run_id},
+                        {"skipped_invalid", spec.skipped_invalid}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("sweep %s on %s: %d cases, %d run, %d already stored, %d failed, %d unsupported%s -> %s\n",
+                spec.name.c_str(), backend.name().c_str(), outcome.total, outcome.ran, outcome.skipped_existing,
+                outcome.failed, outcome.unsupported, outcome.cancelled ? ", CANCELLED (rerun to resume)" : "",
+                f.db.c_str());
+  }
+  return outcome.cancelled ? kExitCancelled : kExitOk;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  auto f = std::make_shared<SweepFlags>();
+  CLI::App* sub = app.add_subcommand("sweep", "Run a cartesian sweep spec (docs/sweep-spec.md); resumable");
+  sub->add_option("spec", f->spec, "sweep spec JSON file")->required();
+  sub->add_option("--backend", f->backend, "backend plugin (overrides the spec's \"backend\")");
+  sub->add_option("--db", f->db, "SQLite run database (created if absent); required unless --dry-run");
+  sub->add_flag("--json", f->json, "print the outcome as JSON");
+  sub->add_flag("--dry-run", f->dry_run, "parse and expand the spec, print the case count, run nothing");
+  return {sub, [f](const CliContext& context) { return run_sweep_command(*f, context); }};
+}
+
+}  // namespace tilepath::cli

@@ -1,0 +1,64 @@
+// `tilepath`: the headless front end over core (see docs/cli.md).
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "app/cli/command.h"
+#include "app/cli/cli_output.h"
+#include "core/operating_point.h"
+#include "core/store/run_store.h"
+
+int main(int argc, char** argv) {
+  using namespace tilepath;
+  using namespace tilepath::cli;
+
+  CLI::App app{"tilepath: FP8 KV-cache decode attention explorer (stage model, backends, run store)", "tilepath"};
+  app.set_version_flag("--version", TILEPATH_VERSION);
+  app.require_subcommand(1);
+  std::vector<Command> commands = {add_backends_command(app), add_run_command(app),    add_sweep_command(app),
+                                   add_predict_command(app),  add_graph_command(app),  add_export_command(app),
+                                   add_merge_command(app),    add_report_command(app)};
+
+  CliContext context;
+  for (int i = 0; i < argc; ++i) context.command_line += (i ? " " : "") + std::string(argv[i]);
+
+  std::string prefix = "tilepath";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    for (const Command& c : commands)
+      if (c.sub->parsed()) prefix = "tilepath " + c.sub->get_name();
+    print_error(prefix, std::string(e.what()) + " (see " + prefix + " --help)");
+    return kExitUsage;
+  }
+
+  for (const Command& c : commands) {
+    if (!c.sub->parsed()) continue;
+    prefix = "tilepath " + c.sub->get_name();
+    try {
+      return c.action(context);
+    } catch (const UsageError& e) {
+      print_error(prefix, e.what());
+      return kExitUsage;
+    } catch (const ValidationError& e) {
+      print_error(prefix, e.what());
+      return kExitUsage;
+    } catch (const StoreError& e) {
+      print_error(prefix, e.what());
+      return kExitFailure;
+    } catch (const std::exception& e) {
+      print_error(prefix, e.what());
+      return kExitFailure;
+    }
+  }
+  print_error(prefix, "no command given; see tilepath --help");
+  return kExitUsage;
+}
