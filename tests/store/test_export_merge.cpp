@@ -1,0 +1,181 @@
+// Export of a filtered subset to a new file, merge by run UUID (idempotent),
+// and merge of two files into a third without touching the inputs.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/store/run_store.h"
+#include "tests/store/store_test_util.h"
+
+namespace tilepath {
+namespace {
+
+using namespace store_test;
+
+struct Fixture {
+  RunInfo cpu, cuda, empty_run;
+  std::vector<CaseRecord> cpu_cases, cuda_cases;
+};
+
+// cpu run: 3 cases (k8v8, k16v8, k8v8 warm); cuda run: 2 cases; plus a cuda run with no cases.
+Fixture fill(RunStore& store, int salt = 0) {
+  Fixture f;
+  f.cpu = sample_run("cpu", "cpu0");
+  f.cuda = sample_run("cuda", "H200");
+  f.empty_run = sample_run("cuda", "H200");
+  store.begin_run(f.cpu);
+  store.begin_run(f.cuda);
+  store.begin_run(f.empty_run);
+  for (int i = 0; i < 3; ++i) f.cpu_cases.push_back(sample_case(10 * salt + i));
+  f.cpu_cases[1].op.kv = KvDtype::k16v8;
+  f.cpu_cases[1].op.k_path = KPath::k16;
+  f.cpu_cases[2].op.cache = CacheState::l2_warm;
+  for (int i = 0; i < 2; ++i) f.cuda_cases.push_back(sample_case(10 * salt + 5 + i));
+  f.cuda_cases[1].op.kv = KvDtype::k16v8;
+  for (auto& c : f.cpu_cases) store.add_case(f.cpu.id, c);
+  for (auto& c : f.cuda_cases) store.add_case(f.cuda.id, c);
+  return f;
+}
+
+// Case records of a store keyed by (run uuid, case_key), with artifacts.
+std::map<std::pair<std::string, std::string>, CaseRecord> all_cases(const RunStore& store) {
+  std::map<std::pair<std::string, std::string>, CaseRecord> out;
+  for (const auto& s : store.cases()) out[{s.run_uuid, s.record.case_key}] = store.load_case(s.case_id, true);
+  return out;
+}
+
+TEST(ExportMerge, ExportCopiesMatchingRunsCasesAndChildRows) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("all.sqlite"));
+  const Fixture f = fill(store);
+
+  CaseFilter filter;
+  filter.kv = "k16v8";
+  const std::string out = tmp.file("k16v8.sqlite");
+  store.export_subset(out, filter);
+  EXPECT_FALSE(fs::exists(out + "-wal"));
+
+  RunStore exported = RunStore::open_read_only(out);
+  const auto runs = exported.runs();
+  ASSERT_EQ(runs.size(), 2u) << "the run without matching cases is not exported";
+  EXPECT_EQ(runs[0].uuid, f.cpu.uuid);
+  EXPECT_EQ(runs[1].uuid, f.cuda.uuid);
+  EXPECT_EQ(runs[0].command, f.cpu.command);
+  EXPECT_EQ(runs[0].started_at, f.cpu.started_at);
+  const auto cases = all_cases(exported);
+  ASSERT_EQ(cases.size(), 2u);
+  expect_same_case(f.cpu_cases[1], cases.at({f.cpu.uuid, f.cpu_cases[1].case_key}), true);
+  expect_same_case(f.cuda_cases[1], cases.at({f.cuda.uuid, f.cuda_cases[1].case_key}), true);
+  EXPECT_TRUE(exported.has_case("cpu", "cpu0", f.cpu_cases[1].case_key));
+  EXPECT_FALSE(exported.has_case("cpu", "cpu0", f.cpu_cases[0].case_key));
+  EXPECT_EQ(raw_count(out, "artifacts"), 4);  // two per exported case
+}
+
+TEST(ExportMerge, ExportByRunLevelFilterIncludesRunsWithoutCases) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("all.sqlite"));
+  const Fixture f = fill(store);
+  CaseFilter filter;
+  filter.backend = "cuda";
+  const std::string out = tmp.file("cuda.sqlite");
+  store.export_subset(out, filter);
+  RunStore exported = RunStore::open_read_only(out);
+  ASSERT_EQ(exported.runs().size(), 2u);
+  EXPECT_EQ(exported.runs()[1].uuid, f.empty_run.uuid);
+  EXPECT_EQ(exported.case_count(), 2);
+}
+
+TEST(ExportMerge, ExportRefusesToOverwrite) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("all.sqlite"));
+  fill(store);
+  const std::string out = tmp.file("existing.sqlite");
+  write_bytes(out, {'k', 'e', 'e', 'p'});
+  try {
+    store.export_subset(out, {});
+    FAIL() << "export overwrote a file";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_bytes(out), (std::vector<char>{'k', 'e', 'e', 'p'}));
+}
+
+TEST(ExportMerge, ExportFromReadOnlyStore) {
+  TempDir tmp;
+  const std::string path = tmp.file("all.sqlite");
+  { RunStore store = RunStore::open(path); fill(store); }
+  const auto before = read_bytes(path);
+  RunStore ro = RunStore::open_read_only(path);
+  ro.export_subset(tmp.file("copy.sqlite"), {});
+  EXPECT_EQ(RunStore::open_read_only(tmp.file("copy.sqlite")).case_count(), 5);
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST(ExportMerge, MergeAddsRunsByUuidAndIsIdempotent) {
+  TempDir tmp;
+  const std::string a_path = tmp.file("a.sqlite"), b_path = tmp.file("b.sqlite");
+  RunStore a = RunStore::open(a_path);
+  RunStore b = RunStore::open(b_path);
+  const Fixture fa = fill(a, 0);
+  const Fixture fb = fill(b, 1);
+  const auto b_cases = all_cases(b);
+
+  EXPECT_EQ(a.merge_from(b_path), 3);
+  EXPECT_EQ(a.runs().size(), 6u);
+  EXPECT_EQ(a.case_count(), 10);
+  const auto merged = all_cases(a);
+  for (const auto& [key, rec] : b_cases) {
+    ASSERT_TRUE(merged.count(key)) << key.second;
+    expect_same_case(rec, merged.at(key), true);
+  }
+
+  // Second merge adds nothing and duplicates nothing.
+  EXPECT_EQ(a.merge_from(b_path), 0);
+  EXPECT_EQ(a.runs().size(), 6u);
+  EXPECT_EQ(a.case_count(), 10);
+  EXPECT_EQ(raw_count(a_path, "artifacts"), 20);
+  // Merging a file into itself changes nothing either.
+  EXPECT_EQ(a.merge_from(a_path), 0);
+  EXPECT_EQ(a.case_count(), 10);
+  // b was only read.
+  EXPECT_EQ(b.case_count(), 5);
+}
+
+TEST(ExportMerge, MergeRefusesForeignFile) {
+  TempDir tmp;
+  RunStore a = RunStore::open(tmp.file("a.sqlite"));
+  fill(a);
+  const std::string foreign = tmp.file("foreign.txt");
+  write_bytes(foreign, {'h', 'i'});
+  EXPECT_THROW(a.merge_from(foreign), StoreError);
+  EXPECT_EQ(a.case_count(), 5);
+}
+
+TEST(ExportMerge, MergeDatabasesCreatesNewFileAndLeavesInputs) {
+  TempDir tmp;
+  const std::string a_path = tmp.file("a.sqlite"), b_path = tmp.file("b.sqlite"), out = tmp.file("ab.sqlite");
+  Fixture fa, fb;
+  {
+    RunStore a = RunStore::open(a_path);
+    fa = fill(a, 0);
+    RunStore b = RunStore::open(b_path);
+    fb = fill(b, 1);
+    // A run shared by both files (as after an earlier merge) appears once in the output.
+    b.merge_from(a_path);
+  }
+  const auto a_before = read_bytes(a_path), b_before = read_bytes(b_path);
+  merge_databases(a_path, b_path, out);
+  EXPECT_EQ(read_bytes(a_path), a_before);
+  EXPECT_EQ(read_bytes(b_path), b_before);
+
+  RunStore merged = RunStore::open_read_only(out);
+  EXPECT_EQ(merged.runs().size(), 6u);
+  EXPECT_EQ(merged.case_count(), 10);
+  EXPECT_TRUE(merged.has_case("cuda", "H200", fb.cuda_cases[0].case_key));
+  EXPECT_THROW(merge_databases(a_path, b_path, out), StoreError);  // out exists now
+  EXPECT_THROW(merge_databases(a_path, tmp.file("missing.sqlite"), tmp.file("x.sqlite")), StoreError);
+  EXPECT_FALSE(fs::exists(tmp.file("x.sqlite")));
+}
+
+}  // namespace
+}  // namespace tilepath
