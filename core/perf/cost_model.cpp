@@ -14,7 +14,7 @@ namespace {
 // whole GQA group of query heads, so K and V are read once per kv head.
 constexpr int kTileTokens = 64;
 constexpr int kMinTilesPerSplit = 4;  // below this, split-KV overhead outweighs the extra parallelism
-constexpr int kBufferDepth = 2;       // K/V shared-memory ring stages
+constexpr int kBufferDepth = 2;       // K/V shared-memory ring stages (1 when two do not fit, e.g. 64 KB LDS)
 constexpr int kMmaRowGranule = 16;    // the GQA group's query rows are padded to the MMA M granule
 constexpr int kThreadsPerWarpgroup = 128;
 constexpr int kMaxThreadsPerSm = 2048;  // occupancy limit by threads (SM and CU alike)
@@ -137,7 +137,12 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   const bool staged = op.mode == TransformMode::separate_kv;
   const double staged_bytes = staged ? T * D * 2.0 * ((v.k_prep ? 1 : 0) + (v.v_prep ? 1 : 0)) : 0;
   const double q_tile_bytes = m_rows * D * 2.0;
-  e.smem_bytes_per_cta = static_cast<int>(kBufferDepth * (k_tile_bytes + v_tile_bytes) + staged_bytes + q_tile_bytes);
+  int depth = kBufferDepth;
+  auto smem_bytes = [&](int ring_depth) {
+    return static_cast<int>(ring_depth * (k_tile_bytes + v_tile_bytes) + staged_bytes + q_tile_bytes);
+  };
+  if (smem_bytes(depth) > gpu.smem_per_sm_bytes) depth = 1;  // a single stage: less in flight, see Little's law below
+  e.smem_bytes_per_cta = smem_bytes(depth);
   if (e.smem_bytes_per_cta > gpu.smem_per_sm_bytes) {
     e.supported = false;
     e.why_unsupported = gpu.id + ": the modelled CTA needs " + std::to_string(e.smem_bytes_per_cta / 1024) +
@@ -176,7 +181,7 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   e.read_bandwidth_gbps = e.served_from_l2 ? gpu.l2_read_bandwidth_gbps : gpu.read_bandwidth_gbps;
   const double latency_ns = gpu.dram_latency_ns * (e.served_from_l2 ? kL2LatencyFraction : 1.0);
   // Little's law: a CTA cannot stream faster than its ring's bytes in flight per memory latency.
-  const double in_flight_gbps = kBufferDepth * (k_tile_bytes + v_tile_bytes) / latency_ns;  // bytes/ns = GB/s
+  const double in_flight_gbps = depth * (k_tile_bytes + v_tile_bytes) / latency_ns;  // bytes/ns = GB/s
   const double cta_gbps = std::min(e.read_bandwidth_gbps / e.concurrent_ctas, in_flight_gbps);
   auto transfer_us = [](double bytes, double gbps) { return bytes / (gbps * 1e3); };  // 1 GB/s = 1e3 bytes/us
 
@@ -238,9 +243,9 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
                  transfer_us(other_bytes, e.read_bandwidth_gbps) + e.launch_overhead_us;
 
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d%s; %.1f tiles walked",
+  std::snprintf(buf, sizeof(buf), "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d, %d-stage ring%s; %.1f tiles walked",
                 e.ii_us, std::string(to_string(e.limiting_stage)).c_str(), e.ctas, e.concurrent_ctas, e.ctas_per_sm,
-                e.splits, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
+                e.splits, depth, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
   e.notes = buf;
   return e;
 }

@@ -1,0 +1,289 @@
+// The stage-cost model (core/perf/cost_model.h) on the shipped GPU models.
+
+#include "core/perf/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+using tilepath::CacheState;
+using tilepath::KPath;
+using tilepath::KvDtype;
+using tilepath::OperatingPoint;
+using tilepath::Stage;
+using tilepath::TransformMode;
+using tilepath::perf::CostEstimate;
+using tilepath::perf::estimate_costs;
+using tilepath::perf::GpuModel;
+using tilepath::perf::load_gpu_model;
+
+namespace {
+
+const std::string kModelsDir = std::string(TILEPATH_SOURCE_DIR) + "/models";
+
+GpuModel gpu(const std::string& id) { return load_gpu_model(id, kModelsDir); }
+
+OperatingPoint variant(KvDtype kv, KPath path, TransformMode mode, int batch = 64, int context = 4096) {
+  OperatingPoint op;
+  op.batch = batch;
+  op.context = context;
+  op.q_heads = 32;
+  op.kv_heads = 8;
+  op.head_dim = 128;
+  op.kv = kv;
+  op.k_path = path;
+  op.mode = mode;
+  op.cache = CacheState::hbm_cold;
+  return op;
+}
+
+OperatingPoint k16v16(int batch = 64, int context = 4096) {
+  return variant(KvDtype::k16v16, KPath::k16, TransformMode::none, batch, context);
+}
+
+// Every valid variant of the four dtype controls.
+std::vector<OperatingPoint> all_variants(OperatingPoint base) {
+  std::vector<OperatingPoint> out;
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}) {
+    for (KPath path : tilepath::valid_k_paths(kv)) {
+      for (TransformMode mode : tilepath::valid_modes(kv, path)) {
+        base.kv = kv;
+        base.k_path = path;
+        base.mode = mode;
+        out.push_back(base);
+      }
+    }
+  }
+  return out;
+}
+
+double stage(const CostEstimate& e, Stage s) { return e.per_tile_us[s]; }
+
+}  // namespace
+
+TEST(CostModel, H200FloorIsTheBytesOverTheMeasuredReadBandwidth) {
+  const GpuModel h200 = gpu("h200");
+  const OperatingPoint op = k16v16();
+  const CostEstimate e = estimate_costs(op, h200);
+  ASSERT_TRUE(e.supported) << e.why_unsupported;
+  // K and V caches in BF16: B * S * Hk * D * (2 + 2) bytes dominate the floor.
+  const double kv_bytes = 64.0 * 4096 * 8 * 128 * 4;
+  EXPECT_GE(e.bytes_moved, kv_bytes);
+  EXPECT_LT(e.bytes_moved, kv_bytes * 1.01);
+  EXPECT_DOUBLE_EQ(e.bytes_moved, op.bytes_moved());
+  const double bytes_per_us_at_4550_gbps = 4550e3;
+  EXPECT_NEAR(e.floor_us, e.bytes_moved / bytes_per_us_at_4550_gbps, 1e-9 * e.floor_us);
+  EXPECT_DOUBLE_EQ(e.read_bandwidth_gbps, 4550);
+  // A memory-bound case this large should be predicted close to (never below) the floor.
+  EXPECT_GT(e.latency_us, e.floor_us);
+  EXPECT_LT(e.latency_us, 1.1 * e.floor_us);
+  EXPECT_EQ(e.limiting_stage, Stage::k_load);
+}
+
+TEST(CostModel, K8V8MovesFewerBytesAndIsFasterThanK16V16Cold) {
+  for (const char* id : {"h200", "h100_sxm", "b200", "a100_sxm", "mi300x"}) {
+    SCOPED_TRACE(id);
+    const GpuModel g = gpu(id);
+    const CostEstimate base = estimate_costs(k16v16(), g);
+    ASSERT_TRUE(base.supported) << base.why_unsupported;
+    int compared = 0;
+    for (const OperatingPoint& op : all_variants(k16v16())) {
+      if (op.kv != KvDtype::k8v8) continue;
+      const CostEstimate e = estimate_costs(op, g);
+      if (!e.supported) continue;
+      SCOPED_TRACE(op.variant_label());
+      EXPECT_LT(e.bytes_moved, base.bytes_moved);
+      EXPECT_LT(e.latency_us, base.latency_us);
+      ++compared;
+    }
+    EXPECT_GE(compared, 1) << "no K8/V8 variant is supported";
+  }
+}
+
+TEST(CostModel, FloorFractionNeverExceedsOne) {
+  std::vector<int> ragged = {1, 700, 4096, 33, 12000};
+  for (const auto& g : tilepath::perf::load_gpu_models(kModelsDir)) {
+    for (int batch : {1, 3, 64, 256}) {
+      for (int context : {17, 1000, 4096, 65536}) {
+        for (CacheState cache : {CacheState::hbm_cold, CacheState::l2_warm}) {
+          OperatingPoint base = k16v16(batch, context);
+          base.cache = cache;
+          for (const OperatingPoint& op : all_variants(base)) {
+            const CostEstimate e = estimate_costs(op, g);
+            if (!e.supported) continue;
+            SCOPED_TRACE(g.id + " " + op.key());
+            EXPECT_GT(e.latency_us, 0);
+            EXPECT_LE(e.floor_us / e.latency_us, 1.0);
+            EXPECT_TRUE(std::isfinite(e.ii_us) && e.ii_us > 0);
+          }
+        }
+      }
+    }
+    OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::full, 5);
+    op.context_lengths = ragged;
+    const CostEstimate e = estimate_costs(op, g);
+    if (e.supported) EXPECT_LE(e.floor_us / e.latency_us, 1.0) << g.id << " ragged";
+  }
+}
+
+TEST(CostModel, Fp8QkIsUnsupportedOnA100AndMi300xWithAReason) {
+  const OperatingPoint op = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full);
+  const CostEstimate a100 = estimate_costs(op, gpu("a100_sxm"));
+  EXPECT_FALSE(a100.supported);
+  EXPECT_NE(a100.why_unsupported.find("e4m3_e4m3"), std::string::npos) << a100.why_unsupported;
+  EXPECT_NE(a100.why_unsupported.find("FP8"), std::string::npos) << a100.why_unsupported;
+
+  const CostEstimate mi300x = estimate_costs(op, gpu("mi300x"));
+  EXPECT_FALSE(mi300x.supported);
+  EXPECT_NE(mi300x.why_unsupported.find("FNUZ"), std::string::npos) << mi300x.why_unsupported;
+
+  for (const char* id : {"h100_sxm", "h200", "b200"}) {
+    EXPECT_TRUE(estimate_costs(op, gpu(id)).supported) << id;
+  }
+}
+
+TEST(CostModel, KOnlyNeedsAnFp8PvSoA100CannotRunIt) {
+  const OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only);
+  const CostEstimate e = estimate_costs(op, gpu("a100_sxm"));
+  EXPECT_FALSE(e.supported);
+  EXPECT_NE(e.why_unsupported.find("PV"), std::string::npos) << e.why_unsupported;
+  EXPECT_TRUE(estimate_costs(op, gpu("h200")).supported);
+}
+
+TEST(CostModel, TransformIsSupportedOnH200InEveryMode) {
+  const GpuModel h200 = gpu("h200");
+  for (TransformMode mode : {TransformMode::full, TransformMode::k_only, TransformMode::separate_kv}) {
+    const CostEstimate e = estimate_costs(variant(KvDtype::k8v8, KPath::transform, mode), h200);
+    EXPECT_TRUE(e.supported) << tilepath::to_string(mode) << ": " << e.why_unsupported;
+    EXPECT_TRUE(e.per_tile_us.has(Stage::k_prep)) << tilepath::to_string(mode);
+    EXPECT_EQ(e.qk_matrix_path, "bf16_bf16");
+  }
+  // A transform with FP8 K is also the only FP8 path A100 has.
+  EXPECT_TRUE(estimate_costs(variant(KvDtype::k8v16, KPath::transform, TransformMode::full), gpu("a100_sxm")).supported);
+}
+
+TEST(CostModel, StagesPresentFollowTheVariant) {
+  const GpuModel h200 = gpu("h200");
+  const CostEstimate k16 = estimate_costs(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), h200);
+  EXPECT_FALSE(k16.per_tile_us.has(Stage::k_prep));
+  EXPECT_TRUE(k16.per_tile_us.has(Stage::v_prep));
+  EXPECT_FALSE(k16.per_tile_us.has(Stage::q_quant));
+
+  const CostEstimate fp8qk = estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only), h200);
+  EXPECT_FALSE(fp8qk.per_tile_us.has(Stage::k_prep));
+  EXPECT_FALSE(fp8qk.per_tile_us.has(Stage::v_prep));
+  EXPECT_TRUE(fp8qk.per_tile_us.has(Stage::q_quant));
+  EXPECT_EQ(fp8qk.qk_matrix_path, "e4m3_e4m3");
+  EXPECT_EQ(fp8qk.pv_matrix_path, "e4m3_e4m3");
+  // The FP8 MMA runs at twice the BF16 rate on Hopper.
+  const CostEstimate bf16qk = estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only), h200);
+  EXPECT_NEAR(stage(fp8qk, Stage::qk) * 2, stage(bf16qk, Stage::qk), 1e-3 * stage(bf16qk, Stage::qk));
+
+  const CostEstimate plain = estimate_costs(k16v16(), h200);
+  for (Stage s : {Stage::k_prep, Stage::v_prep, Stage::q_quant, Stage::combine}) EXPECT_FALSE(plain.per_tile_us.has(s));
+  for (Stage s : {Stage::k_load, Stage::qk, Stage::softmax, Stage::v_load, Stage::pv, Stage::accum}) {
+    EXPECT_GT(stage(plain, s), 0) << tilepath::to_string(s);
+  }
+}
+
+TEST(CostModel, IiReproducesTheSeedFormulas) {
+  const GpuModel h200 = gpu("h200");
+  // Small batch, L2-warm: memory is cheap, so the compute stages matter.
+  for (int batch : {1, 8, 64}) {
+    OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::full, batch, 1024);
+    op.cache = CacheState::l2_warm;
+    const CostEstimate e = estimate_costs(op, h200);
+    const double load = stage(e, Stage::k_load) + stage(e, Stage::v_load);
+    // II_K8 = max(load K8, prep K8 + QK, softmax, PV) (PV warps also convert V and accumulate in full mode)
+    const double expected = std::max({load, stage(e, Stage::k_prep) + stage(e, Stage::qk), stage(e, Stage::softmax),
+                                      stage(e, Stage::v_prep) + stage(e, Stage::pv) + stage(e, Stage::accum)});
+    EXPECT_NEAR(e.ii_us, expected, 1e-12) << batch;
+
+    op.mode = TransformMode::separate_kv;
+    const CostEstimate s = estimate_costs(op, h200);
+    const double expected_separate = std::max({stage(s, Stage::k_load) + stage(s, Stage::v_load),
+                                               stage(s, Stage::k_prep) + stage(s, Stage::v_prep), stage(s, Stage::qk),
+                                               stage(s, Stage::softmax), stage(s, Stage::pv) + stage(s, Stage::accum)});
+    EXPECT_NEAR(s.ii_us, expected_separate, 1e-12) << batch;
+  }
+}
+
+TEST(CostModel, LatencyIsOncePerStepPlusFillPlusTilesTimesIi) {
+  const GpuModel h200 = gpu("h200");
+  const CostEstimate e = estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 2, 8192), h200);
+  ASSERT_TRUE(e.supported);
+  const double pipeline = e.once_per_step_us + e.fill_us + (e.tiles_walked - 1) * e.ii_us + e.launch_overhead_us;
+  EXPECT_GE(e.latency_us, pipeline);
+  // The rest is Q/O/page-table traffic: small next to the pipeline.
+  EXPECT_LT(e.latency_us - pipeline, 0.05 * e.latency_us);
+  EXPECT_GT(e.fill_us, e.ii_us);
+  // Longer contexts take longer.
+  const CostEstimate longer = estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 2, 16384), h200);
+  EXPECT_GT(longer.latency_us, e.latency_us);
+}
+
+TEST(CostModel, AutoSplitsFillTheSmsForSmallBatchLongContext) {
+  const GpuModel h200 = gpu("h200");
+  const CostEstimate small = estimate_costs(k16v16(1, 32768), h200);
+  EXPECT_GT(small.splits, 1);
+  EXPECT_GE(small.ctas, h200.sm_count);
+  EXPECT_EQ(small.ctas, 1 * 8 * small.splits);
+  EXPECT_TRUE(small.per_tile_us.has(Stage::combine));
+
+  const CostEstimate large = estimate_costs(k16v16(64, 4096), h200);
+  EXPECT_EQ(large.splits, 1);
+  EXPECT_EQ(large.ctas, 64 * 8);
+  EXPECT_FALSE(large.per_tile_us.has(Stage::combine));
+
+  // A short context cannot be split into tiny pieces.
+  const CostEstimate short_ctx = estimate_costs(k16v16(1, 128), h200);
+  EXPECT_EQ(short_ctx.splits, 1);
+
+  OperatingPoint fixed = k16v16(1, 32768);
+  fixed.splits = 3;
+  EXPECT_EQ(estimate_costs(fixed, h200).splits, 3);
+  // Splitting helps the small batch: fewer tiles per CTA.
+  EXPECT_LT(small.latency_us, estimate_costs(fixed, h200).latency_us);
+}
+
+TEST(CostModel, L2WarmUsesL2BandwidthOnlyWhenTheKvFits) {
+  const GpuModel h200 = gpu("h200");
+  OperatingPoint fits = variant(KvDtype::k8v8, KPath::transform, TransformMode::full, 1, 4096);  // 8 MB of KV
+  const CostEstimate cold = estimate_costs(fits, h200);
+  fits.cache = CacheState::l2_warm;
+  const CostEstimate warm = estimate_costs(fits, h200);
+  EXPECT_FALSE(cold.served_from_l2);
+  EXPECT_TRUE(warm.served_from_l2);
+  EXPECT_DOUBLE_EQ(warm.read_bandwidth_gbps, h200.l2_read_bandwidth_gbps);
+  EXPECT_LT(warm.latency_us, cold.latency_us);
+  EXPECT_LE(warm.floor_us / warm.latency_us, 1.0);
+
+  OperatingPoint big = k16v16(64, 4096);  // 1 GB of KV
+  big.cache = CacheState::l2_warm;
+  const CostEstimate big_warm = estimate_costs(big, h200);
+  EXPECT_FALSE(big_warm.served_from_l2);
+  EXPECT_DOUBLE_EQ(big_warm.latency_us, estimate_costs(k16v16(64, 4096), h200).latency_us);
+}
+
+TEST(CostModel, BandwidthIsSharedByResidentCtas) {
+  const GpuModel h200 = gpu("h200");
+  // Past one CTA per SM, more CTAs make each tile's load slower, not the whole kernel faster.
+  const CostEstimate b64 = estimate_costs(k16v16(64, 4096), h200);
+  const CostEstimate b128 = estimate_costs(k16v16(128, 4096), h200);
+  EXPECT_GE(stage(b128, Stage::k_load), stage(b64, Stage::k_load));
+  EXPECT_NEAR(b128.latency_us / b64.latency_us, 2.0, 0.1);
+  EXPECT_LE(b64.concurrent_ctas, h200.sm_count * b64.ctas_per_sm);
+}
+
+TEST(CostModel, InvalidOperatingPointThrowsNamingTheField) {
+  OperatingPoint op = k16v16();
+  op.kv_heads = 0;
+  try {
+    estimate_costs(op, gpu("h200"));
+    FAIL() << "expected a ValidationError";
+  } catch (const tilepath::ValidationError& e) {
+    EXPECT_EQ(e.field(), "kv_heads");
+  }
+}
