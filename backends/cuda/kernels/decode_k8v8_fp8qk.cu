@@ -1,0 +1,13 @@
+// K8/V8 with the fp8_qk K path (FP8 QK); V converted (full, separate_kv) or FP8 PV (k_only).
+#include "backends/cuda/kernels/variant_instantiation.cuh"
+
+namespace tilepath::cuda::kernels {
+
+void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out) {
+  constexpr int kKv = TP_KV_K8V8, kPath = TP_KPATH_FP8_QK;
+  append_family<KOperand::fp8_mma, VOperand::fp8_convert, false>(out, kKv, kPath, TP_MODE_FULL);
+  append_family<KOperand::fp8_mma, VOperand::fp8_mma, false>(out, kKv, kPath, TP_MODE_K_ONLY);
+  append_family<KOperand::fp8_mma, VOperand::fp8_convert, true>(out, kKv, kPath, TP_MODE_SEPARATE_KV);
+}
+
+}  // namespace tilepath::cuda::kernels

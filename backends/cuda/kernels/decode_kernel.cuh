@@ -1,0 +1,332 @@
+#pragma once
+// The decode-attention kernel: one CTA per (request, kv head, split, group of <= 8
+// query heads). Each MMA warp walks its own 32-token tiles of the CTA's range
+// (tile i of warp w starts at range_begin + 32·(i·warps + w)) with its own online
+// softmax; the warps merge once at the end (a log-sum-exp merge through shared memory).
+//
+// Producer/consumer:
+//   full / k_only : the memory pipe (cp.async ring, kStages deep per warp) produces,
+//                   the MMA warp consumes; k_prep/v_prep run in the MMA warp.
+//   separate_kv   : a converter warp per MMA warp owns the cp.async ring, runs k_prep
+//                   and v_prep into a 2-slot staged BF16 tile, and hands it over
+//                   through mbarriers (full: converter -> MMA, empty: MMA -> converter).
+
+#include <cstdint>
+
+#include "backends/cuda/kernels/decode_stages.cuh"
+
+namespace tilepath::cuda::kernels {
+
+struct KernelParams {
+  DecodeArgs args;
+  int head_chunks;     // ceil(group / 8): CTAs sharing one kv head
+  std::uint32_t salt;  // always 0; keeps doubled-stage ablations from being folded
+};
+
+// The CTA's place in the problem.
+struct CtaWork {
+  int batch, kv_head, split;
+  int head0, heads;       // first query head and count (<= 8)
+  int begin, end;         // token range [begin, end) of this split
+};
+
+__device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
+  const DecodeArgs& a = p.args;
+  CtaWork w;
+  w.split = blockIdx.x;
+  w.kv_head = blockIdx.y / p.head_chunks;
+  const int chunk = blockIdx.y % p.head_chunks;
+  w.batch = blockIdx.z;
+  const int group = a.q_heads / a.kv_heads;
+  w.head0 = w.kv_head * group + chunk * 8;
+  w.heads = min(8, group - chunk * 8);
+  const int len = a.lengths[w.batch];
+  // splits cut the context into equal ranges rounded to 32 tokens
+  const int per_split = ((len + a.splits - 1) / a.splits + 31) / 32 * 32;
+  w.begin = min(len, w.split * per_split);
+  w.end = min(len, w.begin + per_split);
+  return w;
+}
+
+// Tiles of warp w: first tokens begin + 32·(i·warps + w) < end.
+template <class T>
+__device__ __forceinline__ int warp_tile_count(const CtaWork& w, int warp) {
+  const int remaining = w.end - w.begin - T::kWarpTokens * warp;
+  return remaining > 0 ? (remaining + T::kCtaTokens - 1) / T::kCtaTokens : 0;
+}
+
+template <class T>
+__device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int tile) {
+  return w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp);
+}
+
+// ============================================================================
+// Q fragment: row g = query head head0+g, in the d-order of the K chunks
+// ============================================================================
+
+template <class T>
+__device__ __forceinline__ void load_q(const KernelParams& p, const CtaWork& w, const Lane& ln, QFragment<T>& q,
+                                       float& row_scale) {
+  const DecodeArgs& a = p.args;
+  constexpr int kWords = QFragment<T>::kWordsPerChunk;
+  const bool live = ln.group < w.heads;
+  const int head = w.head0 + (live ? ln.group : 0);
+  const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + head;
+  const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
+  row_scale = a.softmax_scale * kLog2e * k_scale;
+  if constexpr (T::kQFp8) {
+    // E4M3 Q: 16 bytes per K chunk (d 16c..16c+15), q = q8·q_scale applied in score space
+    const uint4* src = reinterpret_cast<const uint4*>(a.q8 + row * T::kHeadDim);
+#pragma unroll
+    for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
+      const uint4 v = live ? src[4 * j + ln.quad] : make_uint4(0, 0, 0, 0);
+      q.w[j * kWords + 0] = v.x, q.w[j * kWords + 1] = v.y, q.w[j * kWords + 2] = v.z, q.w[j * kWords + 3] = v.w;
+    }
+    row_scale *= live ? a.q8_scale[row] : 1.0f;
+  } else {
+    // BF16 Q: the K chunk's d range (8 d for BF16 K, 16 d for E4M3 K converted)
+    constexpr int kChunkD = 16 / T::kKConsumedBytes;
+    const uint4* src = reinterpret_cast<const uint4*>(a.q + row * T::kHeadDim);
+#pragma unroll
+    for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
+#pragma unroll
+      for (int h = 0; h < kChunkD / 8; ++h) {
+        const int d = kChunkD * (4 * j + ln.quad) + 8 * h;
+        const uint4 v = live ? src[d / 8] : make_uint4(0, 0, 0, 0);
+        std::uint32_t* dst = &q.w[j * kWords + 4 * h];
+        dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+      }
+    }
+  }
+}
+
+// ============================================================================
+// One tile through qk -> softmax -> (v_prep -> pv -> accum) per m-tile
+// ============================================================================
+
+template <class T>
+__device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
+                                             float row_scale, int tile_first, int end, const Lane& ln,
+                                             WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt) {
+  if constexpr (T::kLoadOnly) return;
+  float s[T::kNTiles][4];
+  qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
+  PFragment p;
+  softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
+#pragma unroll
+  for (int m = 0; m < T::kMTiles; ++m) {
+    VFragment v;
+    v_prep<T>(v_tile, m, ln, v, salt);  // V' = operand form of V
+    float d[4];
+    pv<T>(d, v, p, sink);               // Oᵀ_tile = V'ᵀ·Pᵀ
+    accum<T>(acc.o[m], d, p);           // O = O·α + Oᵀ_tile
+  }
+}
+
+// ============================================================================
+// End of CTA: merge the warps' (m, l, O), normalise, write output or split partials
+// ============================================================================
+
+template <class T>
+__device__ __forceinline__ void merge_and_store(const KernelParams& p, const CtaWork& w, char* smem, int warp,
+                                                const Lane& ln, WarpAccumulator<T>& acc) {
+  const DecodeArgs& a = p.args;
+  constexpr int kH = T::kHeadsPerCta, kD = T::kHeadDim;
+  float* merge_m = reinterpret_cast<float*>(smem);        // [warps][8]
+  float* merge_l = merge_m + T::kMmaWarps * kH;            // [warps][8]
+  float* merge_o = merge_l + T::kMmaWarps * kH;            // [warps][8][D]
+  cp_async_wait<0>();
+  __syncthreads();  // every warp is done with the ring the merge buffer reuses
+  if (warp < T::kMmaWarps) {
+    float l = acc.l;
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (ln.quad == 0) {
+      merge_m[warp * kH + ln.group] = acc.m;
+      merge_l[warp * kH + ln.group] = l;
+    }
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int head = 2 * ln.quad + (i & 1);
+        const int d = o_row_to_d<T>(m, ln.group, i >> 1);
+        merge_o[(warp * kH + head) * kD + d] = acc.o[m][i];
+      }
+    }
+  }
+  __syncthreads();
+  const float v_scale = T::kV == VOperand::bf16 ? 1.0f : a.v_scale[a.scale_per_head ? w.kv_head : 0];
+  const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
+  for (int idx = threadIdx.x; idx < w.heads * kD; idx += T::kThreads) {
+    const int h = idx / kD, d = idx % kD;
+    float m_max = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < T::kMmaWarps; ++u) m_max = fmaxf(m_max, merge_m[u * kH + h]);
+    float l_sum = 0.0f, o_sum = 0.0f;
+    if (m_max != -INFINITY) {
+#pragma unroll
+      for (int u = 0; u < T::kMmaWarps; ++u) {
+        const float weight = fast_exp2(merge_m[u * kH + h] - m_max);  // empty warps: 2^-inf = 0
+        l_sum += merge_l[u * kH + h] * weight;
+        o_sum += merge_o[(u * kH + h) * kD + d] * weight;
+      }
+    }
+    const float value = l_sum > 0.0f ? o_sum / l_sum * out_scale : 0.0f;
+    const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + h;
+    if (a.splits == 1) {
+      a.out[row * kD + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value));
+    } else {
+      const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
+      a.partial_out[part * kD + d] = value;
+      // log2-domain log-sum-exp of this split (-inf when it saw no token)
+      if (d == 0) a.partial_lse[part] = l_sum > 0.0f ? m_max + __log2f(l_sum) : -INFINITY;
+    }
+  }
+}
+
+// ============================================================================
+// Warp roles
+// ============================================================================
+
+// full / k_only: the MMA warp issues its own ring loads and consumes them.
+template <class T>
+__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, std::uint32_t ring,
+                                                   int warp, const Lane& ln, const QFragment<T>& q,
+                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
+  const DecodeArgs& a = p.args;
+  const int tiles = warp_tile_count<T>(w, warp);
+  auto slot_k = [&](int tile) { return ring + (tile % T::kStages) * T::kRawStageBytes; };
+  auto issue = [&](int tile) {
+    if (tile < tiles) {
+      const std::uint32_t row = token_row(a, w.batch, w.kv_head, warp_tile_first<T>(w, warp, tile) + ln.lane, w.end);
+      k_load<T>(slot_k(tile), a, row, ln.lane);                       // K(32 tok, D) -> ring
+      v_load<T>(slot_k(tile) + T::kRawKTileBytes, a, row, ln.lane);   // V(32 tok, D) -> ring
+    }
+    cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
+  };
+#pragma unroll 1
+  for (int tile = 0; tile < T::kStages - 1; ++tile) issue(tile);
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    __syncwarp();  // every lane is done reading the slot refilled next
+    issue(tile + T::kStages - 1);
+    cp_async_wait<T::kStages - 1>();
+    __syncwarp();  // tile's chunks from all lanes are visible
+    consume_tile<T>(slot_k(tile), slot_k(tile) + T::kRawKTileBytes, q, row_scale,
+                    warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
+  }
+}
+
+template <class T>
+struct SeparateKvLayout {
+  std::uint32_t raw_ring, staged, full_bar, empty_bar;  // for one pair
+  __device__ SeparateKvLayout(std::uint32_t smem, int pair) {
+    raw_ring = smem + pair * T::kStages * T::kRawStageBytes;
+    staged = smem + T::kStagedOffset + pair * T::kStagedBytesPerWarp;
+    full_bar = smem + T::kBarrierOffset + (pair * T::kStagedSlots) * 8;
+    empty_bar = smem + T::kBarrierOffset + ((T::kMmaWarps + pair) * T::kStagedSlots) * 8;
+  }
+  __device__ std::uint32_t staged_k(int slot) const {
+    return staged + slot * (T::kStagedKTileBytes + T::kStagedVTileBytes);
+  }
+  __device__ std::uint32_t staged_v(int slot) const { return staged_k(slot) + T::kStagedKTileBytes; }
+};
+
+// separate_kv producer: ring loads, then k_prep / v_prep into the staged slot.
+template <class T>
+__device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int pair,
+                                               const Lane& ln) {
+  const DecodeArgs& a = p.args;
+  const SeparateKvLayout<T> lay(smem, pair);
+  const int tiles = warp_tile_count<T>(w, pair);
+  auto slot_k = [&](int tile) { return lay.raw_ring + (tile % T::kStages) * T::kRawStageBytes; };
+  auto issue = [&](int tile) {
+    if (tile < tiles) {
+      const std::uint32_t row = token_row(a, w.batch, w.kv_head, warp_tile_first<T>(w, pair, tile) + ln.lane, w.end);
+      k_load<T>(slot_k(tile), a, row, ln.lane);
+      v_load<T>(slot_k(tile) + T::kRawKTileBytes, a, row, ln.lane);
+    }
+    cp_async_commit();
+  };
+#pragma unroll 1
+  for (int tile = 0; tile < T::kStages - 1; ++tile) issue(tile);
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    __syncwarp();
+    issue(tile + T::kStages - 1);
+    cp_async_wait<T::kStages - 1>();
+    __syncwarp();
+    if constexpr (T::kLoadOnly) continue;
+    const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
+    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);  // MMA warp released this slot
+    k_prep_staged<T>(slot_k(tile), lay.staged_k(slot), ln.lane, p.salt);                      // K' = bf16(K8)
+    v_prep_staged<T>(slot_k(tile) + T::kRawKTileBytes, lay.staged_v(slot), ln.lane, p.salt);  // V' = bf16(V8)
+    mbarrier_arrive(lay.full_bar + slot * 8);
+  }
+}
+
+// separate_kv consumer: waits for staged tiles, runs qk -> softmax -> pv -> accum.
+template <class T>
+__device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int warp,
+                                                const Lane& ln, const QFragment<T>& q, float row_scale,
+                                                WarpAccumulator<T>& acc, std::uint32_t& sink) {
+  if constexpr (T::kLoadOnly) return;
+  const SeparateKvLayout<T> lay(smem, warp);
+  const int tiles = warp_tile_count<T>(w, warp);
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
+    mbarrier_wait(lay.full_bar + slot * 8, use & 1);
+    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
+                    ln, acc, sink, p.salt);
+    mbarrier_arrive(lay.empty_bar + slot * 8);
+  }
+}
+
+// ============================================================================
+// The kernel
+// ============================================================================
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __grid_constant__ KernelParams p) {
+  extern __shared__ __align__(128) char smem[];
+  const CtaWork w = cta_work(p);
+  const int warp = threadIdx.x / 32;
+  const Lane ln{static_cast<int>(threadIdx.x % 32), static_cast<int>(threadIdx.x % 32) / 4,
+                static_cast<int>(threadIdx.x % 4)};
+  const std::uint32_t smem_base = smem_addr(smem);
+
+  if constexpr (T::kSeparate) {
+    if (threadIdx.x < 2 * T::kMmaWarps * T::kStagedSlots) {
+      mbarrier_init(smem_base + T::kBarrierOffset + threadIdx.x * 8, 32);  // all 32 lanes arrive
+    }
+    __syncthreads();
+  }
+
+  WarpAccumulator<T> acc;
+  acc.m = -INFINITY;
+  acc.l = 0.0f;
+#pragma unroll
+  for (int m = 0; m < T::kMTiles; ++m) acc.o[m][0] = acc.o[m][1] = acc.o[m][2] = acc.o[m][3] = 0.0f;
+  std::uint32_t sink = 0;
+
+  if (warp < T::kMmaWarps) {
+    QFragment<T> q;
+    float row_scale;
+    load_q<T>(p, w, ln, q, row_scale);
+    if constexpr (T::kSeparate) {
+      mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
+    } else {
+      mma_warp_with_ring<T>(p, w, smem_base + warp * T::kStages * T::kRawStageBytes, warp, ln, q, row_scale, acc,
+                            sink);
+    }
+  } else if constexpr (T::kSeparate) {
+    converter_warp<T>(p, w, smem_base, warp - T::kMmaWarps, ln);
+  }
+
+  merge_and_store<T>(p, w, smem, warp, ln, acc);
+  if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live
+}
+
+}  // namespace tilepath::cuda::kernels

@@ -1,0 +1,138 @@
+#pragma once
+// Compile-time description of one decode-attention variant: how K and V reach the
+// matrix unit, who converts them, the head dim, the ablation, and every tile
+// constant derived from those (warps, ring depth, shared-memory carve-up) with the
+// budgets they must respect.
+
+#include <cstddef>
+
+#include "backends/cuda/decode_launch.h"
+
+namespace tilepath::cuda::kernels {
+
+// How K reaches QK.
+enum class KOperand : int {
+  bf16 = 0,         // K16 in HBM, BF16 MMA
+  fp8_convert = 1,  // E4M3 in HBM, converted to BF16 on chip (k_path transform)
+  fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized Q (k_path fp8_qk)
+};
+// How V reaches PV.
+enum class VOperand : int {
+  bf16 = 0,         // V16 in HBM, BF16 MMA
+  fp8_convert = 1,  // E4M3 in HBM, converted to BF16 on chip
+  fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized P (mode k_only)
+};
+
+inline constexpr int kSmemPerBlockFor2PerSm = 113 * 1024;  // 228 KB/SM, 1 KB reserved per block
+inline constexpr int kSmemPerBlockMax = 227 * 1024;
+
+// Warps x ring stages chosen so the ring keeps >= ~100 KB in flight per SM while
+// fitting two blocks per SM when it can (latency hiding wants bytes in flight,
+// not threads: the compute per byte is small).
+struct RingShape {
+  int mma_warps;
+  int stages;
+};
+constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
+  constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
+  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
+  for (const RingShape& r : two_per_sm)
+    if (r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
+  for (const RingShape& r : one_per_sm)
+    if (r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
+  return {0, 0};
+}
+
+template <KOperand KO, VOperand VO, bool kSeparateKv, int kD, AblationKind kAblation, int kAblatedStage>
+struct DecodeTraits {
+  static constexpr KOperand kK = KO;
+  static constexpr VOperand kV = VO;
+  static constexpr bool kSeparate = kSeparateKv;
+  static constexpr int kHeadDim = kD;
+  static constexpr AblationKind kAblationKind = kAblation;
+  static constexpr int kAblationStage = kAblatedStage;
+
+  // ---- what sits where --------------------------------------------------------
+  static constexpr int kKHbmBytes = KO == KOperand::bf16 ? 2 : 1;  // bytes per K element in HBM
+  static constexpr int kVHbmBytes = VO == VOperand::bf16 ? 2 : 1;
+  // Format the MMA warps read: separate_kv stages converted (BF16) tiles for them.
+  static constexpr bool kKConsumedFp8 = KO == KOperand::fp8_mma || (KO == KOperand::fp8_convert && !kSeparate);
+  static constexpr bool kVConsumedFp8 = VO == VOperand::fp8_mma || (VO == VOperand::fp8_convert && !kSeparate);
+  static constexpr int kKConsumedBytes = kKConsumedFp8 ? 1 : 2;
+  static constexpr int kVConsumedBytes = kVConsumedFp8 ? 1 : 2;
+  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;                            // QK on E4M3
+  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;                            // PV on E4M3
+  static constexpr bool kKPrepInMma = KO == KOperand::fp8_convert && !kSeparate;   // mode full / k_only
+  static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;   // mode full
+  static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
+  static constexpr bool kHasVPrep = VO != VOperand::bf16;  // convert, or the E4M3 transpose for FP8 PV
+
+  // ---- tiles ------------------------------------------------------------------
+  static constexpr int kWarpTokens = 32;     // tokens per warp per pipeline tile (one k32 FP8 PV step)
+  static constexpr int kHeadsPerCta = 8;     // query heads per CTA: the n8 side of PV (QK pads them to m16)
+  static constexpr int kNTiles = kWarpTokens / 8;  // S tile: (16 rows, 32 tokens) = 4 n8 MMA tiles
+  static constexpr int kMTiles = kD / 16;          // O^T: (D, 8 heads) = D/16 m16 MMA tiles
+
+  static constexpr int kKRowBytes = kD * kKHbmBytes;  // one token of one kv head
+  static constexpr int kVRowBytes = kD * kVHbmBytes;
+  static constexpr int kKChunks = kKRowBytes / 16;    // 16-byte chunks per row (cp.async unit)
+  static constexpr int kVChunks = kVRowBytes / 16;
+  static constexpr int kKConsumedChunks = kD * kKConsumedBytes / 16;
+  static constexpr int kVConsumedChunks = kD * kVConsumedBytes / 16;
+
+  static constexpr int kRawKTileBytes = kWarpTokens * kKRowBytes;  // (32 tok, D) per warp
+  static constexpr int kRawVTileBytes = kWarpTokens * kVRowBytes;
+  static constexpr int kRawStageBytes = kRawKTileBytes + kRawVTileBytes;
+  static constexpr int kStagedKTileBytes = kWarpTokens * kD * kKConsumedBytes;  // separate_kv only
+  static constexpr int kStagedVTileBytes = kWarpTokens * kD * kVConsumedBytes;
+  static constexpr int kStagedSlots = 2;  // converter fills one while the MMA warp reads the other
+  static constexpr int kStagedBytesPerWarp =
+      kSeparate ? kStagedSlots * (kStagedKTileBytes + kStagedVTileBytes) : 0;
+
+  static constexpr RingShape kShape = choose_ring_shape(kRawStageBytes, kStagedBytesPerWarp);
+  static constexpr int kMmaWarps = kShape.mma_warps;
+  static constexpr int kStages = kShape.stages;
+  static constexpr int kConverterWarps = kSeparate ? kMmaWarps : 0;  // one per MMA warp (a pair)
+  static constexpr int kThreads = 32 * (kMmaWarps + kConverterWarps);
+  static constexpr int kCtaTokens = kWarpTokens * kMmaWarps;  // tokens per CTA-wide pipeline step
+
+  // shared memory: [raw ring | staged slots | mbarriers]; the merge buffer reuses the ring
+  static constexpr int kRawRingBytes = kMmaWarps * kStages * kRawStageBytes;
+  static constexpr int kStagedOffset = kRawRingBytes;
+  static constexpr int kBarrierOffset = kStagedOffset + kMmaWarps * kStagedBytesPerWarp;
+  static constexpr int kBarrierBytes = kSeparate ? kMmaWarps * kStagedSlots * 2 * 8 : 0;  // full + empty
+  static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes;
+  static constexpr int kMergeBytes = kMmaWarps * (kHeadsPerCta * kD + 2 * kHeadsPerCta) * 4;
+
+  static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
+  static_assert(kMmaWarps > 0, "no ring shape fits the shared-memory budget");
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "shared memory over the per-block limit");
+  static_assert(kMergeBytes <= kRawRingBytes, "the cross-warp merge buffer must fit in the ring it reuses");
+  static_assert(kKConsumedChunks % 4 == 0, "a K row must split into groups of 4 chunks (one per lane of a quad)");
+  static_assert(kKConsumedChunks >= 4 && kVConsumedChunks >= 4, "swizzle assumes >= 4 chunks per row");
+  static_assert(kBarrierOffset % 8 == 0, "mbarriers need 8-byte alignment");
+  static_assert(!(kSeparate && VO == VOperand::fp8_mma), "separate_kv stages BF16 V; FP8 PV is mode k_only");
+
+  // ---- ablation switches ------------------------------------------------------
+  static constexpr bool kLoadOnly = kAblation == AblationKind::load_only;
+  __host__ __device__ static constexpr bool runs(int stage) {
+    return !kLoadOnly && !(kAblation == AblationKind::remove && kAblatedStage == stage);
+  }
+  __host__ __device__ static constexpr bool doubled(int stage) { return kAblation == AblationKind::twice && kAblatedStage == stage; }
+};
+
+// 16-byte chunk swizzle inside one token row, so that (a) the quad-wide 16-byte
+// row reads of QK and (b) ldmatrix's eight row addresses hit distinct bank groups.
+// Rows of >= 8 chunks: rows 2m and 2m+1 land in opposite halves of a 128-byte line
+// and rows 0..7 take 8 distinct chunk offsets. Rows of 4 chunks (64 bytes) already
+// alternate halves; the xor separates rows 0..7 within them.
+template <int kChunksPerRow>
+__host__ __device__ constexpr int swizzle_chunk(int row, int chunk) {
+  if constexpr (kChunksPerRow >= 8) {
+    return chunk ^ (((row & 1) << 2) | ((row >> 1) & 3));
+  } else {
+    return chunk ^ ((row >> 1) & 3);
+  }
+}
+
+}  // namespace tilepath::cuda::kernels

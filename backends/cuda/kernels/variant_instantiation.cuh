@@ -1,0 +1,62 @@
+#pragma once
+// Instantiates one variant family: the three head dims without ablations, and the
+// stage ablations at D = 128 only (compile time grows with every instantiation).
+
+#include <cstdio>
+#include <vector>
+
+#include "backends/cuda/kernels/decode_kernel.cuh"
+#include "backends/cuda/kernels/variant_table.h"
+
+namespace tilepath::cuda::kernels {
+
+template <class T>
+cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
+  auto* kernel = &decode_attention_kernel<T>;
+  static bool smem_limit_raised = false;  // the host serialises plugin calls
+  if (!smem_limit_raised) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (e != cudaSuccess) return e;
+    smem_limit_raised = true;
+  }
+  const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
+  const dim3 block(T::kThreads);
+  KernelParams params{args, head_chunks, 0u};
+  kernel<<<grid, block, T::kSmemBytes, stream>>>(params);
+  if (info) {
+    info->func = reinterpret_cast<const void*>(kernel);
+    info->grid = grid;
+    info->block = block;
+    info->smem_dynamic_bytes = T::kSmemBytes;
+    info->tile_tokens = T::kCtaTokens;
+  }
+  return cudaGetLastError();
+}
+
+template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage>
+VariantEntry variant_entry(int kv_dtype, int k_path, int mode) {
+  return {kv_dtype, k_path, mode, kD, kAbl, kStage, &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage>>};
+}
+
+template <KOperand KO, VOperand VO, bool kSep, int kStage>
+void append_stage_ablations(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::remove, kStage>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::twice, kStage>(kv, path, mode));
+}
+
+template <KOperand KO, VOperand VO, bool kSep>
+void append_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  constexpr AblationKind kNone = AblationKind::none;
+  out.push_back(variant_entry<KO, VO, kSep, 64, kNone, -1>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kNone, -1>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 256, kNone, -1>(kv, path, mode));
+  using T = DecodeTraits<KO, VO, kSep, 128, kNone, -1>;
+  if constexpr (T::kHasKPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_K_PREP>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_QK>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_SOFTMAX>(out, kv, path, mode);
+  if constexpr (T::kHasVPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_V_PREP>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_PV>(out, kv, path, mode);
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::load_only, -1>(kv, path, mode));
+}
+
+}  // namespace tilepath::cuda::kernels

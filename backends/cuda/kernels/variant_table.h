@@ -1,0 +1,33 @@
+#pragma once
+// The compiled kernel variants, as a table the launcher searches. Each per-dtype
+// translation unit (decode_<dtype>*.cu) appends the variants it instantiates, so
+// the expensive template instantiations spread over several files.
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cuda/decode_launch.h"
+
+namespace tilepath::cuda::kernels {
+
+// Launches the main kernel of one variant (q_quant / combine are launched around it).
+using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream,
+                                     KernelInfo* info);
+
+struct VariantEntry {
+  int kv_dtype;      // enum tp_kv_dtype
+  int k_path;        // enum tp_k_path
+  int mode;          // enum tp_transform_mode
+  int head_dim;
+  AblationKind ablation;
+  int ablated_stage; // enum tp_stage, -1 for none / load_only
+  MainLaunchFn launch;
+};
+
+void append_k16v16_variants(std::vector<VariantEntry>& out);
+void append_k16v8_variants(std::vector<VariantEntry>& out);
+void append_k8v16_variants(std::vector<VariantEntry>& out);
+void append_k8v8_transform_variants(std::vector<VariantEntry>& out);
+void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
+
+}  // namespace tilepath::cuda::kernels
