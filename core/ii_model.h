@@ -3,6 +3,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -19,6 +20,12 @@ struct IIPrediction {
   double serial_sum_us = 0;                   // sum of all per-tile stage costs
   double max_stage_us = 0;
   double once_per_step_us = 0;                // q_quant + combine
+  double fill_us = 0;                         // longest data path through one tile (pipeline fill)
+  StageCosts cost_us;                         // cost used per present stage (unknown = 0), NaN for absent
+  std::array<Agent, kStageCount> agent_of_stage{};  // agent of each present stage
+  std::vector<Stage> unknown_stages;          // present stages whose cost was NaN (counted as 0)
+  // II with stage s costing 0 (the II the other stages alone would set).
+  double ii_without(Stage s) const;
   // Predicted latency for n_tiles tiles: once_per_step + fill + (n_tiles-1)*ii
   double latency_us(long long n_tiles) const;
   nlohmann::json to_json() const;

@@ -18,6 +18,13 @@ enum class EdgeKind {
   buffer_reuse,  // consumer of tile n frees the buffer that load n+depth fills
 };
 std::string_view to_string(EdgeKind k);
+EdgeKind parse_edge_kind(std::string_view s);  // throws ValidationError
+
+// Whether a stage exists in the graph of op's variant (kv, k_path, mode, splits).
+bool stage_present(Stage s, const OperatingPoint& op);
+// The agent that runs a stage under the default assignment for a transform mode
+// (reproduces the seed's II_K8 / II_K16 formulas; see docs/stage-model.md).
+Agent default_agent(Stage s, TransformMode mode);
 
 struct StageNode {
   Stage stage;
@@ -47,6 +54,9 @@ class StageGraph {
 
   std::string to_dot() const;      // boost::write_graphviz, agents as colours
   nlohmann::json to_json() const;  // {"variant":..,"nodes":[{stage,agent,per_tile}],"edges":[{from,to,kind,tile_distance}]}
+  // Inverse of to_json (also carries "buffer_depth" and "operating_point"); throws
+  // ValidationError naming the bad field.
+  static StageGraph from_json(const nlohmann::json& j);
 
  private:
   StageGraphBase g_;
