@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ii_model.h"
+#include "core/perf/gpu_model.h"
 #include "core/stage_graph.h"
 
 #ifndef TILEPATH_VERSION
@@ -331,6 +332,21 @@ RunInfo make_run_info(const Backend& backend, int device, const std::string& com
   else
     info.device = "none";
   info.command = command;
+  return info;
+}
+
+RunInfo make_run_info(const Backend& backend, const RunSettings& settings, const std::string& command) {
+  RunInfo info = make_run_info(backend, settings.device, command);
+  if (settings.gpu_model.empty()) return info;
+  std::string model_name;
+  try {
+    model_name = perf::load_gpu_model(settings.gpu_model).name;
+  } catch (const std::exception&) {
+    return info;  // not a model id this build knows: the backend will say so when it runs
+  }
+  // A simulating backend names each device after the GPU it models.
+  for (const DeviceInfo& d : backend.devices())
+    if (d.name == model_name + " (model)") info.device = d.name;
   return info;
 }
 

@@ -45,5 +45,9 @@ std::string case_key(const OperatingPoint& op, const RunSettings& settings);
 
 // Fill a RunInfo for this tool (version, git revision, host).
 RunInfo make_run_info(const Backend& backend, int device, const std::string& command);
+// As above, for a run with these settings: on a simulating backend (one whose
+// devices are modelled GPUs) the device is the one settings.gpu_model selects,
+// whatever settings.device says, so stored runs name the GPU that was modelled.
+RunInfo make_run_info(const Backend& backend, const RunSettings& settings, const std::string& command);
 
 }  // namespace tilepath

@@ -389,7 +389,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
                        ProgressObserver* observer, const std::atomic<bool>* cancel) {
   SweepOutcome outcome;
   outcome.total = static_cast<int>(spec.cases.size());
-  RunInfo info = make_run_info(backend, spec.settings.device, command);
+  RunInfo info = make_run_info(backend, spec.settings, command);
   info.notes = "sweep " + spec.name;
   SweepProgress progress(observer, outcome.total);
   auto stop_requested = [&] {

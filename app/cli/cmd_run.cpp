@@ -84,7 +84,7 @@ int run_one(const RunFlags& f, const CliContext& context) {
 
   RunStore store = RunStore::open(f.db);
   install_cancel_handlers();
-  RunInfo run = make_run_info(backend, f.device, context.command_line);
+  RunInfo run = make_run_info(backend, settings, context.command_line);
   store.begin_run(run);
   CaseRecord rec = run_case(backend, op, settings, nullptr, &cancel_flag());
   if (rec.status != CaseStatus::cancelled) store.add_case(run.id, rec);
