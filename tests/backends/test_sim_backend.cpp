@@ -1,0 +1,251 @@
+// The sim backend plugin, loaded the way a host loads it: dlopen + tilepath_backend_entry.
+// (Deliberately not through core/plugin_host, so this tests the plugin alone.)
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/abi/tilepath_backend.h"
+#include "core/operating_point.h"
+#include "core/perf/gpu_model.h"
+
+namespace {
+
+const std::string kPluginFile = std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_sim.so";
+const std::string kModelsDir = std::string(TILEPATH_SOURCE_DIR) + "/models";
+
+class SimBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(kPluginFile)) << kPluginFile << " missing: build target tilepath_backend_sim";
+    handle_ = dlopen(kPluginFile.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle_, nullptr) << dlerror();
+    entry_ = reinterpret_cast<tp_backend_entry_fn>(dlsym(handle_, TILEPATH_BACKEND_ENTRY_SYMBOL));
+    ASSERT_NE(entry_, nullptr) << dlerror();
+    api_ = entry_(TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR);
+    ASSERT_NE(api_, nullptr);
+    char error[256] = "unset";
+    ASSERT_EQ(api_->init(error, sizeof(error)), 0) << error;
+  }
+  void TearDown() override {
+    if (api_ != nullptr) api_->shutdown();
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+
+  // Index of the device that models `id` ("h200"), by its device name.
+  int device_of(const std::string& id) const {
+    const auto model = tilepath::perf::load_gpu_model(id, kModelsDir);
+    for (int d = 0; d < api_->device_count(); ++d) {
+      tp_device_info info{};
+      info.struct_size = sizeof(info);
+      if (api_->device_info(d, &info) == 0 && info.name == model.name + " (model)") return d;
+    }
+    return -1;
+  }
+
+  // A result as the host prepares it: zeroed, struct_size set, doubles NaN.
+  static tp_result fresh_result() {
+    tp_result r;
+    std::memset(&r, 0, sizeof(r));
+    r.struct_size = sizeof(r);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    r.latency_us = r.tile_interval_us = r.floor_fraction = r.rel_l2_error = nan;
+    return r;
+  }
+
+  static tp_run_options options() {
+    tp_run_options o{};
+    o.struct_size = sizeof(o);
+    o.warmup = 0;
+    o.repeats = 1;
+    return o;
+  }
+
+  void* handle_ = nullptr;
+  tp_backend_entry_fn entry_ = nullptr;
+  const tp_backend_api* api_ = nullptr;
+};
+
+tilepath::OperatingPoint k8v8(tilepath::KPath path, tilepath::TransformMode mode) {
+  tilepath::OperatingPoint op;
+  op.batch = 64;
+  op.context = 4096;
+  op.kv = tilepath::KvDtype::k8v8;
+  op.k_path = path;
+  op.mode = mode;
+  return op;
+}
+
+struct ProgressLog {
+  std::vector<double> fractions;
+  int cancel_at_call = -1;  // return nonzero on this call
+};
+int record_progress(void* user, double fraction, const char* /*phase*/) {
+  auto* log = static_cast<ProgressLog*>(user);
+  log->fractions.push_back(fraction);
+  return static_cast<int>(log->fractions.size()) - 1 == log->cancel_at_call ? 1 : 0;
+}
+
+}  // namespace
+
+TEST_F(SimBackend, NegotiatesTheAbiMajor) {
+  EXPECT_EQ(std::string(api_->name), "sim");
+  EXPECT_EQ(api_->abi_major, static_cast<uint32_t>(TILEPATH_ABI_MAJOR));
+  EXPECT_GE(api_->struct_size, sizeof(tp_backend_api));
+  EXPECT_EQ(entry_(TILEPATH_ABI_MAJOR + 1, 0), nullptr);
+}
+
+TEST_F(SimBackend, OneDevicePerGpuModelFile) {
+  const auto models = tilepath::perf::load_gpu_models(kModelsDir);
+  ASSERT_EQ(api_->device_count(), static_cast<int32_t>(models.size())) << api_->no_device_reason();
+  EXPECT_STREQ(api_->no_device_reason(), "");
+  for (int d = 0; d < api_->device_count(); ++d) {
+    tp_device_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(api_->device_info(d, &info), 0);
+    const auto& m = models[d];
+    EXPECT_EQ(std::string(info.name), m.name + " (model)");
+    EXPECT_EQ(std::string(info.arch), m.arch);
+    EXPECT_EQ(info.sm_count, m.sm_count);
+    EXPECT_DOUBLE_EQ(info.bandwidth_gbps, m.read_bandwidth_gbps);
+  }
+  tp_device_info info{};
+  info.struct_size = sizeof(info);
+  EXPECT_NE(api_->device_info(api_->device_count(), &info), 0);
+}
+
+TEST_F(SimBackend, SupportsReportsTheUnsupportedReason) {
+  const auto fp8_qk = k8v8(tilepath::KPath::fp8_qk, tilepath::TransformMode::full);
+  char why[512];
+
+  const int a100 = device_of("a100_sxm");
+  ASSERT_GE(a100, 0);
+  tp_case c = tilepath::to_tp_case(fp8_qk);
+  EXPECT_EQ(api_->supports(a100, &c, why, sizeof(why)), 0);
+  EXPECT_NE(std::string(why).find("FP8"), std::string::npos) << why;
+
+  // gpu_model overrides the device: the same device index now models MI300X.
+  c = tilepath::to_tp_case(fp8_qk, "mi300x");
+  EXPECT_EQ(api_->supports(a100, &c, why, sizeof(why)), 0);
+  EXPECT_NE(std::string(why).find("FNUZ"), std::string::npos) << why;
+
+  c = tilepath::to_tp_case(k8v8(tilepath::KPath::transform, tilepath::TransformMode::full), "h200");
+  EXPECT_EQ(api_->supports(a100, &c, why, sizeof(why)), 1) << why;
+
+  c = tilepath::to_tp_case(fp8_qk, "h900");
+  EXPECT_EQ(api_->supports(0, &c, why, sizeof(why)), 0);
+  EXPECT_NE(std::string(why).find("h200"), std::string::npos) << why;
+}
+
+TEST_F(SimBackend, RunsACaseAndFillsTheResult) {
+  const int h200 = device_of("h200");
+  ASSERT_GE(h200, 0);
+  const auto op = k8v8(tilepath::KPath::transform, tilepath::TransformMode::full);
+  const tp_case c = tilepath::to_tp_case(op);
+  ProgressLog log;
+  tp_run_options o = options();
+  o.progress = record_progress;
+  o.progress_user = &log;
+  tp_result r = fresh_result();
+
+  ASSERT_EQ(api_->run_case(h200, &c, &o, &r), TP_OK) << r.message;
+  EXPECT_EQ(r.status, TP_OK);
+  EXPECT_GT(r.latency_us, 0);
+  EXPECT_GT(r.tile_interval_us, 0);
+  EXPECT_LT(r.tile_interval_us, r.latency_us);
+  EXPECT_EQ(r.tile_tokens, 64);
+  EXPECT_DOUBLE_EQ(r.bytes_moved, op.bytes_moved());
+  EXPECT_DOUBLE_EQ(r.read_bandwidth_gbps, 4550);
+  EXPECT_GT(r.floor_fraction, 0);
+  EXPECT_LE(r.floor_fraction, 1);
+  EXPECT_NEAR(r.floor_fraction, r.bytes_moved / (r.read_bandwidth_gbps * 1e3) / r.latency_us, 1e-12);
+  // Stage costs: only the model row is filled, and only for stages the variant has.
+  for (int s = 0; s < TP_STAGE_COUNT; ++s) {
+    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_ISOLATED][s]));
+    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_REMOVED][s]));
+    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_DOUBLED][s]));
+  }
+  for (int s : {TP_STAGE_K_LOAD, TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_V_PREP,
+                TP_STAGE_PV, TP_STAGE_ACCUM}) {
+    EXPECT_GT(r.stage_cost_us[TP_COST_MODEL][s], 0) << s;
+    EXPECT_LE(r.stage_cost_us[TP_COST_MODEL][s], r.tile_interval_us) << s;
+  }
+  EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_MODEL][TP_STAGE_Q_QUANT]));
+  EXPECT_EQ(std::string(r.kernel_name), "sim:h200:" + op.variant_label());
+  EXPECT_GE(r.splits, 1);
+  EXPECT_EQ(r.grid[0] * r.grid[1] * r.grid[2], op.batch * op.kv_heads * r.splits);
+  EXPECT_GT(r.block[0], 0);
+  EXPECT_EQ(r.passed, 1);
+  EXPECT_TRUE(std::isnan(r.rel_l2_error));
+  ASSERT_FALSE(log.fractions.empty());
+  EXPECT_DOUBLE_EQ(log.fractions.back(), 1.0);
+  ASSERT_GT(r.metric_count, 0);
+  ASSERT_NE(r.metrics, nullptr);
+  ASSERT_EQ(r.artifact_count, 1);
+  EXPECT_GT(r.artifacts[0].size, 0u);
+
+  api_->release_result(&r);
+  EXPECT_EQ(r.metrics, nullptr);
+  EXPECT_EQ(r.artifact_count, 0);
+  api_->release_result(&r);  // idempotent
+}
+
+TEST_F(SimBackend, GpuModelSelectsTheModelledGpu) {
+  const auto op = k8v8(tilepath::KPath::transform, tilepath::TransformMode::full);
+  tp_result on_h200 = fresh_result();
+  tp_result on_a100 = fresh_result();
+  const tp_case h200 = tilepath::to_tp_case(op, "h200");
+  const tp_case a100 = tilepath::to_tp_case(op, "a100_sxm");
+  const tp_run_options o = options();
+  ASSERT_EQ(api_->run_case(0, &h200, &o, &on_h200), TP_OK) << on_h200.message;
+  ASSERT_EQ(api_->run_case(0, &a100, &o, &on_a100), TP_OK) << on_a100.message;
+  EXPECT_EQ(std::string(on_a100.kernel_name).rfind("sim:a100_sxm:", 0), 0u) << on_a100.kernel_name;
+  // A100 streams at well under half of H200's bandwidth: a memory-bound case is slower.
+  EXPECT_GT(on_a100.latency_us, 2 * on_h200.latency_us);
+  api_->release_result(&on_h200);
+  api_->release_result(&on_a100);
+}
+
+TEST_F(SimBackend, UnsupportedAndInvalidCasesSayWhy) {
+  const tp_run_options o = options();
+  tp_result r = fresh_result();
+  const tp_case unsupported = tilepath::to_tp_case(k8v8(tilepath::KPath::fp8_qk, tilepath::TransformMode::full), "a100_sxm");
+  EXPECT_EQ(api_->run_case(0, &unsupported, &o, &r), TP_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(r.message).find("e4m3_e4m3"), std::string::npos) << r.message;
+
+  r = fresh_result();
+  auto bad = k8v8(tilepath::KPath::transform, tilepath::TransformMode::full);
+  bad.batch = 0;
+  const tp_case invalid = tilepath::to_tp_case(bad, "h200");
+  EXPECT_EQ(api_->run_case(0, &invalid, &o, &r), TP_ERR_INVALID);
+  EXPECT_NE(std::string(r.message).find("batch"), std::string::npos) << r.message;
+  char why[256];
+  EXPECT_EQ(api_->supports(0, &invalid, why, sizeof(why)), 0);
+  EXPECT_NE(std::string(why).find("batch"), std::string::npos) << why;
+}
+
+TEST_F(SimBackend, HonoursTheCancelFlagAndTheProgressCallback) {
+  const tp_case c = tilepath::to_tp_case(k8v8(tilepath::KPath::transform, tilepath::TransformMode::full), "h200");
+  volatile int32_t cancel = 1;
+  tp_run_options o = options();
+  o.cancel = &cancel;
+  tp_result r = fresh_result();
+  EXPECT_EQ(api_->run_case(0, &c, &o, &r), TP_ERR_CANCELLED);
+  EXPECT_EQ(r.metrics, nullptr);
+
+  ProgressLog log;
+  log.cancel_at_call = 0;
+  o = options();
+  o.progress = record_progress;
+  o.progress_user = &log;
+  r = fresh_result();
+  EXPECT_EQ(api_->run_case(0, &c, &o, &r), TP_ERR_CANCELLED);
+  EXPECT_EQ(log.fractions.size(), 1u);
+}
