@@ -1,0 +1,306 @@
+#include "backends/cuda/device_session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/event_timer.h"
+#include "backends/cuda/kernel_metadata.h"
+#include "backends/cuda/output_check.h"
+#include "backends/cuda/stage_cost_derivation.h"
+#include "core/numerics/fp8.h"
+
+namespace tilepath::cuda {
+namespace {
+
+// Stages with a remove/twice ablation (the loads are measured by load_only).
+constexpr int kAblatedStages[] = {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_PREP, TP_STAGE_PV};
+constexpr const char* kStageNames[TP_STAGE_COUNT] = {"k_load", "k_prep", "qk",      "softmax",  "v_load",
+                                                     "v_prep", "pv",     "accum",   "q_quant", "combine"};
+
+DecodeArgs shape_args(const OperatingPoint& op) {
+  DecodeArgs args;
+  args.batch = op.batch;
+  args.q_heads = op.q_heads;
+  args.kv_heads = op.kv_heads;
+  args.head_dim = op.head_dim;
+  args.page_size = op.page_size;
+  args.kv_dtype = static_cast<int>(op.kv);
+  args.k_path = static_cast<int>(op.k_path);
+  args.mode = static_cast<int>(op.mode);
+  args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
+  args.splits = std::max(1, op.splits);
+  return args;
+}
+
+std::vector<int> lengths_of(const OperatingPoint& op) {
+  if (!op.context_lengths.empty()) return op.context_lengths;
+  return std::vector<int>(op.batch, op.context);
+}
+
+// Reports progress and honours the cancel flag between phases.
+class PhaseReporter {
+ public:
+  explicit PhaseReporter(const tp_run_options& o) : options_(o) {}
+  void operator()(double fraction, const char* phase) const {
+    bool stop = options_.cancel && *options_.cancel != 0;
+    if (options_.progress && options_.progress(options_.progress_user, fraction, phase) != 0) stop = true;
+    if (stop) throw CaseCancelled();
+  }
+
+ private:
+  const tp_run_options& options_;
+};
+
+void copy_string(char* dst, std::size_t cap, const std::string& s) { std::snprintf(dst, cap, "%s", s.c_str()); }
+
+}  // namespace
+
+std::string unsupported_reason(const OperatingPoint& op, int device) {
+  try {
+    op.validate();
+  } catch (const ValidationError& e) {
+    return e.what();
+  }
+  if (op.k_repr != KRepr::plain)
+    return "k_repr: the CUDA kernels take no exact K bias (DecodeArgs has none); allowed: plain";
+  if (op.rope != RopeLayout::post_rope)
+    return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
+  const DecodeArgs args = shape_args(op);
+  if (!decode_variant_available(args, Ablation{}))
+    return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) + " k_path=" +
+           std::string(to_string(op.k_path)) + " mode=" + std::string(to_string(op.mode)) +
+           " head_dim=" + std::to_string(op.head_dim);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "device " + std::to_string(device) + " does not exist";
+  }
+  double pages = 0;
+  for (int len : lengths_of(op)) pages += (len + op.page_size - 1) / op.page_size;
+  const double cache_bytes = pages * op.page_size * op.kv_heads * op.head_dim *
+                             ((k_is_fp8(op.kv) ? 1 : 2) + (v_is_fp8(op.kv) ? 1 : 2));
+  // Leave room for the flush buffer, the read-bandwidth buffer and workspaces.
+  const double usable = double(prop.totalGlobalMem) - 6.0 * (1ull << 30);
+  if (cache_bytes > usable) {
+    char text[200];
+    std::snprintf(text, sizeof(text), "the KV cache needs %.1f GiB; device %d (%s) has %.1f GiB usable", cache_bytes / (1ull << 30),
+                  device, prop.name, usable / (1ull << 30));
+    return text;
+  }
+  return {};
+}
+
+DeviceSession::DeviceSession(int device) : device_(device) {
+  TP_CUDA_CHECK(cudaSetDevice(device_));
+  TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
+  TP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+DeviceSession::~DeviceSession() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+const ReadBandwidth& DeviceSession::read_bandwidth() {
+  if (!read_bandwidth_) {
+    TP_CUDA_CHECK(cudaSetDevice(device_));
+    read_bandwidth_ = measure_read_bandwidth(device_, stream_);
+  }
+  return *read_bandwidth_;
+}
+
+void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
+                        ResultPayload& payload) {
+  const PhaseReporter report(options);
+  if (std::string why = unsupported_reason(op, device_); !why.empty()) throw UnsupportedCase(why);
+  TP_CUDA_CHECK(cudaSetDevice(device_));
+  const std::uint64_t seed = options.seed ? options.seed : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  const int warmup = options.warmup > 0 ? options.warmup : 5;
+  const int repeats = options.repeats > 0 ? options.repeats : 20;
+  const bool cold = op.cache == CacheState::hbm_cold;
+  const bool save_tensors = options.save_tensors_dir && options.save_tensors_dir[0];
+
+  // ---- inputs -------------------------------------------------------------
+  report(0.0, "generate inputs");
+  const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/!save_tensors);
+  const std::vector<int> lengths(host.lengths.begin(), host.lengths.end());
+  const int max_len = *std::max_element(lengths.begin(), lengths.end());
+  const int splits = op.splits > 0 ? op.splits : choose_splits(op.batch, op.kv_heads, max_len, sm_count_);
+  report(0.1, "upload inputs");
+  DecodeArgs args;
+  inputs_.upload(host, splits, stream_, args);
+
+  // ---- correctness: poison, one launch, every element written, vs float64 ---
+  report(0.2, "correctness");
+  inputs_.poison_output(stream_);
+  KernelInfo info;
+  TP_CUDA_CHECK(launch_decode(args, Ablation{}, stream_, &info));
+  TP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const std::vector<std::uint16_t> output = inputs_.download_output(stream_);
+  const OutputCheck check = check_output(host, output, seed);
+  if (save_tensors) {
+    std::vector<float> output_f(output.size());
+    std::transform(output.begin(), output.end(), output_f.begin(), numerics::bf16_to_float);
+    numerics::save_problem_npy(host.source, output_f, options.save_tensors_dir);
+  }
+  const KernelMetadata meta = describe_kernel(info, device_);
+
+  // ---- timing ---------------------------------------------------------------
+  report(0.3, "read bandwidth");
+  const ReadBandwidth& bandwidth = read_bandwidth();
+  if (cold) flusher_.prepare(device_, stream_);
+  const std::function<void()> flush = cold ? std::function<void()>([this] { flusher_.flush(stream_); })
+                                           : std::function<void()>();
+  nlohmann::json timings = nlohmann::json::object();
+  const auto time_variant = [&](const Ablation& ablation, const std::string& label) {
+    const TimingStats stats = time_launches([&] { TP_CUDA_CHECK(launch_decode(args, ablation, stream_, nullptr)); },
+                                            flush, stream_, warmup, repeats);
+    timings[label] = {{"median_us", stats.median_us}, {"min_us", stats.min_us}, {"max_us", stats.max_us},
+                      {"samples_us", stats.samples_us}};
+    return stats;
+  };
+  report(0.35, "time full kernel");
+  const TimingStats main = time_variant(Ablation{}, "full");
+
+  AblationLatencies latencies;
+  latencies.full_us = main.median_us;
+  TileGeometry geometry;
+  geometry.tiles = tiles_per_cta(lengths, splits, meta.tile_tokens);
+  geometry.waves = std::max(1, meta.waves);
+  const bool want_interval = (options.ablations & (TP_ABLATE_TILE_INTERVAL | TP_ABLATE_STAGE_COSTS)) != 0;
+  const bool want_costs = (options.ablations & TP_ABLATE_STAGE_COSTS) != 0;
+  const Ablation load_only{AblationKind::load_only, -1};
+  const bool has_load_only = decode_variant_available(args, load_only);
+  // Ablations only for correct kernels: a failed case is stored as failed anyway.
+  if (check.passed && want_interval) {
+    const std::vector<int> short_lengths = shortened_lengths(lengths);
+    geometry.tiles_short = tiles_per_cta(short_lengths, splits, meta.tile_tokens);
+    if (geometry.tiles_short < geometry.tiles) {
+      report(0.45, "tile interval (short context)");
+      inputs_.set_lengths(std::vector<std::int32_t>(short_lengths.begin(), short_lengths.end()), stream_);
+      latencies.full_short_us = time_variant(Ablation{}, "full_short_context").median_us;
+      if (want_costs && has_load_only) latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
+      inputs_.set_lengths(host.lengths, stream_);
+    }
+  }
+  if (check.passed && want_costs) {
+    int done = 0;
+    for (int stage : kAblatedStages) {
+      for (AblationKind kind : {AblationKind::remove, AblationKind::twice}) {
+        const Ablation ablation{kind, stage};
+        ++done;
+        if (!decode_variant_available(args, ablation)) continue;
+        const std::string label = std::string(kind == AblationKind::remove ? "remove_" : "twice_") + kStageNames[stage];
+        report(0.5 + 0.45 * done / 10.0, label.c_str());
+        const double median = time_variant(ablation, label).median_us;
+        (kind == AblationKind::remove ? latencies.removed_us : latencies.twice_us)[stage] = median;
+        payload.add_metric("latency_" + label + "_us", median, "us");
+      }
+    }
+    if (has_load_only) {
+      report(0.97, "load_only");
+      latencies.load_only_us = time_variant(load_only, "load_only").median_us;
+      payload.add_metric("latency_load_only_us", latencies.load_only_us, "us");
+    }
+  }
+  report(1.0, "done");
+
+  // ---- result ---------------------------------------------------------------
+  out.latency_us = main.median_us;
+  out.latency_min_us = main.min_us;
+  out.latency_max_us = main.max_us;
+  out.repeats = main.repeats;
+  out.tile_tokens = meta.tile_tokens;
+  out.tile_interval_us = tile_interval_us(latencies, geometry);
+  const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
+  derive_stage_costs(latencies, geometry, double(k_bytes) / (k_bytes + v_bytes), out.stage_cost_us);
+  out.bytes_moved = op.bytes_moved();
+  out.read_bandwidth_gbps = bandwidth.gbps;
+  out.floor_fraction = (out.bytes_moved / (bandwidth.gbps * 1e9)) / (main.median_us * 1e-6);
+
+  copy_string(out.kernel_name, sizeof(out.kernel_name), meta.name);
+  copy_string(out.cubin_sha256, sizeof(out.cubin_sha256), meta.cubin_sha256);
+  out.regs_per_thread = meta.regs_per_thread;
+  out.smem_static_bytes = meta.smem_static_bytes;
+  out.smem_dynamic_bytes = meta.smem_dynamic_bytes;
+  out.occupancy_theoretical = meta.occupancy_theoretical;
+  out.grid[0] = int(meta.grid.x), out.grid[1] = int(meta.grid.y), out.grid[2] = int(meta.grid.z);
+  out.block[0] = int(meta.block.x), out.block[1] = int(meta.block.y), out.block[2] = int(meta.block.z);
+  out.splits = args.splits;
+
+  out.rel_l2_error = check.rel_l2;
+  out.max_abs_error = check.max_abs;
+  out.tolerance = check.tolerance;
+  out.passed = check.passed ? 1 : 0;
+  out.status = check.passed ? TP_OK : TP_ERR_WRONG_RESULT;
+  char message[512];
+  if (check.passed) {
+    std::snprintf(message, sizeof(message), "ok: %s; rel_l2 %.3g <= %.3g", check.what_was_checked.c_str(), check.rel_l2,
+                  check.tolerance);
+  } else {
+    std::snprintf(message, sizeof(message), "wrong result: rel_l2 %.3g (tolerance %.3g), %lld unwritten elements, %s; %s",
+                  check.rel_l2, check.tolerance, check.unwritten, check.all_finite ? "all finite" : "NON-FINITE values",
+                  check.what_was_checked.c_str());
+  }
+  copy_string(out.message, sizeof(out.message), message);
+
+  payload.add_metric("rows_checked", check.rows_checked, "rows");
+  payload.add_metric("rows_total", check.rows_total, "rows");
+  payload.add_metric("unwritten_elements", double(check.unwritten), "elements");
+  payload.add_metric("cache_tiled_from_pool", host.tiled ? 1 : 0, "bool");
+  payload.add_metric("read_bandwidth_bytes", double(bandwidth.bytes), "B");
+  payload.add_metric("read_bandwidth_median_us", bandwidth.median_us, "us");
+  payload.add_metric("tiles_per_cta", geometry.tiles, "tiles");
+  payload.add_metric("waves", geometry.waves, "waves");
+  payload.add_metric("blocks_per_sm", meta.blocks_per_sm, "blocks");
+  payload.add_metric("local_bytes_per_thread", meta.local_bytes_per_thread, "B");
+  if (std::isfinite(latencies.full_short_us)) {
+    payload.add_metric("latency_short_context_us", latencies.full_short_us, "us");
+    payload.add_metric("tiles_per_cta_short_context", geometry.tiles_short, "tiles");
+  }
+  if (cold) payload.add_metric("l2_flush_bytes", double(flusher_.bytes()), "B");
+
+  const nlohmann::json kernel = {{"name", meta.name},
+                                 {"mangled_name", meta.mangled_name},
+                                 {"cubin_sha256", meta.cubin_sha256},
+                                 {"cubin_bytes", meta.cubin_bytes},
+                                 {"cubin_note", meta.cubin_note},
+                                 {"regs_per_thread", meta.regs_per_thread},
+                                 {"smem_static_bytes", meta.smem_static_bytes},
+                                 {"smem_dynamic_bytes", meta.smem_dynamic_bytes},
+                                 {"local_bytes_per_thread", meta.local_bytes_per_thread},
+                                 {"blocks_per_sm", meta.blocks_per_sm},
+                                 {"occupancy_theoretical", meta.occupancy_theoretical},
+                                 {"waves", meta.waves},
+                                 {"grid", {meta.grid.x, meta.grid.y, meta.grid.z}},
+                                 {"block", {meta.block.x, meta.block.y, meta.block.z}},
+                                 {"splits", args.splits},
+                                 {"tile_tokens", meta.tile_tokens}};
+  const nlohmann::json samples = {{"seed", std::to_string(seed)},
+                                  {"cache", std::string(to_string(op.cache))},
+                                  {"warmup", warmup},
+                                  {"repeats", repeats},
+                                  {"l2_flush", cold ? "read of " + std::to_string(flusher_.bytes()) + " bytes before each launch"
+                                                    : "none (repeated launches on the same buffers)"},
+                                  {"read_bandwidth",
+                                   {{"gbps", bandwidth.gbps},
+                                    {"bytes", bandwidth.bytes},
+                                    {"median_us", bandwidth.median_us},
+                                    {"min_us", bandwidth.min_us},
+                                    {"max_us", bandwidth.max_us}}},
+                                  {"geometry",
+                                   {{"tiles_per_cta", geometry.tiles},
+                                    {"tiles_per_cta_short_context", geometry.tiles_short},
+                                    {"waves", geometry.waves}}},
+                                  {"correctness", check.what_was_checked},
+                                  {"timings", timings}};
+  payload.add_artifact("kernel.json", "application/json", kernel.dump(2));
+  payload.add_artifact("samples.json", "application/json", samples.dump());
+}
+
+}  // namespace tilepath::cuda

@@ -1,0 +1,55 @@
+#pragma once
+// Runs cases on one CUDA device: inputs, correctness, timing (warm / cold),
+// tile interval, stage ablations, the read-bandwidth ceiling and kernel
+// metadata. Keeps its stream and device buffers between cases.
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "backends/abi/tilepath_backend.h"
+#include "backends/cuda/decode_inputs.h"
+#include "backends/cuda/l2_flush.h"
+#include "backends/cuda/read_bandwidth.h"
+#include "backends/cuda/result_payload.h"
+#include "core/operating_point.h"
+
+namespace tilepath::cuda {
+
+// Thrown when the case cannot run here (TP_ERR_UNSUPPORTED) or was cancelled.
+class UnsupportedCase : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+class CaseCancelled : public std::runtime_error {
+ public:
+  CaseCancelled() : std::runtime_error("cancelled") {}
+};
+
+// "" when the device can run op, else why not (names the field and what is allowed).
+std::string unsupported_reason(const OperatingPoint& op, int device);
+
+class DeviceSession {
+ public:
+  explicit DeviceSession(int device);
+  ~DeviceSession();
+  DeviceSession(const DeviceSession&) = delete;
+  DeviceSession& operator=(const DeviceSession&) = delete;
+
+  // Fills out (the host pre-filled NaNs) and payload; out.status is TP_OK or
+  // TP_ERR_WRONG_RESULT. Throws CudaCallError, UnsupportedCase, CaseCancelled.
+  void run(const OperatingPoint& op, const tp_run_options& options, tp_result& out, ResultPayload& payload);
+
+  // Measured once per session (per process and device), in the same process as the cases.
+  const ReadBandwidth& read_bandwidth();
+
+ private:
+  int device_ = 0;
+  int sm_count_ = 0;
+  cudaStream_t stream_ = nullptr;
+  DeviceDecodeInputs inputs_;
+  L2Flusher flusher_;
+  std::optional<ReadBandwidth> read_bandwidth_;
+};
+
+}  // namespace tilepath::cuda

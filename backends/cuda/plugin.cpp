@@ -1,0 +1,174 @@
+// The CUDA backend plugin: the one exported entry symbol and the ABI functions
+// (backends/abi/tilepath_backend.h). Everything below the boundary may throw;
+// nothing crosses it: CUDA failures become TP_ERR_RUNTIME with the call,
+// file:line and the CUDA error string.
+
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backends/abi/tilepath_backend.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device_enumeration.h"
+#include "backends/cuda/device_session.h"
+#include "backends/cuda/result_payload.h"
+#include "core/operating_point.h"
+
+namespace tilepath::cuda {
+namespace {
+
+struct PluginState {
+  std::mutex mutex;  // the host serialises calls; this also covers stray concurrent use
+  bool initialised = false;
+  DeviceSurvey survey;
+  std::map<int, std::unique_ptr<DeviceSession>> sessions;
+  ResultPayloads payloads;
+};
+
+PluginState& state() {
+  static PluginState s;
+  return s;
+}
+
+void write_text(char* dst, std::size_t cap, const std::string& text) {
+  if (dst && cap) std::snprintf(dst, cap, "%s", text.c_str());
+}
+
+int fail(tp_result* out, int status, const std::string& message) {
+  out->status = status;
+  write_text(out->message, sizeof(out->message), message);
+  return status;
+}
+
+int plugin_init(char* error, std::size_t error_len) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.initialised) {
+    s.survey = survey_devices();  // a missing driver or GPU is not an error
+    s.initialised = true;
+  }
+  write_text(error, error_len, "");
+  return 0;
+}
+
+void plugin_shutdown() {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  s.payloads.clear();
+  s.sessions.clear();
+  s.initialised = false;
+}
+
+int32_t plugin_device_count() {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  return int32_t(s.survey.devices.size());
+}
+
+const char* plugin_no_device_reason() {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.initialised ? s.survey.no_device_reason.c_str() : "the cuda plugin was not initialised (call init first)";
+}
+
+int plugin_device_info(int32_t device, tp_device_info* out) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!out || device < 0 || device >= int32_t(s.survey.devices.size())) return 1;
+  // Copy no more than the host's struct holds (an older host has a shorter one).
+  const uint32_t host_size = out->struct_size ? out->struct_size : uint32_t(sizeof(tp_device_info));
+  std::memcpy(out, &s.survey.devices[device], std::min<std::size_t>(host_size, sizeof(tp_device_info)));
+  out->struct_size = uint32_t(std::min<std::size_t>(host_size, sizeof(tp_device_info)));
+  return 0;
+}
+
+int plugin_supports(int32_t device, const tp_case* c, char* why, std::size_t why_len) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  if (device < 0 || device >= int32_t(s.survey.devices.size())) {
+    write_text(why, why_len,
+               "device " + std::to_string(device) + " does not exist: the cuda backend has " +
+                   std::to_string(s.survey.devices.size()) + " devices" +
+                   (s.survey.no_device_reason.empty() ? "" : " (" + s.survey.no_device_reason + ")"));
+    return 0;
+  }
+  try {
+    const std::string reason = unsupported_reason(from_tp_case(*c), device);
+    write_text(why, why_len, reason);
+    return reason.empty() ? 1 : 0;
+  } catch (const std::exception& e) {
+    write_text(why, why_len, e.what());
+    return 0;
+  }
+}
+
+int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!out) return TP_ERR_INVALID;
+  if (!c || !options) return fail(out, TP_ERR_INVALID, "run_case: case and options must not be NULL");
+  if (device < 0 || device >= int32_t(s.survey.devices.size()))
+    return fail(out, TP_ERR_UNSUPPORTED,
+                "device " + std::to_string(device) + " does not exist: the cuda backend has " +
+                    std::to_string(s.survey.devices.size()) + " devices" +
+                    (s.survey.no_device_reason.empty() ? "" : " (" + s.survey.no_device_reason + ")"));
+  OperatingPoint op;
+  try {
+    op = from_tp_case(*c);
+    op.validate();
+  } catch (const std::exception& e) {
+    return fail(out, TP_ERR_INVALID, e.what());
+  }
+  auto payload = std::make_unique<ResultPayload>();
+  try {
+    auto& session = s.sessions[device];
+    if (!session) session = std::make_unique<DeviceSession>(device);
+    session->run(op, *options, *out, *payload);
+  } catch (const UnsupportedCase& e) {
+    return fail(out, TP_ERR_UNSUPPORTED, e.what());
+  } catch (const CaseCancelled&) {
+    return fail(out, TP_ERR_CANCELLED, "cancelled");
+  } catch (const CudaCallError& e) {
+    // A sticky error (e.g. an illegal address) poisons the context: drop the
+    // session so a later case starts from a fresh stream and buffers.
+    s.sessions.erase(device);
+    return fail(out, TP_ERR_RUNTIME, e.what());
+  } catch (const std::exception& e) {
+    return fail(out, TP_ERR_RUNTIME, e.what());
+  }
+  s.payloads.attach(*out, std::move(payload));
+  return out->status;
+}
+
+void plugin_release_result(tp_result* r) {
+  if (r) state().payloads.release(*r);
+}
+
+const tp_backend_api kApi = {
+    sizeof(tp_backend_api),
+    TILEPATH_ABI_MAJOR,
+    TILEPATH_ABI_MINOR,
+    "cuda",
+    "0.1.0",
+    plugin_init,
+    plugin_shutdown,
+    plugin_device_count,
+    plugin_no_device_reason,
+    plugin_device_info,
+    plugin_supports,
+    plugin_run_case,
+    plugin_release_result,
+};
+
+}  // namespace
+}  // namespace tilepath::cuda
+
+extern "C" TP_EXPORT const tp_backend_api* tilepath_backend_entry(uint32_t host_major, uint32_t host_minor) {
+  (void)host_minor;  // minor versions only add fields at the end (struct_size tells)
+  if (host_major != TILEPATH_ABI_MAJOR) return nullptr;
+  return &tilepath::cuda::kApi;
+}

@@ -1,0 +1,42 @@
+#include "backends/cuda/stage_cost_derivation.h"
+
+#include <algorithm>
+
+namespace tilepath::cuda {
+
+int tiles_per_cta(const std::vector<int>& lengths, int splits, int tile_tokens) {
+  if (lengths.empty() || tile_tokens <= 0) return 0;
+  const int max_len = *std::max_element(lengths.begin(), lengths.end());
+  splits = std::max(1, splits);
+  const int per_split = (max_len + splits - 1) / splits;
+  return (per_split + tile_tokens - 1) / tile_tokens;
+}
+
+std::vector<int> shortened_lengths(const std::vector<int>& lengths) {
+  std::vector<int> out(lengths.size());
+  std::transform(lengths.begin(), lengths.end(), out.begin(), [](int len) { return std::max(1, (len + 1) / 2); });
+  return out;
+}
+
+double tile_interval_us(const AblationLatencies& a, const TileGeometry& g) {
+  const int delta_tiles = g.tiles - g.tiles_short;
+  if (delta_tiles <= 0 || g.waves <= 0) return NAN;
+  return (a.full_us - a.full_short_us) / (double(g.waves) * delta_tiles);
+}
+
+void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share,
+                        StageCostArray& out) {
+  const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);
+  for (int s = 0; s < TP_STAGE_COUNT; ++s) {
+    if (std::isfinite(a.removed_us[s])) out[TP_COST_REMOVED][s] = (a.full_us - a.removed_us[s]) / per_tile;
+    if (std::isfinite(a.twice_us[s])) out[TP_COST_DOUBLED][s] = (a.twice_us[s] - a.full_us) / per_tile;
+  }
+  const int delta_tiles = g.tiles - g.tiles_short;
+  if (std::isfinite(a.load_only_us) && std::isfinite(a.load_only_short_us) && delta_tiles > 0) {
+    const double load_per_tile = (a.load_only_us - a.load_only_short_us) / (double(std::max(1, g.waves)) * delta_tiles);
+    out[TP_COST_ISOLATED][TP_STAGE_K_LOAD] = load_per_tile * k_byte_share;
+    out[TP_COST_ISOLATED][TP_STAGE_V_LOAD] = load_per_tile * (1.0 - k_byte_share);
+  }
+}
+
+}  // namespace tilepath::cuda

@@ -1,0 +1,52 @@
+#pragma once
+// Per-tile stage costs and the tile interval from ablation latencies.
+//
+// Units: microseconds per KV tile on one CTA's timeline. A launch runs `waves`
+// rounds of CTAs and each CTA walks `tiles` tiles, so a latency difference
+// between two variants is divided by waves x tiles. The tile interval and the
+// isolated load cost use the slope over two contexts (same grid and splits),
+// which removes the fixed launch / q_quant / combine / pipeline-fill time.
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "backends/abi/tilepath_backend.h"
+
+namespace tilepath::cuda {
+
+struct TileGeometry {
+  int tiles = 0;         // tiles per CTA at the case's context
+  int tiles_short = 0;   // tiles per CTA at the shorter context of the slope
+  int waves = 1;
+};
+
+// ceil(ceil(max_len / splits) / tile_tokens): the longest CTA's tile count.
+int tiles_per_cta(const std::vector<int>& lengths, int splits, int tile_tokens);
+// Each length halved (rounded up, at least 1): the short context of the slope.
+std::vector<int> shortened_lengths(const std::vector<int>& lengths);
+
+struct AblationLatencies {
+  double full_us = NAN;
+  double full_short_us = NAN;                 // full kernel at the short context
+  std::array<double, TP_STAGE_COUNT> removed_us;  // NaN = not measured
+  std::array<double, TP_STAGE_COUNT> twice_us;
+  double load_only_us = NAN, load_only_short_us = NAN;
+  AblationLatencies() {
+    removed_us.fill(NAN);
+    twice_us.fill(NAN);
+  }
+};
+
+using StageCostArray = double[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
+
+// NaN when the two contexts have the same tile count.
+double tile_interval_us(const AblationLatencies& a, const TileGeometry& g);
+
+// Fills removed (full - removed), doubled (twice - full) and isolated loads
+// (load-only slope, split between k_load and v_load by their byte shares
+// k_bytes/(k_bytes+v_bytes)). Entries that were not measured stay untouched.
+void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share,
+                        StageCostArray& out);
+
+}  // namespace tilepath::cuda

@@ -1,0 +1,154 @@
+// The cuda plugin's run_case end to end on the device: correctness against the
+// float64 reference, timings, tile interval, stage ablations, the read-bandwidth
+// ceiling, kernel metadata (cubin hash, registers, occupancy), sampled checking
+// of large (tiled) cases, --save-tensors, and refusals.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "core/plugin_host.h"
+#include "cuda_test_support.h"
+
+using namespace tilepath;
+namespace fs = std::filesystem;
+
+namespace {
+
+class CudaPluginRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string reason = cuda::test::no_cuda_device_reason();
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;
+    backend_ = host_.load_file(cuda::test::cuda_plugin_file());
+    ASSERT_NE(backend_, nullptr) << (host_.problems().empty() ? "" : host_.problems().front().reason);
+    ASSERT_FALSE(backend_->devices().empty()) << backend_->no_device_reason();
+  }
+
+  tp_run_options options(std::uint32_t ablations) const {
+    tp_run_options o{};
+    o.struct_size = sizeof(o);
+    o.warmup = 2;
+    o.repeats = 20;
+    o.ablations = ablations;
+    return o;
+  }
+
+  PluginHost host_;
+  const Backend* backend_ = nullptr;
+};
+
+OperatingPoint shape(int batch, int context, KvDtype kv) {
+  OperatingPoint op;
+  op.batch = batch;
+  op.context = context;
+  op.kv = kv;
+  op.k_path = default_k_path(kv);
+  op.mode = default_mode(kv, op.k_path);
+  return op;
+}
+
+bool is_hex64(const char* s) {
+  const std::string t(s);
+  return t.size() == 64 && t.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+bool any_finite(const double* values, int n) {
+  for (int i = 0; i < n; ++i)
+    if (std::isfinite(values[i])) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_F(CudaPluginRun, DeviceInfoDescribesAHopperGpu) {
+  const DeviceInfo& d = backend_->devices().front();
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_EQ(d.arch.rfind("sm_", 0), 0u) << d.arch;
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GT(d.memory_bytes, 0);
+  EXPECT_GT(d.l2_bytes, 0);
+  EXPECT_GT(d.bandwidth_gbps, 0);
+}
+
+TEST_F(CudaPluginRun, ColdCaseFillsEveryMeasuredField) {
+  for (KvDtype kv : {KvDtype::k8v8, KvDtype::k16v16}) {
+    OperatingPoint op = shape(4, 4096, kv);
+    op.cache = CacheState::hbm_cold;
+    tp_result r{};
+    const int status = backend_->run(0, op, options(TP_ABLATE_STAGE_COSTS | TP_ABLATE_TILE_INTERVAL), r);
+    ASSERT_EQ(status, TP_OK) << r.message;
+    EXPECT_EQ(r.passed, 1);
+    EXPECT_LE(r.rel_l2_error, r.tolerance);
+    EXPECT_GT(r.latency_us, 0);
+    EXPECT_LE(r.latency_min_us, r.latency_us);
+    EXPECT_GE(r.latency_max_us, r.latency_us);
+    EXPECT_EQ(r.repeats, 20);
+    EXPECT_TRUE(std::isfinite(r.tile_interval_us)) << "two contexts with different tile counts were timed";
+    EXPECT_GT(r.tile_tokens, 0);
+    EXPECT_DOUBLE_EQ(r.bytes_moved, op.bytes_moved());
+    EXPECT_GT(r.read_bandwidth_gbps, 0);
+    EXPECT_NEAR(r.floor_fraction, r.bytes_moved / (r.read_bandwidth_gbps * 1e9) / (r.latency_us * 1e-6), 1e-9);
+    EXPECT_STRNE(r.kernel_name, "");
+    EXPECT_TRUE(is_hex64(r.cubin_sha256)) << r.cubin_sha256;
+    EXPECT_GT(r.regs_per_thread, 0);
+    EXPECT_GE(r.smem_static_bytes, 0);
+    EXPECT_GE(r.smem_dynamic_bytes, 0);
+    EXPECT_GT(r.occupancy_theoretical, 0);
+    EXPECT_LE(r.occupancy_theoretical, 1);
+    EXPECT_GT(r.grid[0] * r.grid[1] * r.grid[2], 0);
+    EXPECT_GT(r.block[0] * r.block[1] * r.block[2], 0);
+    EXPECT_GE(r.splits, 1);
+    EXPECT_TRUE(any_finite(r.stage_cost_us[TP_COST_REMOVED], TP_STAGE_COUNT) ||
+                any_finite(r.stage_cost_us[TP_COST_DOUBLED], TP_STAGE_COUNT))
+        << "ablations ran";
+    EXPECT_GT(r.metric_count, 0);
+    ASSERT_GE(r.artifact_count, 2);
+    EXPECT_GT(r.artifacts[0].size, 0u);
+    backend_->release(r);
+    EXPECT_EQ(r.metric_count, 0);
+  }
+}
+
+TEST_F(CudaPluginRun, LargeCaseIsTiledAndCheckedOnSampledRows) {
+  OperatingPoint op = shape(16, 32768, KvDtype::k8v8);  // 4 GiB cache: tiled from a random pool
+  op.cache = CacheState::l2_warm;
+  tp_result r{};
+  const int status = backend_->run(0, op, options(0), r);
+  ASSERT_EQ(status, TP_OK) << r.message;
+  EXPECT_NE(std::string(r.message).find("sampled"), std::string::npos) << r.message;
+  EXPECT_LE(r.rel_l2_error, r.tolerance);
+  backend_->release(r);
+}
+
+TEST_F(CudaPluginRun, SaveTensorsWritesTheInputsAndOutput) {
+  const fs::path dir = fs::temp_directory_path() / ("tilepath_cuda_tensors_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  OperatingPoint op = shape(2, 100, KvDtype::k8v8);
+  tp_run_options o = options(0);
+  const std::string dir_text = dir.string();
+  o.save_tensors_dir = dir_text.c_str();
+  tp_result r{};
+  ASSERT_EQ(backend_->run(0, op, o, r), TP_OK) << r.message;
+  backend_->release(r);
+  EXPECT_TRUE(fs::exists(dir / "manifest.json"));
+  int npy = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) npy += entry.path().extension() == ".npy";
+  EXPECT_GE(npy, 5) << "q, k pages, v pages, page table, lengths, scales, output";
+  fs::remove_all(dir);
+}
+
+TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {
+  OperatingPoint op = shape(2, 100, KvDtype::k8v8);
+  op.k_repr = KRepr::prebias;
+  const std::string why = backend_->unsupported_reason(0, op);
+  EXPECT_NE(why.find("k_repr"), std::string::npos) << why;
+  tp_result r{};
+  EXPECT_EQ(backend_->run(0, op, options(0), r), TP_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(r.message).find("k_repr"), std::string::npos) << r.message;
+  backend_->release(r);
+}

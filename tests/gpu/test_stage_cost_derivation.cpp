@@ -1,0 +1,52 @@
+// Per-tile stage costs and tile interval from ablation latencies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/cuda/stage_cost_derivation.h"
+
+using namespace tilepath::cuda;
+
+TEST(TilesPerCta, LongestRequestSplitAndRoundedUp) {
+  EXPECT_EQ(tiles_per_cta({1, 100, 33}, 1, 32), 4);      // ceil(100/32)
+  EXPECT_EQ(tiles_per_cta({1000}, 4, 64), 4);            // ceil(250/64)
+  EXPECT_EQ(tiles_per_cta({1}, 8, 64), 1);
+  EXPECT_EQ(tiles_per_cta({}, 1, 64), 0);
+}
+
+TEST(ShortenedLengths, HalvesRoundingUpAndKeepsAtLeastOneToken) {
+  EXPECT_EQ(shortened_lengths({1, 2, 3, 4096}), (std::vector<int>{1, 1, 2, 2048}));
+}
+
+TEST(TileInterval, SlopeOverTwoContextsPerWave) {
+  AblationLatencies a;
+  a.full_us = 110;
+  a.full_short_us = 60;
+  TileGeometry g{20, 10, 2};
+  EXPECT_DOUBLE_EQ(tile_interval_us(a, g), 50.0 / (2 * 10));
+  g.tiles_short = 20;  // no change in tiles: no slope
+  EXPECT_TRUE(std::isnan(tile_interval_us(a, g)));
+}
+
+TEST(StageCosts, RemovedDoubledAndIsolatedLoads) {
+  AblationLatencies a;
+  a.full_us = 100;
+  a.removed_us[TP_STAGE_QK] = 80;
+  a.twice_us[TP_STAGE_QK] = 130;
+  a.twice_us[TP_STAGE_SOFTMAX] = 104;
+  a.load_only_us = 70;
+  a.load_only_short_us = 40;
+  TileGeometry g{10, 5, 1};
+  double out[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
+  for (auto& row : out)
+    for (double& v : row) v = NAN;
+  derive_stage_costs(a, g, 2.0 / 3.0, out);
+  EXPECT_DOUBLE_EQ(out[TP_COST_REMOVED][TP_STAGE_QK], 2.0);
+  EXPECT_DOUBLE_EQ(out[TP_COST_DOUBLED][TP_STAGE_QK], 3.0);
+  EXPECT_DOUBLE_EQ(out[TP_COST_DOUBLED][TP_STAGE_SOFTMAX], 0.4);
+  EXPECT_TRUE(std::isnan(out[TP_COST_REMOVED][TP_STAGE_SOFTMAX]));  // not measured stays NaN
+  // load-only slope: 30 us over 5 tiles = 6 us per tile, split 2:1 (K16 vs V8 bytes)
+  EXPECT_DOUBLE_EQ(out[TP_COST_ISOLATED][TP_STAGE_K_LOAD], 4.0);
+  EXPECT_DOUBLE_EQ(out[TP_COST_ISOLATED][TP_STAGE_V_LOAD], 2.0);
+  EXPECT_TRUE(std::isnan(out[TP_COST_ISOLATED][TP_STAGE_QK]));
+}
