@@ -20,6 +20,7 @@ namespace tilepath::cuda::kernels {
 struct KernelParams {
   DecodeArgs args;
   int head_chunks;     // ceil(group / 8): CTAs sharing one kv head
+  int page_shift;      // log2(page_size) when it is a power of two, else -1
   std::uint32_t salt;  // always 0; keeps doubled-stage ablations from being folded
 };
 
@@ -46,6 +47,20 @@ __device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
   w.begin = min(len, w.split * per_split);
   w.end = min(len, w.begin + per_split);
   return w;
+}
+
+// Row (in rows of one kv head) of the token a lane loads for warp tile `tile`; ~0u past the end.
+// Called one tile ahead of its cp.async so the page-table read overlaps a tile of compute.
+template <class T>
+__device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const CtaWork& w, int warp, int tile,
+                                                  int tiles, int lane) {
+  const DecodeArgs& a = p.args;
+  const int token = w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp) + lane;
+  if (tile >= tiles || token >= w.end) return ~0u;
+  const int page_index = p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size;
+  const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
+  const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
+  return (static_cast<std::uint32_t>(page) * a.page_size + slot) * a.kv_heads + w.kv_head;
 }
 
 // Tiles of warp w: first tokens begin + 32·(i·warps + w) < end.
@@ -189,32 +204,48 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
 // Warp roles
 // ============================================================================
 
-// full / k_only: the MMA warp issues its own ring loads and consumes them.
+// Ring of one warp: issue tile t+S-1 while tile t is consumed; the page-table read of
+// the tile after that is started before consuming, so its latency hides behind compute.
 template <class T>
-__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, std::uint32_t ring,
-                                                   int warp, const Lane& ln, const QFragment<T>& q,
-                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
-  const DecodeArgs& a = p.args;
-  const int tiles = warp_tile_count<T>(w, warp);
-  auto slot_k = [&](int tile) { return ring + (tile % T::kStages) * T::kRawStageBytes; };
-  auto issue = [&](int tile) {
+struct WarpRing {
+  std::uint32_t base;
+  int tiles;
+  std::uint32_t next_row;  // row of the next tile to issue (prefetched)
+  __device__ std::uint32_t k_slot(int tile) const { return base + (tile % T::kStages) * T::kRawStageBytes; }
+  __device__ std::uint32_t v_slot(int tile) const { return k_slot(tile) + T::kRawKTileBytes; }
+
+  __device__ void issue(const DecodeArgs& a, int tile, std::uint32_t row, int lane) {
     if (tile < tiles) {
-      const std::uint32_t row = token_row(a, w.batch, w.kv_head, warp_tile_first<T>(w, warp, tile) + ln.lane, w.end);
-      k_load<T>(slot_k(tile), a, row, ln.lane);                       // K(32 tok, D) -> ring
-      v_load<T>(slot_k(tile) + T::kRawKTileBytes, a, row, ln.lane);   // V(32 tok, D) -> ring
+      k_load<T>(k_slot(tile), a, row, lane);  // K(32 tok, D) -> ring
+      v_load<T>(v_slot(tile), a, row, lane);  // V(32 tok, D) -> ring
     }
     cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
-  };
+  }
+  __device__ void prologue(const KernelParams& p, const CtaWork& w, int warp, int lane) {
 #pragma unroll 1
-  for (int tile = 0; tile < T::kStages - 1; ++tile) issue(tile);
-#pragma unroll 1
-  for (int tile = 0; tile < tiles; ++tile) {
+    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, tile_row<T>(p, w, warp, tile, tiles, lane), lane);
+    next_row = tile_row<T>(p, w, warp, T::kStages - 1, tiles, lane);
+  }
+  // Makes tile `tile` readable by the whole warp and keeps kStages-1 tiles in flight.
+  __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
     __syncwarp();  // every lane is done reading the slot refilled next
-    issue(tile + T::kStages - 1);
+    issue(p.args, tile + T::kStages - 1, next_row, lane);
+    next_row = tile_row<T>(p, w, warp, tile + T::kStages, tiles, lane);
     cp_async_wait<T::kStages - 1>();
-    __syncwarp();  // tile's chunks from all lanes are visible
-    consume_tile<T>(slot_k(tile), slot_k(tile) + T::kRawKTileBytes, q, row_scale,
-                    warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
+    __syncwarp();  // the tile's chunks from all lanes are visible
+  }
+};
+
+// full / k_only: the MMA warp issues its own ring loads and consumes them.
+template <class T>
+__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring,
+                                                   int warp, const Lane& ln, const QFragment<T>& q,
+                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
+#pragma unroll 1
+  for (int tile = 0; tile < ring.tiles; ++tile) {
+    ring.advance(p, w, warp, tile, ln.lane);
+    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
+                    ln, acc, sink, p.salt);
   }
 }
 
@@ -235,33 +266,17 @@ struct SeparateKvLayout {
 
 // separate_kv producer: ring loads, then k_prep / v_prep into the staged slot.
 template <class T>
-__device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int pair,
-                                               const Lane& ln) {
-  const DecodeArgs& a = p.args;
+__device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaWork& w, std::uint32_t smem,
+                                               WarpRing<T>& ring, int pair, const Lane& ln) {
   const SeparateKvLayout<T> lay(smem, pair);
-  const int tiles = warp_tile_count<T>(w, pair);
-  auto slot_k = [&](int tile) { return lay.raw_ring + (tile % T::kStages) * T::kRawStageBytes; };
-  auto issue = [&](int tile) {
-    if (tile < tiles) {
-      const std::uint32_t row = token_row(a, w.batch, w.kv_head, warp_tile_first<T>(w, pair, tile) + ln.lane, w.end);
-      k_load<T>(slot_k(tile), a, row, ln.lane);
-      v_load<T>(slot_k(tile) + T::kRawKTileBytes, a, row, ln.lane);
-    }
-    cp_async_commit();
-  };
 #pragma unroll 1
-  for (int tile = 0; tile < T::kStages - 1; ++tile) issue(tile);
-#pragma unroll 1
-  for (int tile = 0; tile < tiles; ++tile) {
-    __syncwarp();
-    issue(tile + T::kStages - 1);
-    cp_async_wait<T::kStages - 1>();
-    __syncwarp();
+  for (int tile = 0; tile < ring.tiles; ++tile) {
+    ring.advance(p, w, pair, tile, ln.lane);
     if constexpr (T::kLoadOnly) continue;
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
-    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);  // MMA warp released this slot
-    k_prep_staged<T>(slot_k(tile), lay.staged_k(slot), ln.lane, p.salt);                      // K' = bf16(K8)
-    v_prep_staged<T>(slot_k(tile) + T::kRawKTileBytes, lay.staged_v(slot), ln.lane, p.salt);  // V' = bf16(V8)
+    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                            // MMA warp released the slot
+    k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = bf16(K8)
+    v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = bf16(V8)
     mbarrier_arrive(lay.full_bar + slot * 8);
   }
 }
@@ -311,6 +326,17 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   for (int m = 0; m < T::kMTiles; ++m) acc.o[m][0] = acc.o[m][1] = acc.o[m][2] = acc.o[m][3] = 0.0f;
   std::uint32_t sink = 0;
 
+  // The warp that loads for pair/warp index `ring_owner` starts its ring before anything
+  // that waits on the previous kernel: K/V pages are never written by a kernel.
+  const bool loads = T::kSeparate ? warp >= T::kMmaWarps : true;
+  const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;
+  WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, ring_owner), 0u};
+  if (loads) ring.prologue(p, w, ring_owner, ln.lane);
+  // Programmatic dependent launch: q8 comes from q_quant, and the outputs may still be
+  // read by the previous step's combine; wait for the previous grid before either.
+  grid_dependency_wait();
+  grid_dependents_launch();
+
   if (warp < T::kMmaWarps) {
     QFragment<T> q;
     float row_scale;
@@ -318,11 +344,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
     } else {
-      mma_warp_with_ring<T>(p, w, smem_base + warp * T::kStages * T::kRawStageBytes, warp, ln, q, row_scale, acc,
-                            sink);
+      mma_warp_with_ring<T>(p, w, ring, warp, ln, q, row_scale, acc, sink);
     }
   } else if constexpr (T::kSeparate) {
-    converter_warp<T>(p, w, smem_base, warp - T::kMmaWarps, ln);
+    converter_warp<T>(p, w, smem_base, ring, ring_owner, ln);
   }
 
   merge_and_store<T>(p, w, smem, warp, ln, acc);

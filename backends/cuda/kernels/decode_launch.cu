@@ -93,6 +93,7 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 template <int kD>
 __global__ void __launch_bounds__(32) q_quant_kernel(const std::uint16_t* q, std::uint8_t* q8, float* q8_scale) {
   constexpr int kPerLane = kD / 32;
+  kernels::grid_dependents_launch();  // the main kernel (a programmatic dependent) may start its K/V prologue
   const std::size_t row = blockIdx.x;
   const int lane = threadIdx.x;
   float x[kPerLane];
@@ -120,6 +121,7 @@ __global__ void __launch_bounds__(32) q_quant_kernel(const std::uint16_t* q, std
 
 __global__ void __launch_bounds__(128) combine_kernel(const float* partial_out, const float* partial_lse, int splits,
                                                       int rows, int head_dim, std::uint16_t* out) {
+  kernels::grid_dependency_wait();  // the partials of the main kernel
   const std::size_t row = blockIdx.x;
   float lse_max = -INFINITY;
   for (int s = 0; s < splits; ++s) lse_max = fmaxf(lse_max, partial_lse[static_cast<std::size_t>(s) * rows + row]);
@@ -190,9 +192,21 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
   if (info) info->name = variant_name(*entry);
 
   if (args.splits > 1) {  // combine: log-sum-exp merge of the split partials
-    combine_kernel<<<rows, 128, 0, stream>>>(args.partial_out, args.partial_lse, args.splits, rows, args.head_dim,
-                                             args.out);
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(rows);
+    config.blockDim = dim3(128);
+    config.stream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    if (const cudaError_t e = cudaLaunchKernelEx(&config, combine_kernel, static_cast<const float*>(args.partial_out),
+                                                 static_cast<const float*>(args.partial_lse), args.splits, rows,
+                                                 args.head_dim, args.out);
+        e != cudaSuccess) {
+      return e;
+    }
   }
   return cudaSuccess;
 }

@@ -53,15 +53,8 @@ struct WarpAccumulator {
 // k_load / v_load: HBM -> shared ring (cp.async, 16-byte chunks, zero-filled past the end)
 // ============================================================================
 
-// Row index (in rows of one kv head) of each of the 32 tokens; lane r holds token r.
-// ~0u marks a token past the end of this CTA's range.
-__device__ __forceinline__ std::uint32_t token_row(const DecodeArgs& a, int batch, int kv_head, int token, int end) {
-  if (token >= end) return ~0u;
-  const int page = a.page_table[static_cast<std::size_t>(batch) * a.max_pages_per_seq + token / a.page_size];
-  return (static_cast<std::uint32_t>(page) * a.page_size + token % a.page_size) * a.kv_heads + kv_head;
-}
-
-// (32 tok, kChunks x 16 B) tile of one operand, rows gathered through the page table.
+// (32 tok, kChunks x 16 B) tile of one operand, rows gathered through the page table:
+// lane r holds the row index of token r (~0u past the end), broadcast by shuffle.
 template <int kChunks>
 __device__ __forceinline__ void load_tile(std::uint32_t tile, const void* pages, std::uint32_t my_row, int lane) {
   const char* base = static_cast<const char*>(pages);

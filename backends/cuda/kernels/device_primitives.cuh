@@ -117,6 +117,16 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
+// ---- programmatic dependent launch ------------------------------------------
+
+// Waits until the preceding grid in the stream has completed and its writes are visible
+// (a no-op when this grid was not launched as a programmatic dependent).
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// Lets the next grid (launched as a programmatic dependent) start its prologue.
+__device__ __forceinline__ void grid_dependents_launch() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
 // ---- mbarriers (separate_kv hand-off between converter and MMA warps) -------
 
 __device__ __forceinline__ void mbarrier_init(std::uint32_t bar, std::uint32_t count) {

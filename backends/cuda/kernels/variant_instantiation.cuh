@@ -21,8 +21,21 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   }
   const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
   const dim3 block(T::kThreads);
-  KernelParams params{args, head_chunks, 0u};
-  kernel<<<grid, block, T::kSmemBytes, stream>>>(params);
+  const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
+  const KernelParams params{args, head_chunks, page_shift, 0u};
+  // Programmatic dependent launch: the ring prologue overlaps the previous kernel's tail
+  // (the kernel waits on it before reading q8 or writing any output).
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = T::kSmemBytes;
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  if (const cudaError_t e = cudaLaunchKernelEx(&config, kernel, params); e != cudaSuccess) return e;
   if (info) {
     info->func = reinterpret_cast<const void*>(kernel);
     info->grid = grid;
