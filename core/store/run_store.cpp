@@ -275,42 +275,60 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   return rec;
 }
 
-void load_children(sqlite3* db, const std::string& path, CaseRecord& rec, bool with_artifacts) {
-  {
-    Statement q(db, path, "SELECT name, value, unit FROM measurements WHERE case_id = ? ORDER BY id");
-    q.bind(1, rec.id);
-    while (q.step()) rec.measurements.push_back({q.text(0), q.real(1), q.text(2)});
-  }
-  {
-    Statement q(db, path, "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ? ORDER BY id");
-    q.bind(1, rec.id);
-    while (q.step()) {
+// Reads the child rows of cases; statements are prepared once so listing many
+// cases does not re-parse the same SQL per case.
+class ChildRowLoader {
+ public:
+  ChildRowLoader(sqlite3* db, const std::string& path)
+      : path_(path),
+        measurements_(db, path, "SELECT name, value, unit FROM measurements WHERE case_id = ? ORDER BY id"),
+        stage_costs_(db, path, "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ? ORDER BY id"),
+        predictions_(db, path,
+                     "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json "
+                     "FROM predictions WHERE case_id = ? ORDER BY id"),
+        quality_(db, path,
+                 "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id"),
+        artifacts_(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id") {}
+
+  void load(CaseRecord& rec, bool with_artifacts) {
+    measurements_.reset();
+    measurements_.bind(1, rec.id);
+    while (measurements_.step())
+      rec.measurements.push_back({measurements_.text(0), measurements_.real(1), measurements_.text(2)});
+
+    stage_costs_.reset();
+    stage_costs_.bind(1, rec.id);
+    while (stage_costs_.step()) {
       try {
-        rec.stage_costs.push_back({parse_stage(q.text(0)), parse_cost_method(q.text(1)), q.real(2)});
+        rec.stage_costs.push_back(
+            {parse_stage(stage_costs_.text(0)), parse_cost_method(stage_costs_.text(1)), stage_costs_.real(2)});
       } catch (const ValidationError& e) {
-        throw StoreError(path + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
+        throw StoreError(path_ + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
       }
     }
+
+    predictions_.reset();
+    predictions_.bind(1, rec.id);
+    while (predictions_.step())
+      rec.predictions.push_back({predictions_.real(0), predictions_.text(1), predictions_.text(2),
+                                 predictions_.real(3), predictions_.text(4), predictions_.text(5)});
+
+    quality_.reset();
+    quality_.bind(1, rec.id);
+    while (quality_.step())
+      rec.quality.push_back(
+          {quality_.text(0), quality_.real(1), quality_.real(2), quality_.integer(3) != 0, quality_.text(4)});
+
+    if (!with_artifacts) return;
+    artifacts_.reset();
+    artifacts_.bind(1, rec.id);
+    while (artifacts_.step()) rec.artifacts.push_back({artifacts_.text(0), artifacts_.text(1), artifacts_.blob(2)});
   }
-  {
-    Statement q(db, path,
-                "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json "
-                "FROM predictions WHERE case_id = ? ORDER BY id");
-    q.bind(1, rec.id);
-    while (q.step()) rec.predictions.push_back({q.real(0), q.text(1), q.text(2), q.real(3), q.text(4), q.text(5)});
-  }
-  {
-    Statement q(db, path,
-                "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id");
-    q.bind(1, rec.id);
-    while (q.step()) rec.quality.push_back({q.text(0), q.real(1), q.real(2), q.integer(3) != 0, q.text(4)});
-  }
-  if (with_artifacts) {
-    Statement q(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id");
-    q.bind(1, rec.id);
-    while (q.step()) rec.artifacts.push_back({q.text(0), q.text(1), q.blob(2)});
-  }
-}
+
+ private:
+  const std::string& path_;
+  Statement measurements_, stage_costs_, predictions_, quality_, artifacts_;
+};
 
 void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id, const CaseRecord& rec) {
   {
@@ -648,22 +666,18 @@ std::int64_t RunStore::add_case(std::int64_t run_id, CaseRecord& rec) {
               "?, ?, ?, ?, ?, ?, ?)");
   const OperatingPoint& op = rec.op;
   const KernelMeta& k = rec.kernel;
-  int i = 1;
-  s.bind(i++, run_id).bind(i++, rec.case_key).bind(i++, to_string(rec.status)).bind(i++, rec.message);
-  s.bind(i++, rec.finished_at).bind(i++, op.batch).bind(i++, op.context);
-  s.bind(i++, context_lengths_json(op.context_lengths));
-  s.bind(i++, op.q_heads).bind(i++, op.kv_heads).bind(i++, op.head_dim).bind(i++, op.page_size);
-  s.bind(i++, to_string(op.kv)).bind(i++, to_string(op.k_path)).bind(i++, to_string(op.mode));
-  s.bind(i++, to_string(op.k_repr)).bind(i++, to_string(op.rope)).bind(i++, to_string(op.scale));
-  s.bind(i++, to_string(op.cache)).bind(i++, op.splits);
-  s.bind(i++, k.kernel_name).bind(i++, k.cubin_sha256);
+  s.add(run_id).add(rec.case_key).add(to_string(rec.status)).add(rec.message).add(rec.finished_at);
+  s.add(op.batch).add(op.context).add(context_lengths_json(op.context_lengths));
+  s.add(op.q_heads).add(op.kv_heads).add(op.head_dim).add(op.page_size);
+  s.add(to_string(op.kv)).add(to_string(op.k_path)).add(to_string(op.mode)).add(to_string(op.k_repr));
+  s.add(to_string(op.rope)).add(to_string(op.scale)).add(to_string(op.cache)).add(op.splits);
+  s.add(k.kernel_name).add(k.cubin_sha256);
   // -1 means "not reported by the backend": stored as NULL.
-  s.bind_or_null(i++, k.regs_per_thread, -1).bind_or_null(i++, k.smem_static_bytes, -1);
-  s.bind_or_null(i++, k.smem_dynamic_bytes, -1);
-  s.bind(i++, k.occupancy_theoretical).bind(i++, k.occupancy_achieved);
-  for (int g : k.grid) s.bind(i++, g);
-  for (int b : k.block) s.bind(i++, b);
-  s.bind(i++, k.splits);
+  s.add_or_null(k.regs_per_thread, -1).add_or_null(k.smem_static_bytes, -1).add_or_null(k.smem_dynamic_bytes, -1);
+  s.add(k.occupancy_theoretical).add(k.occupancy_achieved);
+  for (int g : k.grid) s.add(g);
+  for (int b : k.block) s.add(b);
+  s.add(k.splits);
   s.run();
   const std::int64_t case_id = sqlite3_last_insert_rowid(db_);
   insert_children(db_, path_, case_id, rec);
@@ -725,7 +739,8 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
     s.run_id = s.record.run_id;
     out.push_back(std::move(s));
   }
-  for (auto& s : out) load_children(db_, path_, s.record, false);
+  ChildRowLoader children(db_, path_);
+  for (auto& s : out) children.load(s.record, false);
   return out;
 }
 
@@ -735,7 +750,7 @@ CaseRecord RunStore::load_case(std::int64_t case_id, bool with_artifacts) const 
   if (!q.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
   int first_column = 0;
   CaseRecord rec = read_case_columns(q, path_, first_column);
-  load_children(db_, path_, rec, with_artifacts);
+  ChildRowLoader(db_, path_).load(rec, with_artifacts);
   return rec;
 }
 

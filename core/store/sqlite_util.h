@@ -78,6 +78,13 @@ class Statement {
   Statement& bind_null(int i) { return checked(sqlite3_bind_null(stmt_, i)); }
   // -1 / 0 style "unknown" integers are stored as NULL when unknown_value matches.
   Statement& bind_or_null(int i, int v, int unknown_value) { return v == unknown_value ? bind_null(i) : bind(i, v); }
+  // Bind the next parameter in order (1, 2, ...; restarts at reset()), for long
+  // INSERTs where counting indexes by hand invites off-by-one mistakes.
+  template <class T>
+  Statement& add(const T& v) {
+    return bind(++next_param_, v);
+  }
+  Statement& add_or_null(int v, int unknown_value) { return bind_or_null(++next_param_, v, unknown_value); }
 
   // true while a row is available; false when done.
   bool step() {
@@ -91,6 +98,7 @@ class Statement {
     }
   }
   void reset() {
+    next_param_ = 0;
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
   }
@@ -117,6 +125,7 @@ class Statement {
   sqlite3* db_;
   const std::string* path_;
   sqlite3_stmt* stmt_ = nullptr;
+  int next_param_ = 0;
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed without commit() (an
