@@ -2,6 +2,9 @@
 
 #include "core/perf/cost_model.h"
 
+#include "core/ii_model.h"
+#include "core/stage_graph.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -207,6 +210,28 @@ TEST(CostModel, IiReproducesTheSeedFormulas) {
                                                stage(s, Stage::k_prep) + stage(s, Stage::v_prep), stage(s, Stage::qk),
                                                stage(s, Stage::softmax), stage(s, Stage::pv) + stage(s, Stage::accum)});
     EXPECT_NEAR(s.ii_us, expected_separate, 1e-12) << batch;
+  }
+}
+
+TEST(CostModel, IiAgreesWithTheStageGraphIiModel) {
+  // The cost model's own II (used for its latency) must be what core's II model
+  // computes from the same stage costs on the variant's stage graph.
+  for (const char* id : {"h200", "mi300x", "a100_sxm"}) {
+    const GpuModel g = gpu(id);
+    for (int batch : {1, 64}) {
+      for (const OperatingPoint& op : all_variants(k16v16(batch, 2048))) {
+        const CostEstimate e = estimate_costs(op, g);
+        if (!e.supported) continue;
+        SCOPED_TRACE(std::string(id) + " " + op.key());
+        // The graph has a combine node only for an explicit split count: give it the one used.
+        OperatingPoint resolved = op;
+        resolved.splits = e.splits;
+        const tilepath::IIPrediction p = tilepath::predict_ii(tilepath::StageGraph::build(resolved), e.per_tile_us);
+        EXPECT_NEAR(p.ii_us, e.ii_us, 1e-9 * e.ii_us);
+        EXPECT_NEAR(p.once_per_step_us, e.once_per_step_us, 1e-9);
+        EXPECT_EQ(p.limiting_stage, e.limiting_stage);
+      }
+    }
   }
 }
 
