@@ -23,15 +23,14 @@ OperatingPoint variant(KvDtype kv, KPath path, TransformMode mode, int splits = 
   return op;
 }
 
+// Every valid (kv, k_path, mode) of the operating point, plus a split-KV case.
 std::vector<OperatingPoint> all_variants() {
-  return {variant(KvDtype::k16v16, KPath::k16, TransformMode::none),
-          variant(KvDtype::k8v16, KPath::transform, TransformMode::full),
-          variant(KvDtype::k16v8, KPath::k16, TransformMode::full),
-          variant(KvDtype::k16v8, KPath::k16, TransformMode::k_only),
-          variant(KvDtype::k8v8, KPath::transform, TransformMode::full),
-          variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only),
-          variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv),
-          variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 4)};
+  std::vector<OperatingPoint> out;
+  for (auto kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8})
+    for (auto path : valid_k_paths(kv))
+      for (auto mode : valid_modes(kv, path)) out.push_back(variant(kv, path, mode));
+  out.push_back(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 4));
+  return out;
 }
 
 StageCosts costs(double k_load, double k_prep, double qk, double softmax, double v_load, double v_prep, double pv,
@@ -192,6 +191,27 @@ TEST(PipelineSim, BufferDepthOneAllowsNoLoadComputeOverlap) {
       }
       // Single buffering can only slow the pipeline down relative to the agent bound.
       EXPECT_GE(s.steady_ii_us, predict_ii(g, c).ii_us - kTol);
+    }
+  }
+}
+
+TEST(PipelineSim, BufferDepthOneSerialisesEachLoadWithItsSlotReaders) {
+  // Readers per slot come from the graph: in separate_kv the transform warps read the
+  // FP8 slots and the MMAs read the staged BF16 tiles.
+  for (const auto& op : all_variants()) {
+    SCOPED_TRACE(op.variant_label());
+    auto g = StageGraph::build(op, 1);
+    auto s = simulate_pipeline(g, cost_profiles()[1], 12);
+    for (auto [reader, slot_owner] : g.edges(EdgeKind::buffer_reuse)) {
+      for (const auto& fill : s.stages) {
+        if (fill.stage != slot_owner) continue;
+        for (const auto& use : s.stages) {
+          if (use.stage == reader && use.tile != fill.tile) {
+            EXPECT_FALSE(overlaps(fill, use)) << to_string(fill.stage) << fill.tile << " vs " << to_string(use.stage)
+                                              << use.tile;
+          }
+        }
+      }
     }
   }
 }

@@ -59,7 +59,8 @@ TEST(StageGraph, StagePresencePerVariant) {
   const std::vector<Row> rows = {
       {variant(KvDtype::k8v16, KPath::transform, TransformMode::full), true, false, false, false},
       {variant(KvDtype::k16v8, KPath::k16, TransformMode::full), false, true, false, false},
-      {variant(KvDtype::k16v8, KPath::k16, TransformMode::k_only), false, false, false, false},
+      {variant(KvDtype::k16v8, KPath::k16, TransformMode::separate_kv), false, true, false, false},
+      {variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only), false, false, true, false},
       {variant(KvDtype::k8v8, KPath::transform, TransformMode::full), true, true, false, false},
       {variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only), true, false, false, false},
       {variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv), true, true, false, false},
