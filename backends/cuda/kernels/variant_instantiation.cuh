@@ -15,7 +15,10 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   auto* kernel = &decode_attention_kernel<T>;
   static bool smem_limit_raised = false;  // the host serialises plugin calls
   if (!smem_limit_raised) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (e != cudaSuccess) return e;
+    // All of L1 as shared memory, so two ~100 KB rings fit per SM (the default carveout may not).
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess) return e;
     smem_limit_raised = true;
   }
