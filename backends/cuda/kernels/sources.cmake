@@ -1,7 +1,18 @@
 # CUDA kernel sources of the cuda plugin (owned by the kernels side; the plugin's
 # CMakeLists.txt adds ${TILEPATH_CUDA_KERNEL_SOURCES} to its target).
 # One translation unit per dtype family so that a -j2 build compiles them in parallel.
-# Interface to the host side: backends/cuda/decode_launch.h (unchanged).
+#
+# Notes for the host side (backends/cuda/decode_launch.h is unchanged):
+#  - launch_decode launches the main kernel and combine with programmatic dependent
+#    launch: the main kernel's K/V prologue may overlap the previous kernel in the
+#    stream; it waits (griddepcontrol.wait) before reading q8 or writing any output.
+#    K/V pages, page table and lengths must therefore not be written by a *kernel*
+#    immediately before launch_decode (memcpy/memset are ordinary stream operations).
+#  - KernelInfo::tile_tokens = tokens per CTA-wide pipeline step (4 warps x 32 tokens).
+#  - prebias needs no kernel support: the exact bias adds q.b to every score of a row,
+#    which softmax cancels, so the plain kernel over the residual cache is exact.
+#  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the
+#    transform K path, v_prep ablations only for FP8 V.
 set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_launch.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k16v16.cu
