@@ -1,1 +1,169 @@
-// placeholder: being written
+// Random decode problems stored exactly as a kernel reads them: shuffled pages,
+// BF16 or E4M3 K/V with per-tensor or per-head scales, optional exact pre-bias.
+#include "core/numerics/decode_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "core/numerics/fp8.h"
+#include "core/numerics/parallel_for.h"
+#include "core/numerics/problem_originals.h"
+
+namespace tilepath::numerics {
+
+namespace {
+
+constexpr std::uint64_t kStreamPagePermutation = 3;
+
+// Per-channel statistics of one request's K (for the bias and the residual amax)
+// and per-head |V| maxima. Reduced in request order so results never depend on threads.
+struct RequestStats {
+  std::vector<double> k_sum;              // [kv_heads][head_dim]
+  std::vector<float> k_min, k_max;        // [kv_heads][head_dim]
+  std::vector<float> v_amax;              // [kv_heads]
+};
+
+RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& keys, const std::vector<float>& values) {
+  const int row = op.kv_heads * op.head_dim;
+  RequestStats s;
+  s.k_sum.assign(row, 0.0);
+  s.k_min.assign(row, INFINITY);
+  s.k_max.assign(row, -INFINITY);
+  s.v_amax.assign(op.kv_heads, 0.0f);
+  const std::size_t tokens = keys.size() / row;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const float* k = &keys[t * row];
+    const float* v = &values[t * row];
+    for (int i = 0; i < row; ++i) {
+      s.k_sum[i] += k[i];
+      s.k_min[i] = std::min(s.k_min[i], k[i]);
+      s.k_max[i] = std::max(s.k_max[i], k[i]);
+      const int h = i / op.head_dim;
+      s.v_amax[h] = std::max(s.v_amax[h], std::fabs(v[i]));
+    }
+  }
+  return s;
+}
+
+float scale_from_amax(float amax) { return amax > 0.0f ? amax / kE4M3Max : 1.0f; }
+
+}  // namespace
+
+std::string_view to_string(KeyDistribution d) {
+  switch (d) {
+    case KeyDistribution::gaussian: return "gaussian";
+    case KeyDistribution::heavy_tailed: return "heavy_tailed";
+    case KeyDistribution::qwen_bias: return "qwen_bias";
+  }
+  return "?";
+}
+
+KeyDistribution parse_key_distribution(std::string_view s, std::string_view field) {
+  for (auto d : {KeyDistribution::gaussian, KeyDistribution::heavy_tailed, KeyDistribution::qwen_bias}) {
+    if (s == to_string(d)) return d;
+  }
+  throw ValidationError(std::string(field), "unknown key distribution '" + std::string(s) + "'",
+                        "gaussian|heavy_tailed|qwen_bias");
+}
+
+std::size_t DecodeProblem::k_page_elems() const {
+  return static_cast<std::size_t>(op.page_size) * op.kv_heads * op.head_dim;
+}
+
+DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
+  op.validate();
+  const detail::ProblemOriginals originals(op, seed, dist);
+  DecodeProblem p;
+  p.op = op;
+  p.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(op.head_dim)));
+  p.q = originals.q();
+  p.lengths.assign(originals.lengths().begin(), originals.lengths().end());
+
+  // ---- pages: every request gets ceil(len/P) pages drawn from a shuffled pool ----
+  std::vector<int> pages_of(op.batch);
+  for (int b = 0; b < op.batch; ++b) pages_of[b] = (p.lengths[b] + op.page_size - 1) / op.page_size;
+  p.max_pages_per_seq = *std::max_element(pages_of.begin(), pages_of.end());
+  p.num_pages = std::accumulate(pages_of.begin(), pages_of.end(), 0);
+  std::vector<std::int32_t> pool(p.num_pages);
+  std::iota(pool.begin(), pool.end(), 0);
+  std::mt19937_64 page_rng(detail::stream_seed(seed, kStreamPagePermutation));
+  std::shuffle(pool.begin(), pool.end(), page_rng);
+  p.page_table.assign(static_cast<std::size_t>(op.batch) * p.max_pages_per_seq, 0);
+  for (int b = 0, next = 0; b < op.batch; ++b) {
+    for (int i = 0; i < pages_of[b]; ++i) p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + i] = pool[next++];
+  }
+
+  const bool k8 = k_is_fp8(op.kv), v8 = v_is_fp8(op.kv);
+  const bool per_head = op.scale == ScaleGranularity::per_head;
+  const bool prebias = op.k_repr == KRepr::prebias && k8;
+  const int row = op.kv_heads * op.head_dim;
+  const int scale_groups = per_head ? op.kv_heads : 1;
+  p.k_scale.assign(scale_groups, 1.0f);
+  p.v_scale.assign(scale_groups, 1.0f);
+  std::vector<float> bias(row, 0.0f);
+
+  // ---- pass 1 (FP8 only): scales from amax, bias = per-channel mean over all tokens ----
+  if (k8 || v8) {
+    std::vector<RequestStats> stats(op.batch);
+    parallel_for(op.batch, [&](std::int64_t b) {
+      std::vector<float> keys, values;
+      originals.keys(static_cast<int>(b), keys);
+      originals.values(static_cast<int>(b), values);
+      stats[b] = request_stats(op, keys, values);
+    });
+    std::vector<double> k_sum(row, 0.0);
+    std::vector<float> k_min(row, INFINITY), k_max(row, -INFINITY), v_amax(op.kv_heads, 0.0f);
+    for (const auto& s : stats) {
+      for (int i = 0; i < row; ++i) {
+        k_sum[i] += s.k_sum[i];
+        k_min[i] = std::min(k_min[i], s.k_min[i]);
+        k_max[i] = std::max(k_max[i], s.k_max[i]);
+      }
+      for (int h = 0; h < op.kv_heads; ++h) v_amax[h] = std::max(v_amax[h], s.v_amax[h]);
+    }
+    if (prebias) {
+      const double tokens = static_cast<double>(op.total_tokens());
+      for (int i = 0; i < row; ++i) bias[i] = static_cast<float>(k_sum[i] / tokens);
+      p.k_bias = bias;
+    }
+    // Residual amax per head: fl(k - b) is monotone in k, so the channel extremes give it exactly.
+    std::vector<float> k_amax(op.kv_heads, 0.0f);
+    for (int i = 0; i < row; ++i) {
+      const float hi = std::fabs(k_max[i] - bias[i]), lo = std::fabs(k_min[i] - bias[i]);
+      k_amax[i / op.head_dim] = std::max({k_amax[i / op.head_dim], hi, lo});
+    }
+    if (!per_head) {
+      k_amax.assign(1, *std::max_element(k_amax.begin(), k_amax.end()));
+      v_amax.assign(1, *std::max_element(v_amax.begin(), v_amax.end()));
+    }
+    if (k8) std::transform(k_amax.begin(), k_amax.end(), p.k_scale.begin(), scale_from_amax);
+    if (v8) std::transform(v_amax.begin(), v_amax.end(), p.v_scale.begin(), scale_from_amax);
+  }
+
+  // ---- pass 2: regenerate each request and store it into its pages ----
+  const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
+  if (k8) p.k8.assign(cache_elems, 0); else p.k16.assign(cache_elems, 0);
+  if (v8) p.v8.assign(cache_elems, 0); else p.v16.assign(cache_elems, 0);
+  parallel_for(op.batch, [&](std::int64_t b) {
+    std::vector<float> keys, values;
+    originals.keys(static_cast<int>(b), keys);
+    originals.values(static_cast<int>(b), values);
+    for (int t = 0; t < p.lengths[b]; ++t) {
+      const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+      const std::size_t dst = (static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * row;
+      const std::size_t src = static_cast<std::size_t>(t) * row;
+      for (int i = 0; i < row; ++i) {
+        const int group = per_head ? i / op.head_dim : 0;
+        if (k8) p.k8[dst + i] = float_to_e4m3((keys[src + i] - bias[i]) / p.k_scale[group]);
+        else p.k16[dst + i] = float_to_bf16(keys[src + i]);
+        if (v8) p.v8[dst + i] = float_to_e4m3(values[src + i] / p.v_scale[group]);
+        else p.v16[dst + i] = float_to_bf16(values[src + i]);
+      }
+    }
+  });
+  return p;
+}
+
+}  // namespace tilepath::numerics

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/operating_point.h"
@@ -12,6 +13,9 @@
 namespace tilepath::numerics {
 
 enum class KeyDistribution { gaussian, heavy_tailed, qwen_bias };
+// "gaussian" | "heavy_tailed" | "qwen_bias"; parse throws ValidationError naming `field`.
+std::string_view to_string(KeyDistribution d);
+KeyDistribution parse_key_distribution(std::string_view s, std::string_view field = "keys");
 
 // Layout (all row-major):
 //   q        [batch][q_heads][head_dim]                      BF16 bits
@@ -21,6 +25,12 @@ enum class KeyDistribution { gaussian, heavy_tailed, qwen_bias };
 //   lengths  [batch]                                         int32 tokens per request
 //   k_scale / v_scale  [kv_heads] (per_head) or [1] (per_tensor): dequant = e4m3 * scale
 //   k_bias   [kv_heads][head_dim] float (prebias only; K = bias + scale*e4m3)
+// GQA: q head qh reads kv head qh / (q_heads / kv_heads).
+// Token t of request b lives in page page_table[b][t / page_size], slot t % page_size.
+// page_table entries past a request's last page are 0 (a valid page; never read).
+// Non-FP8 tensors still get scales of 1.0 so kernels can index them uniformly.
+// Originals: Q ~ N(0,1); K per `dist` (unit residual std); V ~ N(0,1); all rounded to
+// BF16 (the model's own precision) before any FP8 quantization.
 // Output o: [batch][q_heads][head_dim] float (kernels round to BF16 when they store).
 struct DecodeProblem {
   OperatingPoint op;
@@ -48,12 +58,26 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed,
 // exactly as the kernel does (per-head amax/448 scale) so both compute the same function.
 std::vector<double> reference_decode(const DecodeProblem& p);
 
+// The fp8_qk Q quantization, one (batch, q head) row: scale = amax/448 in float (1 for an
+// all-zero row), q8[d] = float_to_e4m3(q[d] / scale). Returns the scale. Kernels call
+// this (or match it bit for bit); QK is then q_scale*k_scale*(q8.k8), and a prebias
+// K adds the score-space correction (q8*q_scale).bias, i.e. the same dequantized Q.
+float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_t* q8_out);
+
+// Quality gate: attention in float64 over the ORIGINAL (BF16, never FP8-quantized)
+// Q/K/V that make_problem(op, seed, dist) quantized. Regenerated from the seed, so it
+// costs no memory in the problem. Compare it with reference_decode(p) to get the error
+// that the cache representation itself causes.
+std::vector<double> reference_decode_original(const OperatingPoint& op, std::uint64_t seed,
+                                              KeyDistribution dist = KeyDistribution::gaussian);
+
 struct ErrorStats {
   double rel_l2 = 0;   // ||out-ref|| / ||ref||
   double max_abs = 0;
   bool all_finite = true;
 };
 ErrorStats compare(const std::vector<float>& out, const std::vector<double>& ref);
+ErrorStats compare(const std::vector<double>& out, const std::vector<double>& ref);
 
 // Default rel_l2 tolerance for a variant (BF16 output rounding + P/Q quantization).
 double default_tolerance(const OperatingPoint& op);

@@ -1,0 +1,48 @@
+#pragma once
+// One CPU decode step over a paged cache: q_quant (fp8_qk), the tiled main loop over
+// work items (request, kv head, split) on std::threads, the log-sum-exp combine of
+// split partials, and the BF16 output store.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/abi/tilepath_backend.h"
+#include "core/numerics/decode_problem.h"
+
+namespace tilepath::cpu {
+
+inline constexpr int kNoAblation = -1;
+
+struct DecodeLaunch {
+  const numerics::DecodeProblem* problem = nullptr;
+  // Tokens per request; empty = problem->lengths. Shorter lengths (<= stored) let the
+  // tile-interval measurement rerun the same cache at half context.
+  std::vector<std::int32_t> lengths;
+  int splits = 1;                      // >= 1
+  int threads = 1;                     // >= 1
+  int removed_stage = kNoAblation;     // enum tp_stage compiled out of the kernel, or kNoAblation
+  bool stage_timers = false;           // time every named stage call (isolated costs)
+  // Called on the launching thread between its work items; return true to cancel.
+  std::function<bool(double fraction)> poll;
+};
+
+struct DecodeOutcome {
+  std::vector<float> out;                        // [batch][q_heads][head_dim], BF16-rounded
+  bool cancelled = false;
+  long long tiles = 0;                           // tiles processed over all work items
+  int work_items = 0;
+  std::array<double, TP_STAGE_COUNT> stage_ns{};  // summed over threads (stage_timers only)
+};
+
+DecodeOutcome run_decode(const DecodeLaunch& launch);
+
+// Split count for splits = 0: enough work items for every thread, tiles left in each split.
+int choose_splits(const numerics::DecodeProblem& p, int threads);
+
+// e.g. "cpu_decode<k8v8,transform,full,d128>" (+",prebias")
+std::string kernel_name(const OperatingPoint& op);
+
+}  // namespace tilepath::cpu

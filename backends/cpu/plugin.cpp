@@ -1,0 +1,282 @@
+// The cpu backend's C ABI: one device (this machine's processor), real tiled decode
+// attention with bit-exact FP8 emulation, measured the way the GPU backends are.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/abi/tilepath_backend.h"
+#include "backends/cpu/case_measurement.h"
+#include "backends/cpu/cpu_device.h"
+#include "backends/cpu/decode_kernel.h"
+#include "backends/cpu/read_bandwidth.h"
+#include "backends/cpu/tile_stages.h"
+#include "core/operating_point.h"
+
+namespace tilepath::cpu {
+namespace {
+
+// The cache (K + V elements, padding excluded) that one case may hold: the default
+// 64 x 4096 x 8 heads x 128 dims case exactly, which is 0.5 GiB of FP8 cache and
+// 1 GiB of BF16 cache. Beyond it a run takes too long and too much memory for a CPU.
+constexpr long long kMaxKvElements = 1LL << 29;
+
+constexpr const char* kPluginVersion = "0.1.0";
+
+struct PluginState {
+  bool initialised = false;
+  CpuDevice device;
+  double bandwidth_gbps = 0;
+  std::unique_ptr<ReadBandwidthProbe> run_bandwidth_probe;  // 256 MiB, allocated by the first run_case
+};
+PluginState& state() {
+  static PluginState s;
+  return s;
+}
+
+// What a result's metrics/artifacts point to, kept until release_result.
+struct ResultStorage {
+  std::vector<tp_metric> metrics;
+  std::vector<tp_artifact> artifacts;
+  std::vector<std::string> artifact_bytes;
+};
+std::mutex& storage_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<const void*, std::unique_ptr<ResultStorage>>& storage_by_metrics() {
+  static std::map<const void*, std::unique_ptr<ResultStorage>> m;
+  return m;
+}
+
+void copy_string(char* dst, std::size_t len, const std::string& src) {
+  if (dst == nullptr || len == 0) return;
+  std::snprintf(dst, len, "%s", src.c_str());
+}
+
+// A field of a (possibly older, shorter) host struct exists when struct_size covers it.
+template <class Struct, class Field>
+bool has_field(const Struct* s, const Field Struct::*field) {
+  const auto offset = reinterpret_cast<std::size_t>(&(static_cast<const Struct*>(nullptr)->*field));
+  return s != nullptr && s->struct_size >= offset + sizeof(Field);
+}
+
+std::string unsupported_reason(const OperatingPoint& op) {
+  const long long kv_elements = op.total_tokens() * op.kv_heads * op.head_dim * 2;
+  if (kv_elements > kMaxKvElements) {
+    return "cpu backend: the K+V cache has " + std::to_string(kv_elements) +
+           " elements (2*total_tokens*kv_heads*head_dim), above the cap of " + std::to_string(kMaxKvElements) +
+           " (kMaxKvElements: batch 64 x context 4096 x 8 kv heads x 128 dims)";
+  }
+  return "";
+}
+
+// ---- ABI functions ----
+
+int cpu_init(char* error, size_t error_len) {
+  (void)error;
+  (void)error_len;
+  auto& s = state();
+  if (!s.initialised) {
+    s.device = probe_cpu_device();
+    // A quick (64 MiB) ceiling for device_info; run_case measures the full one every run.
+    s.bandwidth_gbps = measure_read_bandwidth_gbps(s.device.hardware_threads, std::size_t{64} << 20, 2);
+    s.initialised = true;
+  }
+  return 0;
+}
+
+void cpu_shutdown(void) {
+  std::lock_guard<std::mutex> lock(storage_mutex());
+  storage_by_metrics().clear();
+  state().run_bandwidth_probe.reset();
+  state().initialised = false;
+}
+
+int32_t cpu_device_count(void) { return 1; }
+
+const char* cpu_no_device_reason(void) { return ""; }
+
+int cpu_device_info(int32_t device, tp_device_info* out) {
+  if (device != 0 || out == nullptr) return 1;
+  if (!state().initialised) cpu_init(nullptr, 0);
+  const auto& s = state();
+  tp_device_info info{};
+  info.struct_size = sizeof(tp_device_info);
+  copy_string(info.name, sizeof info.name, s.device.name);
+  copy_string(info.arch, sizeof info.arch, "x86_64");
+  info.sm_count = s.device.hardware_threads;
+  info.memory_bytes = s.device.memory_bytes;
+  info.bandwidth_gbps = s.bandwidth_gbps;
+  info.l2_bytes = s.device.l2_bytes;
+  info.clock_mhz = s.device.clock_mhz;
+  // Copy only what the host's (possibly older) struct has room for.
+  const std::size_t size = std::min<std::size_t>(out->struct_size, sizeof(tp_device_info));
+  const uint32_t host_size = out->struct_size;
+  std::memcpy(out, &info, size);
+  out->struct_size = host_size;
+  return 0;
+}
+
+int cpu_supports(int32_t device, const tp_case* c, char* why, size_t why_len) {
+  if (device != 0) {
+    copy_string(why, why_len, "cpu backend: device " + std::to_string(device) + " does not exist (only device 0)");
+    return 0;
+  }
+  if (c == nullptr) {
+    copy_string(why, why_len, "cpu backend: no case given");
+    return 0;
+  }
+  try {
+    const OperatingPoint op = from_tp_case(*c);
+    op.validate();
+    const std::string reason = unsupported_reason(op);
+    copy_string(why, why_len, reason);
+    return reason.empty() ? 1 : 0;
+  } catch (const std::exception& e) {
+    copy_string(why, why_len, e.what());
+    return 0;
+  }
+}
+
+int finish(tp_result* out, int status, const std::string& message) {
+  out->status = status;
+  copy_string(out->message, sizeof out->message, message);
+  return status;
+}
+
+void add_metric(ResultStorage& storage, const char* name, const char* unit, double value) {
+  tp_metric metric{};
+  copy_string(metric.name, sizeof metric.name, name);
+  copy_string(metric.unit, sizeof metric.unit, unit);
+  metric.value = value;
+  storage.metrics.push_back(metric);
+}
+
+void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads, tp_result* out) {
+  out->latency_us = m.latency_median_us;
+  out->latency_min_us = m.latency_min_us;
+  out->latency_max_us = m.latency_max_us;
+  out->repeats = static_cast<int32_t>(m.latencies_us.size());
+  out->tile_interval_us = m.tile_interval_us;
+  out->tile_tokens = kTileTokens;
+  out->bytes_moved = op.bytes_moved();
+  out->read_bandwidth_gbps = m.read_bandwidth_gbps;
+  out->floor_fraction = (out->bytes_moved / (m.read_bandwidth_gbps * 1e9) * 1e6) / m.latency_median_us;
+  for (int method = 0; method < TP_COST_METHOD_COUNT; ++method) {
+    for (int s = 0; s < TP_STAGE_COUNT; ++s) out->stage_cost_us[method][s] = m.stage_cost_us[method][s];
+  }
+  copy_string(out->kernel_name, sizeof out->kernel_name, kernel_name(op));
+  copy_string(out->cubin_sha256, sizeof out->cubin_sha256, "");
+  out->grid[0] = op.batch;
+  out->grid[1] = op.kv_heads;
+  out->grid[2] = m.splits;
+  out->block[0] = threads;
+  out->block[1] = 1;
+  out->block[2] = 1;
+  out->splits = m.splits;
+  out->rel_l2_error = m.error.rel_l2;
+  out->max_abs_error = m.error.max_abs;
+  out->tolerance = m.tolerance;
+  out->passed = m.error.rel_l2 <= m.tolerance ? 1 : 0;
+
+  auto storage = std::make_unique<ResultStorage>();
+  add_metric(*storage, "threads", "", threads);
+  add_metric(*storage, "work_items", "", m.work_items);
+  add_metric(*storage, "tiles", "", static_cast<double>(m.tiles));
+  add_metric(*storage, "problem_generation_ms", "ms", m.generation_ms);
+  add_metric(*storage, "reference_ms", "ms", m.reference_ms);
+  add_metric(*storage, "bandwidth_buffer_mib", "MiB", static_cast<double>(kBandwidthBufferBytes >> 20));
+  add_metric(*storage, "rel_l2_error", "", m.error.rel_l2);
+  storage->artifact_bytes.push_back(m.samples.dump(2));
+  tp_artifact artifact{};
+  copy_string(artifact.name, sizeof artifact.name, "samples.json");
+  copy_string(artifact.mime, sizeof artifact.mime, "application/json");
+  artifact.data = reinterpret_cast<const uint8_t*>(storage->artifact_bytes.back().data());
+  artifact.size = storage->artifact_bytes.back().size();
+  storage->artifacts.push_back(artifact);
+
+  out->metrics = storage->metrics.data();
+  out->metric_count = static_cast<int32_t>(storage->metrics.size());
+  out->artifacts = storage->artifacts.data();
+  out->artifact_count = static_cast<int32_t>(storage->artifacts.size());
+  std::lock_guard<std::mutex> lock(storage_mutex());
+  storage_by_metrics()[out->metrics] = std::move(storage);
+}
+
+int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
+  if (out == nullptr) return TP_ERR_INVALID;
+  if (!state().initialised) cpu_init(nullptr, 0);
+  if (device != 0) return finish(out, TP_ERR_INVALID, "device: " + std::to_string(device) + " does not exist; allowed: 0");
+  if (c == nullptr) return finish(out, TP_ERR_INVALID, "case: NULL");
+
+  OperatingPoint op;
+  try {
+    op = from_tp_case(*c);
+    op.validate();
+  } catch (const std::exception& e) {
+    return finish(out, TP_ERR_INVALID, e.what());
+  }
+  if (const std::string reason = unsupported_reason(op); !reason.empty()) return finish(out, TP_ERR_UNSUPPORTED, reason);
+
+  MeasureOptions measure;
+  measure.threads = state().device.hardware_threads;
+  tp_progress_fn progress_fn = nullptr;
+  void* progress_user = nullptr;
+  const volatile int32_t* cancel = nullptr;
+  if (has_field(options, &tp_run_options::warmup)) measure.warmup = std::max(0, options->warmup);
+  if (has_field(options, &tp_run_options::repeats)) measure.repeats = std::max(1, options->repeats);
+  if (has_field(options, &tp_run_options::ablations)) measure.ablations = options->ablations;
+  if (has_field(options, &tp_run_options::seed)) measure.seed = options->seed;
+  if (has_field(options, &tp_run_options::save_tensors_dir) && options->save_tensors_dir != nullptr) {
+    measure.save_tensors_dir = options->save_tensors_dir;
+  }
+  if (has_field(options, &tp_run_options::progress)) progress_fn = options->progress;
+  if (has_field(options, &tp_run_options::progress_user)) progress_user = options->progress_user;
+  if (has_field(options, &tp_run_options::cancel)) cancel = options->cancel;
+
+  RunProgress progress(progress_fn, progress_user, cancel, progress_units(measure));
+  CaseMeasurement m;
+  try {
+    auto& probe = state().run_bandwidth_probe;
+    if (!probe) probe = std::make_unique<ReadBandwidthProbe>();
+    m = measure_case(op, measure, progress, *probe);
+  } catch (const std::bad_alloc&) {
+    return finish(out, TP_ERR_RUNTIME, "cpu backend: out of memory for " + op.key());
+  } catch (const std::exception& e) {
+    return finish(out, TP_ERR_RUNTIME, std::string("cpu backend: ") + e.what());
+  }
+  if (m.status == TP_ERR_CANCELLED) return finish(out, m.status, m.message);
+  fill_result(op, m, measure.threads, out);
+  return finish(out, m.status, m.message);
+}
+
+void cpu_release_result(tp_result* r) {
+  if (r == nullptr) return;
+  if (r->metrics != nullptr) {
+    std::lock_guard<std::mutex> lock(storage_mutex());
+    storage_by_metrics().erase(r->metrics);
+  }
+  r->metrics = nullptr;
+  r->metric_count = 0;
+  r->artifacts = nullptr;
+  r->artifact_count = 0;
+}
+
+const tp_backend_api kApi = {
+    sizeof(tp_backend_api), TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR, "cpu", kPluginVersion, cpu_init, cpu_shutdown,
+    cpu_device_count, cpu_no_device_reason, cpu_device_info, cpu_supports, cpu_run_case, cpu_release_result,
+};
+
+}  // namespace
+}  // namespace tilepath::cpu
+
+extern "C" TP_EXPORT const tp_backend_api* tilepath_backend_entry(uint32_t host_major, uint32_t host_minor) {
+  (void)host_minor;  // any minor works: readers honour struct_size
+  return host_major == TILEPATH_ABI_MAJOR ? &tilepath::cpu::kApi : nullptr;
+}

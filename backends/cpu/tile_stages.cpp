@@ -1,0 +1,218 @@
+// The named per-tile stages of the CPU decode kernel. Inner loops run over the
+// contiguous head dimension so the compiler vectorizes them (omp simd, no OpenMP runtime).
+#include "backends/cpu/tile_stages.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace tilepath::cpu {
+
+using numerics::DecodeProblem;
+
+namespace {
+
+inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+
+inline float dot(const float* a, const float* b, int n) {
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// Gather one tile of rows (T, D) of `bytes_per_elem` from the paged cache.
+void gather_rows(const VariantPlan& plan, const TileRef& tile, const std::uint8_t* cache, std::size_t bytes_per_elem,
+                 std::uint8_t* dst) {
+  const std::size_t row_bytes = static_cast<std::size_t>(plan.head_dim) * bytes_per_elem;
+  for (int t = 0; t < tile.tokens; ++t) {
+    const int token = tile.first_token + t;
+    const std::size_t page = static_cast<std::size_t>(tile.page_row[token / plan.page_size]);
+    const std::size_t slot = static_cast<std::size_t>(token % plan.page_size);
+    const std::size_t element = ((page * plan.page_size + slot) * plan.kv_heads + tile.kv_head) * plan.head_dim;
+    std::memcpy(dst + t * row_bytes, cache + element * bytes_per_elem, row_bytes);
+  }
+}
+
+// One raw operand row -> float, unscaled (BF16 widening or E4M3 table lookup).
+inline void decode_row_bf16(const std::uint8_t* raw, int n, float* out) {
+  const auto* bits = reinterpret_cast<const std::uint16_t*>(raw);
+  for (int i = 0; i < n; ++i) out[i] = bf16_bits_to_float(bits[i]);
+}
+inline void decode_row_e4m3(const std::uint8_t* raw, int n, float* out) {
+  const auto& table = e4m3_table();
+  for (int i = 0; i < n; ++i) out[i] = table[raw[i]];
+}
+
+float head_scale(const std::vector<float>& scales, int kv_head) { return scales[scales.size() > 1 ? kv_head : 0]; }
+
+}  // namespace
+
+VariantPlan make_variant_plan(const DecodeProblem& p) {
+  VariantPlan plan;
+  const auto& op = p.op;
+  if (!p.k8.empty()) plan.k = op.k_path == KPath::fp8_qk ? KOperand::e4m3_fp8_qk : KOperand::e4m3_transform;
+  if (!p.v8.empty()) plan.v = op.mode == TransformMode::k_only ? VOperand::e4m3_direct : VOperand::e4m3_convert;
+  plan.staged_kv = op.mode == TransformMode::separate_kv;
+  plan.head_dim = op.head_dim;
+  plan.group_size = op.gqa_ratio();
+  plan.kv_heads = op.kv_heads;
+  plan.page_size = op.page_size;
+  plan.max_pages_per_seq = p.max_pages_per_seq;
+  plan.softmax_scale = p.softmax_scale;
+  plan.problem = &p;
+  return plan;
+}
+
+const std::array<float, 256>& e4m3_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int code = 0; code < 256; ++code) t[code] = numerics::e4m3_to_float(static_cast<std::uint8_t>(code));
+    return t;
+  }();
+  return table;
+}
+
+void TileScratch::resize(int group_size, int head_dim) {
+  const std::size_t tile_elems = static_cast<std::size_t>(kTileTokens) * head_dim;
+  k_raw.assign(tile_elems * 2, 0);
+  v_raw.assign(tile_elems * 2, 0);
+  k_tile.assign(tile_elems, 0.0f);
+  v_tile.assign(tile_elems, 0.0f);
+  row.assign(head_dim, 0.0f);
+  q.assign(static_cast<std::size_t>(group_size) * head_dim, 0.0f);
+  score_scale.assign(group_size, 0.0f);
+  score_bias.assign(group_size, 0.0f);
+  scores.assign(static_cast<std::size_t>(group_size) * kTileTokens, 0.0f);
+  probs.assign(scores.size(), 0.0f);
+  p8.assign(scores.size(), 0.0f);
+  m.assign(group_size, -INFINITY);
+  l.assign(group_size, 0.0f);
+  alpha.assign(group_size, 0.0f);
+  tile_out.assign(q.size(), 0.0f);
+  acc.assign(q.size(), 0.0f);
+}
+
+// ---------------------------------------------------------------- k_load
+void k_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  const DecodeProblem& p = *plan.problem;
+  if (plan.k == KOperand::bf16) {
+    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.k16.data()), 2, s.k_raw.data());
+  } else {
+    gather_rows(plan, tile, p.k8.data(), 1, s.k_raw.data());
+  }
+}
+
+// ---------------------------------------------------------------- k_prep
+void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  if (plan.k != KOperand::e4m3_transform) return;  // BF16 K and fp8_qk need no conversion
+  const DecodeProblem& p = *plan.problem;
+  const int D = plan.head_dim;
+  const float scale = head_scale(p.k_scale, tile.kv_head);
+  const auto& table = e4m3_table();
+  if (p.k_bias.empty()) {
+    for (int i = 0; i < tile.tokens * D; ++i) s.k_tile[i] = table[s.k_raw[i]] * scale;
+  } else {
+    // Prebias: K = b + scale * e4m3, the exact bias restored in the kernel.
+    const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
+    for (int t = 0; t < tile.tokens; ++t) {
+      for (int d = 0; d < D; ++d) s.k_tile[t * D + d] = bias[d] + table[s.k_raw[t * D + d]] * scale;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- qk
+void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  const int D = plan.head_dim, G = plan.group_size;
+  for (int t = 0; t < tile.tokens; ++t) {
+    const float* key;
+    switch (plan.k) {
+      case KOperand::e4m3_transform: key = &s.k_tile[static_cast<std::size_t>(t) * D]; break;
+      case KOperand::bf16: decode_row_bf16(&s.k_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data()); key = s.row.data(); break;
+      case KOperand::e4m3_fp8_qk: decode_row_e4m3(&s.k_raw[static_cast<std::size_t>(t) * D], D, s.row.data()); key = s.row.data(); break;
+    }
+    for (int g = 0; g < G; ++g) {
+      s.scores[g * kTileTokens + t] = dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g] + s.score_bias[g];
+    }
+  }
+}
+
+// ---------------------------------------------------------------- softmax
+void softmax(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  for (int g = 0; g < plan.group_size; ++g) {
+    const float* scores = &s.scores[g * kTileTokens];
+    float* probs = &s.probs[g * kTileTokens];
+    float running_max = s.m[g];
+    for (int t = 0; t < tile.tokens; ++t) running_max = std::max(running_max, scores[t]);
+    float row_sum = 0;
+    for (int t = 0; t < tile.tokens; ++t) {
+      probs[t] = std::exp(scores[t] - running_max);
+      row_sum += probs[t];
+    }
+    s.alpha[g] = std::exp(s.m[g] - running_max);  // 0 on the first tile (m = -inf)
+    s.l[g] = s.l[g] * s.alpha[g] + row_sum;
+    s.m[g] = running_max;
+  }
+}
+
+// ---------------------------------------------------------------- v_load
+void v_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  const DecodeProblem& p = *plan.problem;
+  if (plan.v == VOperand::bf16) {
+    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.v16.data()), 2, s.v_raw.data());
+  } else {
+    gather_rows(plan, tile, p.v8.data(), 1, s.v_raw.data());
+  }
+}
+
+// ---------------------------------------------------------------- v_prep
+void v_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  if (plan.v != VOperand::e4m3_convert) return;  // BF16 V and k_only's FP8 V are consumed as stored
+  const float scale = head_scale(plan.problem->v_scale, tile.kv_head);
+  const auto& table = e4m3_table();
+  for (int i = 0; i < tile.tokens * plan.head_dim; ++i) s.v_tile[i] = table[s.v_raw[i]] * scale;
+}
+
+// ---------------------------------------------------------------- pv
+void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  const int D = plan.head_dim, G = plan.group_size;
+  std::fill(s.tile_out.begin(), s.tile_out.end(), 0.0f);
+  const float* weights = s.probs.data();
+  if (plan.v == VOperand::e4m3_direct) {
+    // P8 = e4m3(P * kPScale): the FP8 PV operand; the factor returns in accum's out_scale.
+    const auto& table = e4m3_table();
+    for (int g = 0; g < G; ++g) {
+      for (int t = 0; t < tile.tokens; ++t) {
+        s.p8[g * kTileTokens + t] = table[numerics::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale)];
+      }
+    }
+    weights = s.p8.data();
+  }
+  for (int t = 0; t < tile.tokens; ++t) {
+    const float* value;
+    switch (plan.v) {
+      case VOperand::e4m3_convert: value = &s.v_tile[static_cast<std::size_t>(t) * D]; break;
+      case VOperand::bf16: decode_row_bf16(&s.v_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data()); value = s.row.data(); break;
+      case VOperand::e4m3_direct: decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data()); value = s.row.data(); break;
+    }
+    for (int g = 0; g < G; ++g) {
+      const float weight = weights[g * kTileTokens + t];
+      float* out = &s.tile_out[static_cast<std::size_t>(g) * D];
+#pragma omp simd
+      for (int d = 0; d < D; ++d) out[d] += weight * value[d];
+    }
+  }
+}
+
+// ---------------------------------------------------------------- accum
+void accum(const VariantPlan& plan, const TileRef&, TileScratch& s) {
+  const int D = plan.head_dim;
+  for (int g = 0; g < plan.group_size; ++g) {
+    const float alpha = s.alpha[g], scale = s.out_scale;
+    float* acc = &s.acc[static_cast<std::size_t>(g) * D];
+    const float* tile_out = &s.tile_out[static_cast<std::size_t>(g) * D];
+#pragma omp simd
+    for (int d = 0; d < D; ++d) acc[d] = acc[d] * alpha + tile_out[d] * scale;
+  }
+}
+
+}  // namespace tilepath::cpu

@@ -1,0 +1,117 @@
+// float64 references: over the stored cache (what a kernel must reproduce) and over
+// the original BF16 tensors (what the cache representation should approximate).
+#include <cmath>
+#include <vector>
+
+#include "core/numerics/decode_problem.h"
+#include "core/numerics/fp8.h"
+#include "core/numerics/parallel_for.h"
+#include "core/numerics/problem_originals.h"
+
+namespace tilepath::numerics {
+
+namespace {
+
+// out = sum_t softmax(q.k_t * scale)_t v_t, keys/values as rows of head_dim doubles.
+void attend(const std::vector<double>& q, const std::vector<double>& keys, const std::vector<double>& values,
+            int tokens, int head_dim, double softmax_scale, double* out) {
+  std::vector<double> scores(tokens);
+  double max_score = -INFINITY;
+  for (int t = 0; t < tokens; ++t) {
+    double dot = 0;
+    for (int d = 0; d < head_dim; ++d) dot += q[d] * keys[static_cast<std::size_t>(t) * head_dim + d];
+    scores[t] = dot * softmax_scale;
+    max_score = std::max(max_score, scores[t]);
+  }
+  double denominator = 0;
+  for (int d = 0; d < head_dim; ++d) out[d] = 0;
+  for (int t = 0; t < tokens; ++t) {
+    const double weight = std::exp(scores[t] - max_score);
+    denominator += weight;
+    for (int d = 0; d < head_dim; ++d) out[d] += weight * values[static_cast<std::size_t>(t) * head_dim + d];
+  }
+  for (int d = 0; d < head_dim; ++d) out[d] /= denominator;
+}
+
+}  // namespace
+
+float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_t* q8_out) {
+  float amax = 0.0f;
+  for (int d = 0; d < head_dim; ++d) amax = std::max(amax, std::fabs(bf16_to_float(q_bf16[d])));
+  const float scale = amax > 0.0f ? amax / kE4M3Max : 1.0f;
+  for (int d = 0; d < head_dim; ++d) q8_out[d] = float_to_e4m3(bf16_to_float(q_bf16[d]) / scale);
+  return scale;
+}
+
+std::vector<double> reference_decode(const DecodeProblem& p) {
+  const OperatingPoint& op = p.op;
+  const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
+  const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
+  const bool fp8_q = op.k_path == KPath::fp8_qk;
+  std::vector<double> out(static_cast<std::size_t>(op.batch) * op.q_heads * D);
+
+  // One item = one (request, kv head): dequantize that head's keys/values once for its q heads.
+  parallel_for(static_cast<std::int64_t>(op.batch) * Hk, [&](std::int64_t item) {
+    const int b = static_cast<int>(item / Hk), h = static_cast<int>(item % Hk);
+    const int len = p.lengths[b];
+    const double k_scale = p.k_scale[per_head ? h : 0], v_scale = p.v_scale[per_head ? h : 0];
+    std::vector<double> keys(static_cast<std::size_t>(len) * D), values(keys.size());
+    for (int t = 0; t < len; ++t) {
+      const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+      const std::size_t src = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * Hk + h) * D;
+      for (int d = 0; d < D; ++d) {
+        double k = k8 ? e4m3_to_float(p.k8[src + d]) * k_scale : bf16_to_float(p.k16[src + d]);
+        if (!p.k_bias.empty()) k += p.k_bias[static_cast<std::size_t>(h) * D + d];
+        keys[static_cast<std::size_t>(t) * D + d] = k;
+        values[static_cast<std::size_t>(t) * D + d] =
+            v8 ? e4m3_to_float(p.v8[src + d]) * v_scale : bf16_to_float(p.v16[src + d]);
+      }
+    }
+    std::vector<double> q(D);
+    std::vector<std::uint8_t> q8(D);
+    for (int g = 0; g < group_size; ++g) {
+      const int qh = h * group_size + g;
+      const std::size_t q_offset = (static_cast<std::size_t>(b) * op.q_heads + qh) * D;
+      if (fp8_q) {
+        const double q_scale = quantize_q_row_e4m3(&p.q[q_offset], D, q8.data());
+        for (int d = 0; d < D; ++d) q[d] = e4m3_to_float(q8[d]) * q_scale;
+      } else {
+        for (int d = 0; d < D; ++d) q[d] = bf16_to_float(p.q[q_offset + d]);
+      }
+      attend(q, keys, values, len, D, p.softmax_scale, &out[q_offset]);
+    }
+  });
+  return out;
+}
+
+std::vector<double> reference_decode_original(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
+  op.validate();
+  const detail::ProblemOriginals originals(op, seed, dist);
+  const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
+  // Same softmax scale as make_problem (a float), so only the cache representation differs.
+  const double softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  std::vector<double> out(static_cast<std::size_t>(op.batch) * op.q_heads * D);
+  parallel_for(op.batch, [&](std::int64_t b) {
+    std::vector<float> keys, values;
+    originals.keys(static_cast<int>(b), keys);
+    originals.values(static_cast<int>(b), values);
+    const int len = originals.lengths()[b];
+    std::vector<double> head_keys(static_cast<std::size_t>(len) * D), head_values(head_keys.size()), q(D);
+    for (int h = 0; h < Hk; ++h) {
+      for (int t = 0; t < len; ++t) {
+        for (int d = 0; d < D; ++d) {
+          head_keys[static_cast<std::size_t>(t) * D + d] = keys[(static_cast<std::size_t>(t) * Hk + h) * D + d];
+          head_values[static_cast<std::size_t>(t) * D + d] = values[(static_cast<std::size_t>(t) * Hk + h) * D + d];
+        }
+      }
+      for (int g = 0; g < group_size; ++g) {
+        const std::size_t q_offset = (static_cast<std::size_t>(b) * op.q_heads + h * group_size + g) * D;
+        for (int d = 0; d < D; ++d) q[d] = bf16_to_float(originals.q()[q_offset + d]);
+        attend(q, head_keys, head_values, len, D, softmax_scale, &out[q_offset]);
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace tilepath::numerics

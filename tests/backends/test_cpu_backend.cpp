@@ -1,0 +1,402 @@
+// The cpu backend through its C ABI: dlopen the plugin, call tilepath_backend_entry,
+// run real cases and check them against the float64 reference.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/abi/tilepath_backend.h"
+#include "core/numerics/decode_problem.h"
+#include "core/operating_point.h"
+
+using namespace tilepath;
+
+namespace {
+
+const tp_backend_api* load_cpu_plugin() {
+  static const tp_backend_api* api = [] {
+    const std::string path = std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_cpu.so";
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      ADD_FAILURE() << "dlopen " << path << ": " << dlerror();
+      return static_cast<const tp_backend_api*>(nullptr);
+    }
+    auto entry = reinterpret_cast<tp_backend_entry_fn>(dlsym(handle, TILEPATH_BACKEND_ENTRY_SYMBOL));
+    if (entry == nullptr) {
+      ADD_FAILURE() << "no " << TILEPATH_BACKEND_ENTRY_SYMBOL << " in " << path;
+      return static_cast<const tp_backend_api*>(nullptr);
+    }
+    const tp_backend_api* a = entry(TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR);
+    char error[256] = "";
+    if (a != nullptr && a->init(error, sizeof error) != 0) ADD_FAILURE() << "init: " << error;
+    return a;
+  }();
+  return api;
+}
+
+// A small case (runs in milliseconds).
+OperatingPoint small_op(KvDtype kv = KvDtype::k8v8) {
+  OperatingPoint op;
+  op.batch = 2;
+  op.context = 200;  // 3 full tiles + a partial one
+  op.q_heads = 8;
+  op.kv_heads = 2;
+  op.head_dim = 64;
+  op.page_size = 16;
+  op.kv = kv;
+  op.k_path = default_k_path(kv);
+  op.mode = default_mode(kv, op.k_path);
+  op.cache = CacheState::l2_warm;
+  op.splits = 1;
+  return op;
+}
+
+struct RunOutcome {
+  int status = -1;
+  std::string message;
+  tp_result result{};
+  std::vector<float> out;  // from out.npy when tensors were saved
+};
+
+tp_run_options quick_options(std::uint64_t seed = 7) {
+  tp_run_options o{};
+  o.struct_size = sizeof o;
+  o.warmup = 0;
+  o.repeats = 1;
+  o.seed = seed;
+  return o;
+}
+
+// Reads a little-endian float32 .npy written by save_problem_npy.
+std::vector<float> read_npy_f4(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GE(bytes.size(), 10u) << file;
+  if (bytes.size() < 10) return {};
+  EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  const std::size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
+  std::vector<float> values((bytes.size() - 10 - header_len) / 4);
+  std::memcpy(values.data(), bytes.data() + 10 + header_len, values.size() * 4);
+  return values;
+}
+
+RunOutcome run(const OperatingPoint& op, tp_run_options options, bool keep_output = false) {
+  const tp_backend_api* api = load_cpu_plugin();
+  RunOutcome outcome;
+  if (api == nullptr) return outcome;
+  std::string dir;
+  if (keep_output) {
+    dir = (std::filesystem::temp_directory_path() /
+           ("tilepath_cpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::hash<std::string>{}(op.key()))))
+              .string();
+    std::filesystem::remove_all(dir);
+    options.save_tensors_dir = dir.c_str();
+  }
+  const tp_case c = to_tp_case(op);
+  outcome.result.struct_size = sizeof(tp_result);
+  outcome.status = api->run_case(0, &c, &options, &outcome.result);
+  outcome.message = outcome.result.message;
+  if (keep_output && outcome.status == TP_OK) {
+    outcome.out = read_npy_f4(std::filesystem::path(dir) / "out.npy");
+    std::filesystem::remove_all(dir);
+  }
+  return outcome;
+}
+
+void expect_passes(const OperatingPoint& op, const std::string& label, std::uint64_t seed = 7) {
+  RunOutcome r = run(op, quick_options(seed));
+  EXPECT_EQ(r.status, TP_OK) << label << " " << op.key() << ": " << r.message;
+  EXPECT_EQ(r.result.passed, 1) << label;
+  EXPECT_TRUE(std::isfinite(r.result.rel_l2_error)) << label;
+  EXPECT_LE(r.result.rel_l2_error, r.result.tolerance) << label << " " << op.key();
+  EXPECT_EQ(r.result.tolerance, numerics::default_tolerance(op));
+  if (std::getenv("TILEPATH_TEST_VERBOSE")) std::printf("%-40s rel_l2 %.3g tol %.3g lat %.0f us\n", (label + " " + op.variant_label()).c_str(), r.result.rel_l2_error, r.result.tolerance, r.result.latency_us);
+  load_cpu_plugin()->release_result(&r.result);
+}
+
+}  // namespace
+
+TEST(CpuBackend, LoadsThroughTheCAbi) {
+  const tp_backend_api* api = load_cpu_plugin();
+  ASSERT_NE(api, nullptr);
+  EXPECT_STREQ(api->name, "cpu");
+  EXPECT_EQ(api->abi_major, static_cast<uint32_t>(TILEPATH_ABI_MAJOR));
+  EXPECT_GE(api->struct_size, sizeof(tp_backend_api));
+  ASSERT_EQ(api->device_count(), 1);
+  EXPECT_STREQ(api->no_device_reason(), "");
+  tp_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(api->device_info(0, &info), 0);
+  EXPECT_EQ(std::string(info.name).rfind("CPU: ", 0), 0u) << info.name;
+  EXPECT_STREQ(info.arch, "x86_64");
+  EXPECT_EQ(info.sm_count, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_GT(info.memory_bytes, 0u);
+  EXPECT_GT(info.bandwidth_gbps, 0.0);
+  EXPECT_NE(api->device_info(1, &info), 0);
+
+  // A host speaking another major gets nothing.
+  void* handle = dlopen((std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_cpu.so").c_str(), RTLD_NOW);
+  auto entry = reinterpret_cast<tp_backend_entry_fn>(dlsym(handle, TILEPATH_BACKEND_ENTRY_SYMBOL));
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry(TILEPATH_ABI_MAJOR + 1, 0), nullptr);
+  // Only the entry point is exported.
+  EXPECT_EQ(dlsym(handle, "_ZN8tilepath9numerics13float_to_e4m3Ef"), nullptr);
+}
+
+TEST(CpuBackend, EveryDtypePathAndModePassesTheReference) {
+  int variants = 0;
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}) {
+    for (KPath path : valid_k_paths(kv)) {
+      for (TransformMode mode : valid_modes(kv, path)) {
+        OperatingPoint op = small_op(kv);
+        op.k_path = path;
+        op.mode = mode;
+        expect_passes(op, op.variant_label());
+        if (k_is_fp8(kv)) {
+          op.k_repr = KRepr::prebias;
+          expect_passes(op, op.variant_label());
+        }
+        ++variants;
+      }
+    }
+  }
+  EXPECT_EQ(variants, 1 + 3 + 2 + 6);  // k16v16; k8v16 transform x2 + fp8_qk; k16v8 x2; k8v8 2 paths x 3 modes
+}
+
+TEST(CpuBackend, GqaRatios) {
+  for (int group : {1, 4, 8}) {
+    OperatingPoint op = small_op();
+    op.kv_heads = 2;
+    op.q_heads = 2 * group;
+    expect_passes(op, "gqa " + std::to_string(group));
+    op.k_path = KPath::fp8_qk;
+    op.mode = TransformMode::k_only;
+    expect_passes(op, "gqa fp8_qk " + std::to_string(group));
+  }
+}
+
+TEST(CpuBackend, HeadDims) {
+  for (int head_dim : {64, 128, 256}) {
+    OperatingPoint op = small_op();
+    op.head_dim = head_dim;
+    expect_passes(op, "head_dim " + std::to_string(head_dim));
+  }
+}
+
+TEST(CpuBackend, PageSizes) {
+  for (int page : {1, 16, 256}) {
+    OperatingPoint op = small_op();
+    op.page_size = page;
+    op.context = 300;
+    expect_passes(op, "page " + std::to_string(page));
+  }
+}
+
+TEST(CpuBackend, RaggedBatch) {
+  OperatingPoint op = small_op();
+  op.page_size = 16;
+  op.context_lengths = {1, 15, 17, 100, 64, 129};  // 1, P-1, P+1, not a tile multiple, one tile, tile+1
+  op.batch = static_cast<int>(op.context_lengths.size());
+  op.context = 129;
+  expect_passes(op, "ragged");
+  op.splits = 3;
+  expect_passes(op, "ragged, 3 splits");
+}
+
+TEST(CpuBackend, SplitsGiveTheSameOutput) {
+  OperatingPoint op = small_op();
+  op.batch = 1;
+  op.context = 1000;
+  std::vector<std::vector<float>> outputs;
+  for (int splits : {1, 3, 0}) {
+    op.splits = splits;
+    RunOutcome r = run(op, quick_options(), /*keep_output=*/true);
+    ASSERT_EQ(r.status, TP_OK) << r.message;
+    if (splits == 3) EXPECT_EQ(r.result.splits, 3);
+    if (splits == 0) EXPECT_GE(r.result.splits, 1);
+    EXPECT_EQ(r.result.grid[2], r.result.splits);
+    ASSERT_EQ(r.out.size(), static_cast<std::size_t>(op.batch * op.q_heads * op.head_dim));
+    outputs.push_back(r.out);
+    load_cpu_plugin()->release_result(&r.result);
+  }
+  std::vector<double> as_reference(outputs[0].begin(), outputs[0].end());
+  for (std::size_t i = 1; i < outputs.size(); ++i) {
+    const auto stats = numerics::compare(outputs[i], as_reference);
+    EXPECT_LE(stats.rel_l2, numerics::default_tolerance(op)) << "split variant " << i;
+  }
+}
+
+TEST(CpuBackend, SavedOutputMatchesTheReferenceAndCorruptionIsCaught) {
+  OperatingPoint op = small_op();
+  RunOutcome r = run(op, quick_options(11), /*keep_output=*/true);
+  ASSERT_EQ(r.status, TP_OK) << r.message;
+  load_cpu_plugin()->release_result(&r.result);
+  // The same seed regenerates the same problem here, in the test.
+  const auto problem = numerics::make_problem(op, 11);
+  const auto reference = numerics::reference_decode(problem);
+  const auto good = numerics::compare(r.out, reference);
+  EXPECT_LE(good.rel_l2, numerics::default_tolerance(op));
+  EXPECT_NEAR(good.rel_l2, r.result.rel_l2_error, 1e-12);
+
+  // Corrupt one (request, q head) row: as if a kernel dropped one head's tile.
+  std::vector<float> corrupted = r.out;
+  for (int d = 0; d < op.head_dim; ++d) corrupted[3 * op.head_dim + d] *= -1.0f;
+  EXPECT_GT(numerics::compare(corrupted, reference).rel_l2, numerics::default_tolerance(op));
+}
+
+TEST(CpuBackend, CancelFlagStopsTheRun) {
+  OperatingPoint op = small_op();
+  tp_run_options o = quick_options();
+  volatile int32_t cancel = 1;
+  o.cancel = &cancel;
+  RunOutcome r = run(op, o);
+  EXPECT_EQ(r.status, TP_ERR_CANCELLED) << r.message;
+  EXPECT_NE(r.message.find("cancel"), std::string::npos);
+}
+
+TEST(CpuBackend, ProgressReportsAndCanCancel) {
+  struct Log {
+    std::vector<double> fractions;
+    int cancel_after = -1;
+  };
+  auto callback = [](void* user, double fraction, const char* phase) -> int {
+    auto* log = static_cast<Log*>(user);
+    EXPECT_NE(phase, nullptr);
+    log->fractions.push_back(fraction);
+    return log->cancel_after >= 0 && static_cast<int>(log->fractions.size()) > log->cancel_after ? 1 : 0;
+  };
+  OperatingPoint op = small_op();
+  tp_run_options o = quick_options();
+  o.repeats = 3;
+  o.progress = callback;
+  Log log;
+  o.progress_user = &log;
+  RunOutcome r = run(op, o);
+  ASSERT_EQ(r.status, TP_OK) << r.message;
+  load_cpu_plugin()->release_result(&r.result);
+  ASSERT_GE(log.fractions.size(), 3u);
+  for (std::size_t i = 0; i < log.fractions.size(); ++i) {
+    EXPECT_GE(log.fractions[i], 0.0);
+    EXPECT_LE(log.fractions[i], 1.0);
+    if (i > 0) EXPECT_GE(log.fractions[i], log.fractions[i - 1]);
+  }
+
+  Log cancelling;
+  cancelling.cancel_after = 2;
+  o.progress_user = &cancelling;
+  RunOutcome stopped = run(op, o);
+  EXPECT_EQ(stopped.status, TP_ERR_CANCELLED) << stopped.message;
+  EXPECT_EQ(cancelling.fractions.size(), 3u);  // no callback after the one that asked to stop
+}
+
+TEST(CpuBackend, InvalidCaseNamesTheField) {
+  OperatingPoint op = small_op();
+  op.head_dim = 96;
+  RunOutcome r = run(op, quick_options());
+  EXPECT_EQ(r.status, TP_ERR_INVALID);
+  EXPECT_NE(r.message.find("head_dim"), std::string::npos) << r.message;
+
+  op = small_op(KvDtype::k16v8);
+  op.k_path = KPath::fp8_qk;
+  r = run(op, quick_options());
+  EXPECT_EQ(r.status, TP_ERR_INVALID);
+  EXPECT_NE(r.message.find("k_path"), std::string::npos) << r.message;
+
+  tp_case c = to_tp_case(small_op());
+  c.kv_dtype = 9;
+  char why[512] = "";
+  EXPECT_EQ(load_cpu_plugin()->supports(0, &c, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("kv"), std::string::npos) << why;
+}
+
+TEST(CpuBackend, SizeCapIsNamed) {
+  OperatingPoint op = small_op();
+  op.batch = 64;
+  op.context = 8192;
+  op.kv_heads = 8;
+  op.q_heads = 32;
+  op.head_dim = 128;
+  const tp_case c = to_tp_case(op);
+  char why[512] = "";
+  EXPECT_EQ(load_cpu_plugin()->supports(0, &c, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("kMaxKvElements"), std::string::npos) << why;
+  tp_result result{};
+  result.struct_size = sizeof result;
+  tp_run_options o = quick_options();
+  EXPECT_EQ(load_cpu_plugin()->run_case(0, &c, &o, &result), TP_ERR_UNSUPPORTED);
+
+  op.context = 4096;  // the default-sized case is inside the cap
+  const tp_case fits = to_tp_case(op);
+  EXPECT_EQ(load_cpu_plugin()->supports(0, &fits, why, sizeof why), 1) << why;
+}
+
+TEST(CpuBackend, PerHeadAndPerTensorScalesPass) {
+  for (ScaleGranularity scale : {ScaleGranularity::per_head, ScaleGranularity::per_tensor}) {
+    OperatingPoint op = small_op();
+    op.scale = scale;
+    expect_passes(op, std::string(to_string(scale)));
+    op.k_path = KPath::fp8_qk;
+    expect_passes(op, std::string(to_string(scale)) + " fp8_qk");
+  }
+}
+
+TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
+  OperatingPoint op = small_op(KvDtype::k16v8);  // no k_prep in this variant
+  op.context = 512;
+  op.splits = 2;
+  tp_run_options o = quick_options();
+  o.repeats = 3;
+  o.ablations = TP_ABLATE_STAGE_COSTS | TP_ABLATE_TILE_INTERVAL;
+  RunOutcome r = run(op, o);
+  ASSERT_EQ(r.status, TP_OK) << r.message;
+  const tp_result& res = r.result;
+  EXPECT_EQ(res.repeats, 3);
+  EXPECT_EQ(res.tile_tokens, 64);
+  EXPECT_TRUE(std::isfinite(res.tile_interval_us));
+  EXPECT_LE(res.latency_min_us, res.latency_us);
+  EXPECT_LE(res.latency_us, res.latency_max_us);
+  EXPECT_DOUBLE_EQ(res.bytes_moved, op.bytes_moved());
+  EXPECT_GT(res.read_bandwidth_gbps, 0.0);
+  EXPECT_NEAR(res.floor_fraction, res.bytes_moved / (res.read_bandwidth_gbps * 1e3) / res.latency_us, 1e-9);
+  EXPECT_STREQ(res.kernel_name, "cpu_decode<k16v8,k16,full,d64>");
+  EXPECT_EQ(res.grid[0], op.batch);
+  EXPECT_EQ(res.grid[1], op.kv_heads);
+  EXPECT_EQ(res.splits, 2);
+  for (int s : {TP_STAGE_K_LOAD, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_V_PREP, TP_STAGE_PV,
+                TP_STAGE_ACCUM, TP_STAGE_COMBINE}) {
+    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
+    EXPECT_GE(res.stage_cost_us[TP_COST_ISOLATED][s], 0.0) << s;
+    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
+  }
+  for (int s : {TP_STAGE_K_PREP, TP_STAGE_Q_QUANT}) {
+    EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
+    EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
+  }
+  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_DOUBLED][TP_STAGE_QK]));
+
+  ASSERT_EQ(res.artifact_count, 1);
+  EXPECT_STREQ(res.artifacts[0].name, "samples.json");
+  const auto samples = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(res.artifacts[0].data),
+                                                         res.artifacts[0].size));
+  EXPECT_EQ(samples["latency_us"].size(), 3u);
+  EXPECT_EQ(samples["half_context_latency_us"].size(), 3u);
+  EXPECT_TRUE(samples["removed_latency_us"].contains("qk"));
+  EXPECT_FALSE(samples["removed_latency_us"].contains("k_prep"));
+  EXPECT_GT(res.metric_count, 0);
+
+  tp_result copy = r.result;
+  load_cpu_plugin()->release_result(&r.result);
+  EXPECT_EQ(r.result.metrics, nullptr);
+  load_cpu_plugin()->release_result(&r.result);  // idempotent
+  (void)copy;
+}
