@@ -1,0 +1,228 @@
+// Every ui model under QAbstractItemModelTester, over a fixture database written
+// through the real RunStore, plus the behaviour each model promises.
+
+#include <cmath>
+
+#include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/ii_model.h"
+#include "core/plugin_host.h"
+#include "fixture_db.h"
+#include "ui/case_selection.h"
+#include "ui/models/backends_model.h"
+#include "ui/models/break_even_model.h"
+#include "ui/models/case_comparison_model.h"
+#include "ui/models/cases_model.h"
+#include "ui/models/runs_model.h"
+#include "ui/models/stage_table_model.h"
+#include "ui/models/sweep_series_model.h"
+#include "ui/table_export.h"
+#include "ui/variant_analysis.h"
+
+using namespace tilepath;
+using namespace tilepath::ui;
+
+class TestModels : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  std::string db_path_;
+  int stored_ = 0;
+  std::vector<CaseSummary> cases_;
+  std::vector<RunInfo> runs_;
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(dir_.isValid());
+    db_path_ = dir_.filePath(QStringLiteral("fixture.sqlite")).toStdString();
+    stored_ = test::writeFixtureDatabase(db_path_);
+    RunStore store = RunStore::open(db_path_);
+    cases_ = store.cases();
+    runs_ = store.runs();
+    QCOMPARE(static_cast<int>(cases_.size()), stored_);
+  }
+
+  void backendsModel() {
+    PluginHost host;
+    host.discover();
+    BackendsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setHost(&host);
+    int expected = static_cast<int>(host.problems().size());
+    for (const auto& b : host.backends()) expected += std::max<int>(1, static_cast<int>(b->devices().size()));
+    QCOMPARE(model.rowCount(), expected);
+    // Every plugin row names its plugin and ABI; a plugin with no devices says why.
+    for (int r = 0; r < model.rowCount(); ++r) {
+      if (model.rowKind(r) == BackendsModel::RowKind::problem) {
+        QVERIFY(model.index(r, BackendsModel::Note).data().toString().startsWith(QStringLiteral("not loaded")));
+        continue;
+      }
+      QCOMPARE(model.index(r, BackendsModel::Plugin).data().toString(), QString::fromStdString(model.backendAt(r)->name()));
+      QVERIFY(model.index(r, BackendsModel::Abi).data().toString().startsWith(QStringLiteral("1.")));
+      if (model.rowKind(r) == BackendsModel::RowKind::no_device)
+        QVERIFY(model.index(r, BackendsModel::Note).data().toString().startsWith(QStringLiteral("no devices")));
+      else
+        QVERIFY(!model.index(r, BackendsModel::Device).data().toString().isEmpty());
+    }
+    model.setHost(nullptr);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void runsModel() {
+    RunsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRuns(runs_, cases_);
+    QCOMPARE(model.rowCount(), 1);
+    QCOMPARE(model.index(0, RunsModel::Cases).data().toInt(), stored_);
+    QCOMPARE(model.index(0, RunsModel::Device).data().toString(), QStringLiteral("Fixture GPU"));
+    model.setRuns({}, {});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void casesModelSortsNumerically() {
+    CasesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setCases(cases_);
+    QCOMPARE(model.rowCount(), stored_);
+    QSortFilterProxyModel proxy;
+    QAbstractItemModelTester proxy_tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(CasesModel::SortRole);
+    proxy.sort(CasesModel::LatencyUs, Qt::AscendingOrder);
+    double previous = -1;
+    for (int r = 0; r < proxy.rowCount(); ++r) {
+      double v = proxy.index(r, CasesModel::LatencyUs).data(CasesModel::SortRole).toDouble();
+      QVERIFY2(v >= previous, "latency column must sort as numbers");
+      previous = v;
+    }
+    // Context sorts numerically too (16384 after 4096, unlike a text sort).
+    proxy.sort(CasesModel::Context, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, CasesModel::Context).data().toInt(), 16384);
+    // Filtering by a column value.
+    proxy.setFilterKeyColumn(CasesModel::Kv);
+    proxy.setFilterFixedString(QStringLiteral("k8v8"));
+    QCOMPARE(proxy.rowCount(), stored_ / 3);
+    // CSV of what is visible: a header plus one line per visible row.
+    QString csv = modelToCsv(proxy);
+    QCOMPARE(csv.count(QLatin1Char('\n')), proxy.rowCount() + 1);
+    QVERIFY(csv.startsWith(QStringLiteral("Case,Run,Backend")));
+  }
+
+  void comparisonModel() {
+    CaseComparisonModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    RunStore store = RunStore::open_read_only(db_path_);
+    CaseRecord a = store.load_case(cases_[0].case_id);
+    CaseRecord b = store.load_case(cases_[2].case_id);
+    model.setCases(a, b);
+    int row = model.rowOf(QStringLiteral("Measurements"), QStringLiteral("latency_us"));
+    QVERIFY(row >= 0);
+    const double expected = *b.measurement("latency_us") - *a.measurement("latency_us");
+    QCOMPARE(model.index(row, CaseComparisonModel::Delta).data().toString().toDouble(), QString::number(expected, 'g', 6).toDouble());
+    // k_prep exists only in the K8 case: A is empty, B has the cost.
+    int prep = model.rowOf(QStringLiteral("Stage costs (µs/tile)"), QStringLiteral("k_prep (isolated)"));
+    QVERIFY(prep >= 0);
+    QVERIFY(model.index(prep, CaseComparisonModel::CaseA).data().toString().isEmpty());
+    QVERIFY(!model.index(prep, CaseComparisonModel::CaseB).data().toString().isEmpty());
+    model.setCases(a, std::nullopt);
+    QVERIFY(model.rowCount() > 0);
+    QCOMPARE(model.index(0, CaseComparisonModel::CaseB).data(), QVariant());
+    model.setCases(std::nullopt, std::nullopt);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void stageTableModel_data() {
+    QTest::addColumn<int>("kv");
+    QTest::addColumn<bool>("hasKPrep");
+    QTest::newRow("k16v16") << int(KvDtype::k16v16) << false;
+    QTest::newRow("k16v8") << int(KvDtype::k16v8) << false;
+    QTest::newRow("k8v8") << int(KvDtype::k8v8) << true;
+  }
+  void stageTableModel() {
+    QFETCH(int, kv);
+    QFETCH(bool, hasKPrep);
+    OperatingPoint op;
+    op.batch = 8;
+    op.context = 4096;
+    op.kv = static_cast<KvDtype>(kv);
+    op.k_path = default_k_path(op.kv);
+    op.mode = default_mode(op.kv, op.k_path);
+    std::optional<CaseSummary> measured = findMatchingCase(cases_, op);
+    QVERIFY(measured.has_value());
+    VariantAnalysis analysis = analyseVariant(op, measured);
+    StageTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setAnalysis(analysis);
+    QCOMPARE(model.rowCount(), static_cast<int>(analysis.graph.stages().size()));
+    bool found_prep = false, found_limit = false;
+    for (int r = 0; r < model.rowCount(); ++r) {
+      if (model.stageAt(r) == Stage::k_prep) found_prep = true;
+      if (!model.index(r, StageTableModel::Limiting).data().toString().isEmpty()) {
+        found_limit = true;
+        QCOMPARE(model.stageAt(r), analysis.ii.limiting_stage);
+      }
+      // Measured column shows the case's isolated cost of that stage.
+      const double cost = analysis.measured[model.stageAt(r)];
+      if (std::isfinite(cost))
+        QCOMPARE(model.index(r, StageTableModel::MeasuredUs).data().toString().toDouble(), QString::number(cost, 'g', 5).toDouble());
+    }
+    QCOMPARE(found_prep, hasKPrep);
+    QVERIFY(found_limit);
+  }
+
+  void sweepSeriesModel() {
+    SweepSeriesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setCases(cases_);
+    model.setQuery(SweepAxis::context, SweepMetric::latency_us);
+    // 3 dtype controls × warm/cold, 3 contexts each, at the only batch (8).
+    QCOMPARE(model.fixedValue(), 8);
+    QCOMPARE(static_cast<int>(model.series().size()), 6);
+    QCOMPARE(model.rowCount(), 18);
+    int warm = 0;
+    for (const SweepSeries& s : model.series()) {
+      warm += s.warm;
+      QCOMPARE(static_cast<int>(s.points.size()), 3);
+      for (size_t i = 1; i < s.points.size(); ++i) QVERIFY(s.points[i].x() > s.points[i - 1].x());
+    }
+    QCOMPARE(warm, 3);
+    // Against batch at context 4096: one point per series.
+    model.setQuery(SweepAxis::batch, SweepMetric::floor_fraction, 4096);
+    QCOMPARE(model.fixedValue(), 4096);
+    QCOMPARE(model.rowCount(), 6);
+    // A backend that is not in the database gives no series.
+    model.setQuery(SweepAxis::context, SweepMetric::latency_us, -1, QStringLiteral("no-such-backend"));
+    QCOMPARE(model.rowCount(), 0);
+    model.setCases({});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void breakEvenModel() {
+    BreakEvenModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setCases(cases_);
+    QCOMPARE(model.rowCount(), 6);  // 3 contexts × 2 cache states
+    for (const BreakEvenRow& row : model.rows()) {
+      QVERIFY(row.decomposition.has_value());
+      // The decomposition sums as the seed's formula says.
+      const BreakEven& d = *row.decomposition;
+      QVERIFY(std::abs(d.delta_us - (d.unhidden_k8_prep_us + d.pipeline_penalty_us - d.extra_k16_hbm_us)) < 1e-9);
+      QVERIFY(std::abs(d.delta_us - (row.ii_k8v8_us - row.ii_k16v8_us)) < 1e-9);
+      QCOMPARE(row.v_hidden_fraction, v_hidden_fraction(row.t_k16v16_us, row.t_k16v8_us, row.t_k8v8_us));
+    }
+    // Without K16/V8 cases there is nothing to decompose.
+    std::vector<CaseSummary> no_k16v8;
+    for (const CaseSummary& c : cases_)
+      if (c.record.op.kv != KvDtype::k16v8) no_k16v8.push_back(c);
+    model.setCases(no_k16v8);
+    QCOMPARE(model.rowCount(), 0);
+  }
+};
+
+QTEST_MAIN(TestModels)
+#include "test_models.moc"

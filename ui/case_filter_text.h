@@ -1,0 +1,14 @@
+#pragma once
+// "key=value" text → CaseFilter, for Export subset… (e.g. "backend=sim kv=k8v8 cache=hbm_cold").
+
+#include <QString>
+
+#include "core/store/run_store.h"
+
+namespace tilepath::ui {
+
+// Keys: run, backend, device, kv, k_path, mode, cache, batch, context, head_dim, status.
+// Throws ValidationError naming the bad key or value and the allowed ones.
+CaseFilter parseCaseFilter(const QString& text);
+
+}  // namespace tilepath::ui

@@ -1,0 +1,382 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "core/perf/gpu_model.h"
+#include "ui/case_filter_text.h"
+#include "ui/case_selection.h"
+#include "ui/database_session.h"
+#include "ui/models/backends_model.h"
+#include "ui/models/break_even_model.h"
+#include "ui/models/stage_table_model.h"
+#include "ui/models/sweep_series_model.h"
+#include "ui/qt_text.h"
+#include "ui/startup.h"
+#include "ui/table_export.h"
+#include "ui/views/backends_view.h"
+#include "ui/views/break_even_view.h"
+#include "ui/views/charts_view.h"
+#include "ui/views/op_editor.h"
+#include "ui/views/run_panel.h"
+#include "ui/views/runs_view.h"
+#include "ui/views/stage_graph_view.h"
+#include "ui/views/timeline_view.h"
+#include "ui/widget_export.h"
+
+namespace tilepath::ui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+const QString kRecentKey = QStringLiteral("recentFiles");
+}  // namespace
+
+QStringList MainWindow::viewNames() {
+  return {QStringLiteral("backends"), QStringLiteral("graph"),     QStringLiteral("timeline"), QStringLiteral("charts"),
+          QStringLiteral("breakeven"), QStringLiteral("runs"), QStringLiteral("run")};
+}
+
+MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
+  setWindowTitle(tr("tilepath — FP8 KV-cache decode attention explorer"));
+  host_.discover();
+  session_ = new DatabaseSession(this);
+
+  backends_view_ = new BackendsView(&host_);
+  graph_view_ = new StageGraphView;
+  timeline_view_ = new TimelineView;
+  charts_view_ = new ChartsView;
+  break_even_view_ = new BreakEvenView;
+  runs_view_ = new RunsView(session_);
+  run_panel_ = new RunPanel(&host_, session_);
+
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(backends_view_, tr("Backends"));
+  tabs_->addTab(graph_view_, tr("Stage graph"));
+  tabs_->addTab(timeline_view_, tr("Timeline"));
+  tabs_->addTab(charts_view_, tr("Charts"));
+  tabs_->addTab(break_even_view_, tr("Break-even"));
+  tabs_->addTab(runs_view_, tr("Runs"));
+  tabs_->addTab(run_panel_, tr("Run"));
+  setCentralWidget(tabs_);
+
+  editor_ = new OpEditor;
+  QStringList gpu_ids;
+  try {
+    for (const perf::GpuModel& g : perf::load_gpu_models()) gpu_ids << qs(g.id);
+  } catch (const std::exception& e) {
+    statusBar()->showMessage(tr("GPU models not loaded: %1").arg(qs(e.what())), 10000);
+  }
+  editor_->setGpuModels(gpu_ids);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(editor_);
+  scroll->setWidgetResizable(true);
+  auto* dock = new QDockWidget(tr("Operating point"));
+  dock->setObjectName(QStringLiteral("operatingPointDock"));
+  dock->setWidget(scroll);
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  db_label_ = new QLabel;
+  statusBar()->addPermanentWidget(db_label_);
+  buildMenus();
+
+  connect(editor_, &OpEditor::opChanged, this, [this](const OperatingPoint& op) {
+    run_panel_->setOp(op);
+    updateAnalysis();
+  });
+  connect(editor_, &OpEditor::gpuModelChanged, this, &MainWindow::updateAnalysis);
+  connect(timeline_view_, &TimelineView::tilesChanged, this, &MainWindow::updateAnalysis);
+  connect(session_, &DatabaseSession::changed, this, &MainWindow::onDatabaseChanged);
+  connect(runs_view_, &RunsView::caseSelected, this, [this](const CaseSummary& c) {
+    selected_case_ = c;
+    editor_->setOp(c.record.op);  // emits opChanged → updateAnalysis
+  });
+  connect(backends_view_, &BackendsView::backendsChanged, run_panel_, &RunPanel::refreshBackends);
+  connect(run_panel_, &RunPanel::casesStored, session_, &DatabaseSession::reload);
+  connect(run_panel_, &RunPanel::runFinished, this, [this] {
+    session_->reload();
+    startNextDemoSweep();
+  });
+  connect(run_panel_->controller(), &RunController::failed, this, [this] { startNextDemoSweep(); });
+
+  resize(1440, 900);
+  if (options_.restoreSettings) {
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 1).toInt());
+  }
+  run_panel_->setOp(editor_->op());
+  updateAnalysis();
+  onDatabaseChanged();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open database…"), QKeySequence::Open, this, &MainWindow::openDialog);
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  rebuildRecentMenu();
+  file->addSeparator();
+  file->addAction(tr("Merge &from…"), this, &MainWindow::mergeFromDialog);
+  file->addAction(tr("Merge &into…"), this, &MainWindow::mergeIntoDialog);
+  file->addAction(tr("Export &subset…"), this, &MainWindow::exportSubsetDialog);
+  file->addSeparator();
+  file->addAction(tr("Export view as PNG/SVG…"), this, &MainWindow::exportViewDialog);
+  file->addAction(tr("Export table as CSV…"), this, &MainWindow::exportTableDialog);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QAction* a = view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+    a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+  }
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About tilepath"), this, [this] {
+    QMessageBox::about(this, tr("About tilepath"),
+                       tr("tilepath explores FP8 KV-cache decode attention: tile paths, stage costs, the "
+                          "steady-state initiation interval, overlap, and the K8/V8 break-even."));
+  });
+}
+
+bool MainWindow::showView(const QString& name) {
+  int i = viewNames().indexOf(name.toLower());
+  if (i < 0) return false;
+  tabs_->setCurrentIndex(i);
+  return true;
+}
+
+QWidget* MainWindow::currentViewWidget() const { return tabs_->currentWidget(); }
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  last_error_ = message;
+  statusBar()->showMessage(message, 15000);
+  if (!options_.interactiveErrors) return;
+  // Non-modal so long work and tests are never blocked by the box.
+  auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+}
+
+bool MainWindow::openDatabase(const QString& path) {
+  QString error;
+  if (!session_->open(path, &error)) {
+    showError(tr("Open database"), tr("Could not open %1:\n%2\n\nThe file was not changed.").arg(path, error));
+    return false;
+  }
+  addRecentFile(session_->path());
+  if (options_.restoreSettings) QSettings().setValue(QStringLiteral("lastDatabase"), session_->path());
+  return true;
+}
+
+void MainWindow::openStartupDatabase(bool waitForDemo) {
+  const QString bundled = bundledDatabasePath();
+  if (!bundled.isEmpty() && openDatabase(bundled)) return;
+  const QString demo = demoDatabasePath();
+  if (!openDatabase(demo)) return;
+  if (!session_->cases().empty()) return;
+  // A fresh demo database: fill it from the simulator and the CPU kernels so every view has data.
+  statusBar()->showMessage(tr("Creating a demo database with the sim and cpu backends…"), 10000);
+  pending_demo_ = {{demoSimSweep(), QStringLiteral("sim")}, {demoCpuSweep(), QStringLiteral("cpu")}};
+  startNextDemoSweep();
+  if (waitForDemo) {
+    while (run_panel_->controller()->isRunning() || !pending_demo_.empty())
+      if (!run_panel_->controller()->wait(600000)) break;
+    session_->reload();
+  }
+}
+
+void MainWindow::startNextDemoSweep() {
+  while (!pending_demo_.empty() && !run_panel_->controller()->isRunning()) {
+    auto [spec, backend] = pending_demo_.front();
+    pending_demo_.erase(pending_demo_.begin());
+    if (run_panel_->startSweep(spec, backend, /*quiet=*/true)) return;
+    statusBar()->showMessage(tr("demo sweep on %1 skipped: %2").arg(backend, run_panel_->lastError()), 10000);
+  }
+}
+
+void MainWindow::onDatabaseChanged() {
+  runs_view_->reload();
+  charts_view_->setCases(session_->cases());
+  break_even_view_->setCases(session_->cases());
+  if (session_->isOpen())
+    db_label_->setText(tr("Database: %1 — %2 runs, %3 cases")
+                           .arg(session_->path())
+                           .arg(session_->runs().size())
+                           .arg(session_->cases().size()));
+  else
+    db_label_->setText(tr("No database open"));
+  // Prefer a stored case for the editor's variant; on first load pick a case with stage costs.
+  if (!selected_case_ && !session_->cases().empty()) {
+    const std::vector<CaseSummary>& cases = session_->cases();
+    const CaseSummary* pick = nullptr;
+    for (const char* backend : {"cuda", "hip", "sim", "cpu"}) {
+      for (const CaseSummary& c : cases)
+        if (c.backend == backend && c.record.status == CaseStatus::ok && c.record.op.kv == KvDtype::k8v8 &&
+            !c.record.stage_costs.empty() && (!pick || c.record.op.batch * c.record.op.context > pick->record.op.batch * pick->record.op.context))
+          pick = &c;
+      if (pick) break;
+    }
+    if (pick) {
+      selected_case_ = *pick;
+      editor_->setOp(pick->record.op);
+      return;  // setOp → updateAnalysis
+    }
+  }
+  updateAnalysis();
+}
+
+void MainWindow::updateAnalysis() {
+  const OperatingPoint op = editor_->op();
+  if (!op.problems().empty()) {
+    statusBar()->showMessage(tr("operating point invalid: %1").arg(qs(op.problems().front().what())), 5000);
+    return;
+  }
+  std::optional<CaseSummary> measured;
+  if (selected_case_ && sameCaseShape(selected_case_->record.op, op))
+    measured = selected_case_;
+  else
+    measured = findMatchingCase(session_->cases(), op);
+  try {
+    analysis_ = analyseVariant(op, measured, ss(editor_->gpuModel()), timeline_view_->tiles());
+  } catch (const std::exception& e) {
+    statusBar()->showMessage(tr("analysis failed: %1").arg(qs(e.what())), 10000);
+    return;
+  }
+  graph_view_->setAnalysis(*analysis_);
+  timeline_view_->setAnalysis(*analysis_);
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  if (!options_.restoreSettings) return;
+  QSettings settings;
+  QStringList recent = settings.value(kRecentKey).toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(kRecentKey, recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(kRecentKey).toStringList();
+  for (const QString& path : recent)
+    recent_menu_->addAction(path, this, [this, path] { openDatabase(path); });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::openDialog() {
+  QString path = QFileDialog::getOpenFileName(this, tr("Open run database"), QFileInfo(session_->path()).absolutePath(),
+                                              tr("tilepath databases (*.sqlite *.db);;All files (*)"));
+  if (!path.isEmpty()) openDatabase(path);
+}
+
+void MainWindow::mergeFromDialog() {
+  if (!session_->isOpen()) return showError(tr("Merge"), tr("Open a database first."));
+  QString other = QFileDialog::getOpenFileName(this, tr("Merge another database into this one"), QString(),
+                                               tr("tilepath databases (*.sqlite *.db);;All files (*)"));
+  if (other.isEmpty()) return;
+  try {
+    int added = session_->store()->merge_from(ss(other));
+    session_->reload();
+    statusBar()->showMessage(tr("merged %1: %2 runs added").arg(other).arg(added), 10000);
+  } catch (const std::exception& e) {
+    showError(tr("Merge"), qs(e.what()));
+  }
+}
+
+void MainWindow::mergeIntoDialog() {
+  if (!session_->isOpen()) return showError(tr("Merge"), tr("Open a database first."));
+  QString target = QFileDialog::getSaveFileName(this, tr("Merge this database into (existing or new file)"), QString(),
+                                                tr("tilepath databases (*.sqlite *.db)"), nullptr,
+                                                QFileDialog::DontConfirmOverwrite);
+  if (target.isEmpty()) return;
+  try {
+    RunStore out = RunStore::open(ss(target));
+    int added = out.merge_from(ss(session_->path()));
+    statusBar()->showMessage(tr("merged into %1: %2 runs added").arg(target).arg(added), 10000);
+  } catch (const std::exception& e) {
+    showError(tr("Merge"), qs(e.what()));
+  }
+}
+
+void MainWindow::exportSubsetDialog() {
+  if (!session_->isOpen()) return showError(tr("Export subset"), tr("Open a database first."));
+  bool ok = false;
+  QString text = QInputDialog::getText(this, tr("Export subset"),
+                                       tr("Filter (key=value …; keys: run backend device kv k_path mode cache batch "
+                                          "context head_dim status; empty = everything):"),
+                                       QLineEdit::Normal, QString(), &ok);
+  if (!ok) return;
+  CaseFilter filter;
+  try {
+    filter = parseCaseFilter(text);
+  } catch (const std::exception& e) {
+    return showError(tr("Export subset"), qs(e.what()));
+  }
+  QString out = QFileDialog::getSaveFileName(this, tr("Export subset to a new database"), QString(),
+                                             tr("tilepath databases (*.sqlite *.db)"));
+  if (out.isEmpty()) return;
+  try {
+    session_->store()->export_subset(ss(out), filter);
+    statusBar()->showMessage(tr("exported to %1").arg(out), 10000);
+  } catch (const std::exception& e) {
+    showError(tr("Export subset"), qs(e.what()));
+  }
+}
+
+void MainWindow::exportViewDialog() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Export view"), tabs_->tabText(tabs_->currentIndex()) + QStringLiteral(".png"),
+                                              tr("PNG image (*.png);;SVG drawing (*.svg)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportWidget(*tabs_->currentWidget(), path, &error)) showError(tr("Export view"), error);
+}
+
+void MainWindow::exportTableDialog() {
+  const QAbstractItemModel* model = nullptr;
+  QWidget* current = tabs_->currentWidget();
+  if (current == runs_view_) model = runs_view_->visibleCases();
+  else if (current == backends_view_) model = backends_view_->model();
+  else if (current == break_even_view_) model = break_even_view_->model();
+  else if (current == charts_view_) model = charts_view_->latencyModel();
+  else if (current == graph_view_ || current == timeline_view_) model = graph_view_->stageModel();
+  if (!model) return showError(tr("Export table"), tr("This view has no table."));
+  QString path = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), QString(), tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!writeModelCsv(*model, path, &error)) showError(tr("Export table"), error);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (run_panel_->controller()->isRunning()) {
+    run_panel_->controller()->cancel();
+    run_panel_->controller()->wait(30000);
+  }
+  if (options_.restoreSettings) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
+  }
+  event->accept();
+}
+
+}  // namespace tilepath::ui

@@ -1,0 +1,108 @@
+#pragma once
+// The main window: view switcher (Backends, Stage graph, Timeline, Charts,
+// Break-even, Runs, Run), operating-point editor dock, File menu (open, recent,
+// merge, export), status bar naming the open database, settings persistence.
+
+#include <optional>
+#include <vector>
+
+#include <QMainWindow>
+
+#include "core/plugin_host.h"
+#include "core/sweep.h"
+#include "ui/variant_analysis.h"
+
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace tilepath::ui {
+
+class BackendsView;
+class BreakEvenView;
+class ChartsView;
+class DatabaseSession;
+class OpEditor;
+class RunPanel;
+class RunsView;
+class StageGraphView;
+class TimelineView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  struct Options {
+    bool restoreSettings = true;  // off for --screenshot (deterministic size/layout)
+    bool interactiveErrors = true;  // message boxes; off = errors only in lastError()/status bar
+  };
+  explicit MainWindow(Options options, QWidget* parent = nullptr);
+  MainWindow() : MainWindow(Options{}) {}
+  ~MainWindow() override;
+
+  // View names as on the command line: backends, graph, timeline, charts, breakeven, runs, run.
+  static QStringList viewNames();
+  bool showView(const QString& name);
+  QWidget* currentViewWidget() const;
+
+  // Opens a database; on failure keeps the current one, shows the reason
+  // (message box + status bar) and returns false. Never modifies a file it cannot open.
+  bool openDatabase(const QString& path);
+  // The startup choice: bundled H200 sweep, else the demo database (filled by a
+  // sim + cpu sweep in the worker when empty). waitForDemo blocks until that run ends.
+  void openStartupDatabase(bool waitForDemo = false);
+
+  QString lastError() const { return last_error_; }
+  DatabaseSession* session() const { return session_; }
+  PluginHost* pluginHost() { return &host_; }
+  OpEditor* editor() const { return editor_; }
+  StageGraphView* graphView() const { return graph_view_; }
+  TimelineView* timelineView() const { return timeline_view_; }
+  ChartsView* chartsView() const { return charts_view_; }
+  BreakEvenView* breakEvenView() const { return break_even_view_; }
+  RunsView* runsView() const { return runs_view_; }
+  RunPanel* runPanel() const { return run_panel_; }
+  BackendsView* backendsView() const { return backends_view_; }
+  const VariantAnalysis* analysis() const { return analysis_ ? &*analysis_ : nullptr; }
+
+ public slots:
+  void updateAnalysis();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  Options options_;
+  PluginHost host_;
+  DatabaseSession* session_;
+  QTabWidget* tabs_;
+  OpEditor* editor_;
+  BackendsView* backends_view_;
+  StageGraphView* graph_view_;
+  TimelineView* timeline_view_;
+  ChartsView* charts_view_;
+  BreakEvenView* break_even_view_;
+  RunsView* runs_view_;
+  RunPanel* run_panel_;
+  QLabel* db_label_;
+  QMenu* recent_menu_;
+  std::optional<CaseSummary> selected_case_;
+  std::optional<VariantAnalysis> analysis_;
+  std::vector<std::pair<SweepSpec, QString>> pending_demo_;  // (spec, backend) still to run
+  QString last_error_;
+
+  void buildMenus();
+  void showError(const QString& title, const QString& message);
+  void onDatabaseChanged();
+  void addRecentFile(const QString& path);
+  void rebuildRecentMenu();
+  void startNextDemoSweep();
+  // File actions
+  void openDialog();
+  void mergeFromDialog();
+  void mergeIntoDialog();
+  void exportSubsetDialog();
+  void exportViewDialog();
+  void exportTableDialog();
+};
+
+}  // namespace tilepath::ui

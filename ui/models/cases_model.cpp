@@ -1,0 +1,93 @@
+#include "ui/models/cases_model.h"
+
+#include <QBrush>
+
+#include "ui/qt_text.h"
+
+namespace tilepath::ui {
+
+CasesModel::CasesModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CasesModel::setCases(std::vector<CaseSummary> cases) {
+  beginResetModel();
+  cases_ = std::move(cases);
+  endResetModel();
+}
+
+int CasesModel::rowOfCase(std::int64_t caseId) const {
+  for (int i = 0; i < static_cast<int>(cases_.size()); ++i)
+    if (cases_[i].case_id == caseId) return i;
+  return -1;
+}
+
+int CasesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(cases_.size()); }
+int CasesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+namespace {
+double metric(const CaseRecord& r, const char* name) { return r.measurement(name).value_or(NAN); }
+double relL2(const CaseRecord& r) {
+  for (const QualityRow& q : r.quality)
+    if (q.metric == "rel_l2") return q.value;
+  return NAN;
+}
+}  // namespace
+
+QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const {
+  const CaseRecord& r = c.record;
+  const OperatingPoint& op = r.op;
+  auto num = [&](double v, int precision) -> QVariant { return forSort ? numberOrNull(v) : QVariant(formatNumber(v, precision)); };
+  switch (column) {
+    case Id: return QVariant::fromValue<qint64>(c.case_id);
+    case Run: return QVariant::fromValue<qint64>(c.run_id);
+    case Backend: return qs(c.backend);
+    case Device: return qs(c.device);
+    case Kv: return qs(to_string(op.kv));
+    case KPath: return qs(to_string(op.k_path));
+    case Mode: return qs(to_string(op.mode));
+    case KRepr: return qs(to_string(op.k_repr));
+    case Cache: return qs(to_string(op.cache));
+    case Batch: return op.batch;
+    case Context: return op.context;
+    case QHeads: return op.q_heads;
+    case KvHeads: return op.kv_heads;
+    case HeadDim: return op.head_dim;
+    case Status: return qs(to_string(r.status));
+    case LatencyUs: return num(metric(r, "latency_us"), 4);
+    case TileIntervalUs: return num(metric(r, "tile_interval_us"), 3);
+    case FloorFraction: return num(metric(r, "floor_fraction"), 3);
+    case RelL2: return num(relL2(r), 2);
+    case Kernel: return qs(r.kernel.kernel_name);
+  }
+  return {};
+}
+
+QVariant CasesModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(cases_.size())) return {};
+  const CaseSummary& c = cases_[index.row()];
+  switch (role) {
+    case Qt::DisplayRole: return value(c, index.column(), false);
+    case SortRole: return value(c, index.column(), true);
+    case CaseIdRole: return QVariant::fromValue<qint64>(c.case_id);
+    case Qt::ToolTipRole:
+      if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
+      return {};
+    case Qt::ForegroundRole:
+      if (index.column() == Status && c.record.status != CaseStatus::ok) return QBrush(QColor(180, 30, 30));
+      return {};
+    case Qt::TextAlignmentRole:
+      if (index.column() >= Batch && index.column() != Status && index.column() != Kernel)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+      return {};
+  }
+  return {};
+}
+
+QVariant CasesModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"Case", "Run", "Backend", "Device", "kv", "K path", "Mode", "K repr", "Cache", "B",
+                                           "S", "Hq", "Hk", "D", "Status", "Latency (µs)", "Tile II (µs)", "Floor frac.",
+                                           "rel L2", "Kernel"};
+  return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
+}
+
+}  // namespace tilepath::ui

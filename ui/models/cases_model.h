@@ -1,0 +1,40 @@
+#pragma once
+// Flat table of the stored cases (RunStore::cases), one row per case. Numeric
+// columns return numbers under SortRole so a QSortFilterProxyModel sorts them
+// numerically.
+
+#include <vector>
+
+#include <QAbstractTableModel>
+
+#include "core/store/run_store.h"
+
+namespace tilepath::ui {
+
+class CasesModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    Id, Run, Backend, Device, Kv, KPath, Mode, KRepr, Cache, Batch, Context, QHeads, KvHeads, HeadDim,
+    Status, LatencyUs, TileIntervalUs, FloorFraction, RelL2, Kernel, ColumnCount
+  };
+  static constexpr int SortRole = Qt::UserRole;
+  static constexpr int CaseIdRole = Qt::UserRole + 1;
+
+  explicit CasesModel(QObject* parent = nullptr);
+  void setCases(std::vector<CaseSummary> cases);
+  const CaseSummary& caseAt(int row) const { return cases_.at(row); }
+  const std::vector<CaseSummary>& cases() const { return cases_; }
+  int rowOfCase(std::int64_t caseId) const;  // -1 when absent
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::vector<CaseSummary> cases_;
+  QVariant value(const CaseSummary& c, int column, bool forSort) const;
+};
+
+}  // namespace tilepath::ui

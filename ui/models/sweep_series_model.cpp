@@ -1,0 +1,135 @@
+#include "ui/models/sweep_series_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ui/qt_text.h"
+
+namespace tilepath::ui {
+
+SweepSeriesModel::SweepSeriesModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void SweepSeriesModel::setCases(std::vector<CaseSummary> cases) {
+  beginResetModel();
+  cases_ = std::move(cases);
+  rebuild();
+  endResetModel();
+}
+
+void SweepSeriesModel::setQuery(SweepAxis axis, SweepMetric metric, int fixedValue, const QString& backend) {
+  beginResetModel();
+  axis_ = axis;
+  metric_ = metric;
+  fixed_requested_ = fixedValue;
+  backend_ = backend;
+  rebuild();
+  endResetModel();
+}
+
+namespace {
+bool usable(const CaseSummary& c, const QString& backend) {
+  return c.record.status == CaseStatus::ok && (backend.isEmpty() || qs(c.backend) == backend);
+}
+}  // namespace
+
+QList<int> SweepSeriesModel::fixedValues() const {
+  std::set<int> values;
+  for (const CaseSummary& c : cases_)
+    if (usable(c, backend_)) values.insert(axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context);
+  return QList<int>(values.begin(), values.end());
+}
+
+QStringList SweepSeriesModel::backends() const {
+  std::set<QString> names;
+  for (const CaseSummary& c : cases_) names.insert(qs(c.backend));
+  return QStringList(names.begin(), names.end());
+}
+
+void SweepSeriesModel::rebuild() {
+  series_.clear();
+  points_.clear();
+
+  // The held dimension: the requested value, else the one with the most cases.
+  std::map<int, int> held_counts;
+  for (const CaseSummary& c : cases_)
+    if (usable(c, backend_)) ++held_counts[axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context];
+  fixed_effective_ = -1;
+  if (held_counts.count(fixed_requested_)) {
+    fixed_effective_ = fixed_requested_;
+  } else {
+    int best = -1;
+    for (auto [value, count] : held_counts)
+      if (count > best) best = count, fixed_effective_ = value;
+  }
+
+  const bool many_backends = backend_.isEmpty() && backends().size() > 1;
+  const char* metric_name = metric_ == SweepMetric::latency_us ? "latency_us" : "floor_fraction";
+  // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
+  std::map<QString, SweepSeries> by_name;
+  std::map<QString, std::map<double, std::pair<qint64, double>>> values;
+  for (const CaseSummary& c : cases_) {
+    if (!usable(c, backend_)) continue;
+    const OperatingPoint& op = c.record.op;
+    int held = axis_ == SweepAxis::context ? op.batch : op.context;
+    if (held != fixed_effective_) continue;
+    std::optional<double> y = c.record.measurement(metric_name);
+    if (!y || !std::isfinite(*y)) continue;
+    const bool warm = op.cache == CacheState::l2_warm;
+    QString variant = qs(op.variant_label());
+    QString name = (many_backends ? qs(c.backend) + QLatin1Char(' ') : QString()) + variant +
+                   (warm ? QStringLiteral(" warm") : QStringLiteral(" cold"));
+    SweepSeries& s = by_name[name];
+    s.name = name;
+    s.backend = qs(c.backend);
+    s.variant = variant;
+    s.warm = warm;
+    double x = axis_ == SweepAxis::context ? op.context : op.batch;
+    auto& slot = values[name][x];
+    if (c.case_id >= slot.first) slot = {c.case_id, *y};
+  }
+  for (auto& [name, s] : by_name) {
+    for (auto [x, v] : values[name]) {
+      s.points.emplace_back(x, v.second);
+      points_.push_back({static_cast<int>(series_.size()), x, v.second, v.first});
+    }
+    series_.push_back(std::move(s));
+  }
+}
+
+int SweepSeriesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(points_.size()); }
+int SweepSeriesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant SweepSeriesModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(points_.size())) return {};
+  if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
+  const Point& p = points_[index.row()];
+  const SweepSeries& s = series_[p.series];
+  switch (index.column()) {
+    case SeriesName: return s.name;
+    case Backend: return s.backend;
+    case Variant: return s.variant;
+    case Cache: return s.warm ? QStringLiteral("l2_warm") : QStringLiteral("hbm_cold");
+    case X: return p.x;
+    case Y: return p.y;
+    case CaseId: return p.case_id;
+  }
+  return {};
+}
+
+QVariant SweepSeriesModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  switch (section) {
+    case SeriesName: return QStringLiteral("Series");
+    case Backend: return QStringLiteral("Backend");
+    case Variant: return QStringLiteral("Variant");
+    case Cache: return QStringLiteral("Cache");
+    case X: return axis_ == SweepAxis::context ? QStringLiteral("Context") : QStringLiteral("Batch");
+    case Y: return metric_ == SweepMetric::latency_us ? QStringLiteral("Latency (µs)") : QStringLiteral("Floor fraction");
+    case CaseId: return QStringLiteral("Case");
+  }
+  return {};
+}
+
+}  // namespace tilepath::ui

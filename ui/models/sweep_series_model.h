@@ -1,0 +1,65 @@
+#pragma once
+// Sweep results as chart series: latency or floor fraction against context (at
+// a fixed batch) or against batch (at a fixed context), one series per
+// backend × dtype/path/mode × cache state. One row per point.
+
+#include <vector>
+
+#include <QAbstractTableModel>
+#include <QPointF>
+#include <QStringList>
+
+#include "core/store/run_store.h"
+
+namespace tilepath::ui {
+
+enum class SweepAxis { context, batch };
+enum class SweepMetric { latency_us, floor_fraction };
+
+struct SweepSeries {
+  QString name;     // "sim k8v8/transform/full cold"
+  QString backend, variant;
+  bool warm = false;
+  std::vector<QPointF> points;  // sorted by x
+};
+
+class SweepSeriesModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { SeriesName, Backend, Variant, Cache, X, Y, CaseId, ColumnCount };
+
+  explicit SweepSeriesModel(QObject* parent = nullptr);
+  void setCases(std::vector<CaseSummary> cases);
+  // fixedValue: the batch (axis=context) or context (axis=batch) to hold; -1 = the
+  // most common one. backend "" = all backends.
+  void setQuery(SweepAxis axis, SweepMetric metric, int fixedValue = -1, const QString& backend = {});
+
+  SweepAxis axis() const { return axis_; }
+  SweepMetric metric() const { return metric_; }
+  int fixedValue() const { return fixed_effective_; }
+  QList<int> fixedValues() const;  // distinct values of the held dimension
+  QStringList backends() const;
+  const std::vector<SweepSeries>& series() const { return series_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Point {
+    int series;
+    double x, y;
+    qint64 case_id;
+  };
+  std::vector<CaseSummary> cases_;
+  SweepAxis axis_ = SweepAxis::context;
+  SweepMetric metric_ = SweepMetric::latency_us;
+  int fixed_requested_ = -1, fixed_effective_ = -1;
+  QString backend_;
+  std::vector<SweepSeries> series_;
+  std::vector<Point> points_;
+  void rebuild();
+};
+
+}  // namespace tilepath::ui

@@ -1,0 +1,110 @@
+#include "ui/run_worker.h"
+
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
+
+#include "ui/qt_text.h"
+
+namespace tilepath::ui {
+
+namespace {
+
+// Adapts ProgressObserver (called on the worker thread) to the worker's signals;
+// queued connections carry them to the GUI thread.
+class SignalObserver : public ProgressObserver {
+ public:
+  explicit SignalObserver(RunWorker* worker) : worker_(worker) {}
+  void progress(double fraction, const std::string& label) override {
+    emit worker_->progress(fraction, qs(label));
+  }
+  void case_done(const CaseRecord& rec, bool skipped) override {
+    const OperatingPoint& op = rec.op;
+    QString label = QStringLiteral("%1 B=%2 S=%3 %4")
+                        .arg(qs(op.variant_label()))
+                        .arg(op.batch)
+                        .arg(op.context)
+                        .arg(op.cache == CacheState::l2_warm ? QStringLiteral("warm") : QStringLiteral("cold"));
+    emit worker_->caseDone(label, skipped, qs(to_string(rec.status)));
+  }
+  bool cancelled() const override { return worker_->cancelRequested(); }
+
+ private:
+  RunWorker* worker_;
+};
+
+}  // namespace
+
+RunWorker::RunWorker(QObject* parent) : QObject(parent) { qRegisterMetaType<tilepath::ui::RunSummary>(); }
+
+void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QString& dbPath,
+                         const QString& command) {
+  if (!backend) {
+    emit failed(QStringLiteral("no backend selected"));
+    return;
+  }
+  emit started(static_cast<int>(spec.cases.size()));
+  try {
+    RunStore store = RunStore::open(ss(dbPath));
+    SignalObserver observer(this);
+    SweepOutcome outcome = run_sweep(spec, *backend, store, ss(command), &observer, &cancel_);
+    RunSummary summary{outcome.total,     outcome.ran,       outcome.skipped_existing, outcome.failed,
+                       outcome.unsupported, outcome.cancelled, outcome.run_id};
+    emit finished(summary);
+  } catch (const std::exception& e) {
+    emit failed(qs(e.what()));
+  }
+}
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+  worker_ = new RunWorker;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(worker_, &RunWorker::started, this, &RunController::started);
+  connect(worker_, &RunWorker::progress, this, &RunController::progress);
+  connect(worker_, &RunWorker::caseDone, this, &RunController::caseDone);
+  connect(worker_, &RunWorker::finished, this, [this](const RunSummary& s) {
+    running_ = false;
+    emit finished(s);
+  });
+  connect(worker_, &RunWorker::failed, this, [this](const QString& m) {
+    running_ = false;
+    emit failed(m);
+  });
+  thread_.setObjectName(QStringLiteral("tilepath-run-worker"));
+  thread_.start();
+}
+
+RunController::~RunController() {
+  worker_->requestCancel();
+  thread_.quit();
+  thread_.wait();
+}
+
+bool RunController::start(const SweepSpec& spec, const Backend* backend, const QString& dbPath,
+                          const QString& command) {
+  if (running_) return false;
+  running_ = true;
+  worker_->resetCancel();
+  RunWorker* worker = worker_;
+  QMetaObject::invokeMethod(
+      worker_, [worker, spec, backend, dbPath, command] { worker->runSweep(spec, backend, dbPath, command); },
+      Qt::QueuedConnection);
+  return true;
+}
+
+void RunController::cancel() { worker_->requestCancel(); }
+
+bool RunController::wait(int timeoutMs) {
+  QElapsedTimer timer;
+  timer.start();
+  while (running_) {
+    if (timer.elapsed() > timeoutMs) return false;
+    QEventLoop loop;
+    QTimer::singleShot(20, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return true;
+}
+
+}  // namespace tilepath::ui

@@ -1,0 +1,26 @@
+#pragma once
+// Which database the GUI opens first, and the small demo sweeps that fill a
+// fresh database so a new user sees results at once.
+
+#include <vector>
+
+#include <QString>
+
+#include "core/sweep.h"
+
+namespace tilepath::ui {
+
+// The bundled H200 sweep: <exe>/../share/tilepath/data/h200-sweep.sqlite, then the
+// source tree's data/. "" when neither exists.
+QString bundledDatabasePath();
+
+// <AppDataLocation>/demo.sqlite (the folder is created).
+QString demoDatabasePath();
+
+// A sim sweep (every valid dtype/path/mode over a batch x context grid, warm
+// and cold) and a small cpu sweep (tiny shapes, every dtype control), so the
+// charts, the break-even view and the timeline all have data.
+SweepSpec demoSimSweep();
+SweepSpec demoCpuSweep();
+
+}  // namespace tilepath::ui

@@ -1,0 +1,73 @@
+#include "ui/views/break_even_view.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/models/break_even_model.h"
+#include "ui/views/waterfall_widget.h"
+
+namespace tilepath::ui {
+
+BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
+  model_ = new BreakEvenModel(this);
+  proxy_ = new QSortFilterProxyModel(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(BreakEvenModel::SortRole);
+  table_ = new QTableView;
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  waterfall_ = new WaterfallWidget;
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showSelected(); });
+
+  auto* note = new QLabel(tr("T(K8/V8) − T(K16/V8) ≈ unhidden K8 prep + K8 pipeline/occupancy penalty − extra K16 HBM "
+                             "time, per tile, from each variant's stored stage costs and measured tile interval. "
+                             "K8/V8 is the fastest stored K8/V8 variant at the shape."));
+  note->setWordWrap(true);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(table_);
+  split->addWidget(waterfall_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(note);
+  layout->addWidget(split, 1);
+}
+
+void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
+  model_->setCases(cases);
+  table_->resizeColumnsToContents();
+  // Select the first shape that has a decomposition so the waterfall is not empty.
+  int pick = -1;
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    int source = proxy_->mapToSource(proxy_->index(r, 0)).row();
+    if (model_->rowAt(source).decomposition) {
+      pick = r;
+      break;
+    }
+  }
+  if (pick < 0 && proxy_->rowCount() > 0) pick = 0;
+  if (pick >= 0)
+    table_->selectionModel()->setCurrentIndex(proxy_->index(pick, 0),
+                                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  showSelected();
+}
+
+void BreakEvenView::showSelected() {
+  QModelIndex current = table_->selectionModel()->currentIndex();
+  if (!current.isValid()) {
+    waterfall_->setRow(std::nullopt);
+    return;
+  }
+  waterfall_->setRow(model_->rowAt(proxy_->mapToSource(current).row()));
+}
+
+}  // namespace tilepath::ui

@@ -1,0 +1,219 @@
+#include "ui/views/charts_view.h"
+
+#include <algorithm>
+#include <iterator>
+#include <cmath>
+#include <map>
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QSplitter>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include "ui/models/sweep_series_model.h"
+
+namespace tilepath::ui {
+
+namespace {
+
+// One colour per variant (dtype/path/mode), shared by its warm and cold series.
+QColor variantColour(const QString& variant) {
+  static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                                   QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                   QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
+                                   QColor(0x17, 0xbe, 0xcf)};
+  static std::map<QString, int> assigned;  // stable across redraws within a session
+  auto it = assigned.find(variant);
+  if (it == assigned.end()) it = assigned.emplace(variant, static_cast<int>(assigned.size())).first;
+  return palette[it->second % std::size(palette)];
+}
+
+// Dims a legend marker whose series is hidden (the series stays in the legend).
+void styleMarker(QLegendMarker* marker) {
+  const bool visible = marker->series()->isVisible();
+  marker->setVisible(true);
+  QColor c = marker->labelBrush().color();
+  c.setAlphaF(visible ? 1.0 : 0.35);
+  marker->setLabelBrush(c);
+  QBrush b = marker->brush();
+  QColor bc = b.color();
+  bc.setAlphaF(visible ? 1.0 : 0.35);
+  b.setColor(bc);
+  marker->setBrush(b);
+}
+
+}  // namespace
+
+ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
+  latency_model_ = new SweepSeriesModel(this);
+  floor_model_ = new SweepSeriesModel(this);
+  latency_chart_ = new QChart;
+  floor_chart_ = new QChart;
+  latency_view_ = new QChartView(latency_chart_);
+  floor_view_ = new QChartView(floor_chart_);
+  for (QChartView* v : {latency_view_, floor_view_}) v->setRenderHint(QPainter::Antialiasing);
+
+  axis_ = new QComboBox;
+  axis_->addItems({tr("vs context (hold batch)"), tr("vs batch (hold context)")});
+  fixed_ = new QComboBox;
+  fixed_label_ = new QLabel(tr("batch ="));
+  backend_ = new QComboBox;
+  connect(axis_, &QComboBox::currentIndexChanged, this, [this] {
+    if (updating_) return;
+    refillFilters();
+    requery();
+  });
+  connect(fixed_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) requery();
+  });
+  connect(backend_, &QComboBox::currentIndexChanged, this, [this] {
+    if (updating_) return;
+    refillFilters();
+    requery();
+  });
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("X axis:")));
+  controls->addWidget(axis_);
+  controls->addWidget(fixed_label_);
+  controls->addWidget(fixed_);
+  controls->addWidget(new QLabel(tr("backend:")));
+  controls->addWidget(backend_);
+  controls->addWidget(new QLabel(tr("solid = L2-warm, dashed = HBM-cold; click a legend entry to hide/show it")));
+  controls->addStretch();
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(latency_view_);
+  split->addWidget(floor_view_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+}
+
+void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
+
+void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
+  latency_model_->setCases(cases);
+  floor_model_->setCases(cases);
+  updating_ = true;
+  const QString previous = backend_->currentText();
+  backend_->clear();
+  backend_->addItem(tr("all"), QString());
+  for (const QString& b : latency_model_->backends()) backend_->addItem(b, b);
+  // Prefer a GPU backend's data when present: it is what the charts are for.
+  int keep = backend_->findText(previous);
+  if (keep < 0) {
+    for (const char* preferred : {"cuda", "hip", "sim", "cpu"}) {
+      keep = backend_->findText(QString::fromLatin1(preferred));
+      if (keep >= 0) break;
+    }
+  }
+  backend_->setCurrentIndex(std::max(0, keep));
+  updating_ = false;
+  refillFilters();
+  requery();
+}
+
+void ChartsView::refillFilters() {
+  updating_ = true;
+  const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
+  const QString backend = backend_->currentData().toString();
+  latency_model_->setQuery(axis, SweepMetric::latency_us, -1, backend);
+  const int previous = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
+  fixed_->clear();
+  for (int v : latency_model_->fixedValues()) fixed_->addItem(QString::number(v), v);
+  int keep = fixed_->findData(previous);
+  if (keep < 0) keep = fixed_->findData(latency_model_->fixedValue());
+  fixed_->setCurrentIndex(std::max(0, keep));
+  fixed_label_->setText(axis == SweepAxis::context ? tr("batch =") : tr("context ="));
+  updating_ = false;
+}
+
+void ChartsView::requery() {
+  const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
+  const int fixed = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
+  const QString backend = backend_->currentData().toString();
+  latency_model_->setQuery(axis, SweepMetric::latency_us, fixed, backend);
+  floor_model_->setQuery(axis, SweepMetric::floor_fraction, fixed, backend);
+  rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
+  rebuildChart(floor_chart_, *floor_model_, tr("fraction of the byte floor"), false);
+}
+
+void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+  const bool by_context = model.axis() == SweepAxis::context;
+  chart->setTitle(QStringLiteral("%1 vs %2 (%3 = %4)")
+                      .arg(yTitle, by_context ? tr("context") : tr("batch"), by_context ? tr("batch") : tr("context"))
+                      .arg(model.fixedValue()));
+
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+  for (const SweepSeries& s : model.series())
+    for (const QPointF& p : s.points) {
+      xmin = std::min(xmin, p.x());
+      xmax = std::max(xmax, p.x());
+      ymin = std::min(ymin, p.y());
+      ymax = std::max(ymax, p.y());
+    }
+
+  auto* x_axis = new QLogValueAxis;
+  x_axis->setBase(2);
+  x_axis->setLabelFormat(QStringLiteral("%g"));
+  x_axis->setTitleText(by_context ? tr("context (tokens, log2)") : tr("batch (log2)"));
+  QAbstractAxis* y_axis = nullptr;
+  if (logY && ymin > 0) {
+    auto* y = new QLogValueAxis;
+    y->setBase(10);
+    y->setLabelFormat(QStringLiteral("%g"));
+    y->setMinorTickCount(8);
+    y_axis = y;
+  } else {
+    auto* y = new QValueAxis;
+    y->setLabelFormat(QStringLiteral("%.2f"));
+    y_axis = y;
+  }
+  y_axis->setTitleText(yTitle);
+  chart->addAxis(x_axis, Qt::AlignBottom);
+  chart->addAxis(y_axis, Qt::AlignLeft);
+
+  for (const SweepSeries& s : model.series()) {
+    auto* line = new QLineSeries;
+    line->setName(s.name);
+    QPen pen(variantColour(s.variant), 2.2, s.warm ? Qt::SolidLine : Qt::DashLine);
+    line->setPen(pen);
+    line->setPointsVisible(true);
+    for (const QPointF& p : s.points) line->append(p);
+    chart->addSeries(line);
+    line->attachAxis(x_axis);
+    line->attachAxis(y_axis);
+  }
+  if (std::isfinite(xmin)) {
+    x_axis->setRange(xmin / 1.4, xmax * 1.4);
+    if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
+      ly->setRange(ymin / 1.5, ymax * 1.5);
+    else
+      static_cast<QValueAxis*>(y_axis)->setRange(0, std::max(1.0, ymax * 1.1));
+  } else {
+    chart->setTitle(chart->title() + tr(" — no data"));
+  }
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  for (QLegendMarker* marker : chart->legend()->markers()) {
+    styleMarker(marker);
+    QObject::connect(marker, &QLegendMarker::clicked, chart, [marker] {
+      marker->series()->setVisible(!marker->series()->isVisible());
+      styleMarker(marker);
+    });
+  }
+}
+
+}  // namespace tilepath::ui

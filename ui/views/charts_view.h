@@ -1,0 +1,48 @@
+#pragma once
+// Sweep charts (QtCharts): latency and floor fraction against context (at a
+// held batch) or against batch (at a held context), one series per variant and
+// cache state (warm solid, cold dashed), log2 x axis; clicking a legend marker
+// hides/shows its series.
+
+#include <vector>
+
+#include <QWidget>
+
+#include "core/store/run_store.h"
+
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+
+namespace tilepath::ui {
+
+class SweepSeriesModel;
+
+class ChartsView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ChartsView(QWidget* parent = nullptr);
+  SweepSeriesModel* latencyModel() const { return latency_model_; }
+  SweepSeriesModel* floorModel() const { return floor_model_; }
+  QChart* latencyChart() const { return latency_chart_; }
+  QChart* floorChart() const { return floor_chart_; }
+
+ public slots:
+  void setCases(const std::vector<tilepath::CaseSummary>& cases);
+  void setAxis(int axisIndex);  // 0 context, 1 batch
+
+ private:
+  SweepSeriesModel *latency_model_, *floor_model_;
+  QChart *latency_chart_, *floor_chart_;
+  QChartView *latency_view_, *floor_view_;
+  QComboBox *axis_, *fixed_, *backend_;
+  QLabel* fixed_label_;
+  bool updating_ = false;
+
+  void requery();
+  void refillFilters();
+  void rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY);
+};
+
+}  // namespace tilepath::ui

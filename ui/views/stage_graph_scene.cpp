@@ -1,0 +1,200 @@
+#include "ui/views/stage_graph_scene.h"
+
+#include <cmath>
+#include <map>
+
+#include <QBrush>
+#include <QFont>
+#include <QGraphicsPathItem>
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QPainterPath>
+#include <QPen>
+
+#include "ui/qt_text.h"
+#include "ui/views/agent_palette.h"
+
+namespace tilepath::ui {
+
+namespace {
+
+constexpr double kNodeW = 150, kNodeH = 74, kColStep = 200, kRowStep = 130;
+constexpr int kLimitingKey = 1;
+
+// Column/row of each stage: K chain on row 0, V chain on row 2, the merge on row 1.
+QPointF gridPosition(Stage s) {
+  auto at = [](double col, double row) { return QPointF(col * kColStep, row * kRowStep); };
+  switch (s) {
+    case Stage::q_quant: return at(0, 0);
+    case Stage::k_load: return at(1, 0);
+    case Stage::k_prep: return at(2, 0);
+    case Stage::qk: return at(3, 0);
+    case Stage::softmax: return at(4, 0);
+    case Stage::v_load: return at(1, 2);
+    case Stage::v_prep: return at(2, 2);
+    case Stage::pv: return at(5, 1);
+    case Stage::accum: return at(6, 1);
+    case Stage::combine: return at(7, 1);
+  }
+  return {};
+}
+
+QString costText(const char* what, double v) {
+  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), QString::number(v, 'g', 3))
+                          : QStringLiteral("%1 —").arg(QLatin1String(what));
+}
+
+void addArrowHead(QPainterPath& path, QPointF tip, QPointF from) {
+  QPointF d = tip - from;
+  double len = std::hypot(d.x(), d.y());
+  if (len < 1e-6) return;
+  d /= len;
+  QPointF n(-d.y(), d.x());
+  path.moveTo(tip);
+  path.lineTo(tip - d * 10 + n * 5);
+  path.moveTo(tip);
+  path.lineTo(tip - d * 10 - n * 5);
+}
+
+}  // namespace
+
+void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
+  scene.clear();
+  QFont bold;
+  bold.setBold(true);
+  bold.setPointSize(11);
+  QFont small;
+  small.setPointSize(9);
+
+  const bool has_ii = !a.schedule.stages.empty();
+  std::map<Stage, QRectF> rects;
+  for (Stage s : a.graph.stages()) {
+    QPointF p = gridPosition(s);
+    QRectF r(p, QSizeF(kNodeW, kNodeH));
+    rects[s] = r;
+    const Agent agent = a.graph.agent_of(s);
+    const bool limiting = has_ii && s == a.ii.limiting_stage;
+    QColor fill = agentColour(agent).lighter(160);
+    auto* node = scene.addRect(r, QPen(limiting ? QColor(20, 20, 20) : agentColour(agent).darker(130), limiting ? 5 : 1.5),
+                               QBrush(fill));
+    node->setData(kStageNodeKey, qs(to_string(s)));
+    node->setData(kLimitingKey, limiting);
+    node->setZValue(2);
+    node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3\npredicted: %4\nslack to II: %5 µs%6")
+                         .arg(qs(to_string(s)), agentTitle(agent), costText("", a.measured[s]),
+                              costText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
+                              limiting ? QStringLiteral("\nlimits the steady-state II") : QString()));
+    auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
+    title->setFont(bold);
+    title->setPos(r.left() + 8, r.top() + 6);
+    auto* measured = new QGraphicsSimpleTextItem(
+        costText(a.measured_from_model ? "sim" : "meas", a.measured[s]), node);
+    measured->setFont(small);
+    measured->setPos(r.left() + 8, r.top() + 30);
+    auto* predicted = new QGraphicsSimpleTextItem(costText("pred", a.predicted[s]), node);
+    predicted->setFont(small);
+    predicted->setPos(r.left() + 8, r.top() + 48);
+  }
+
+  // Edges: data solid; loop-carried as a dashed loop over the node; buffer reuse dashed, curving back.
+  QPen data_pen(QColor(60, 60, 60), 1.6);
+  QPen loop_pen(QColor(90, 90, 90), 1.4, Qt::DashLine);
+  QPen buffer_pen(QColor(120, 120, 160), 1.2, Qt::DotLine);
+  for (auto [from, to] : a.graph.edges(EdgeKind::data)) {
+    if (!rects.count(from) || !rects.count(to)) continue;
+    QRectF rf = rects[from], rt = rects[to];
+    QPointF p0(rf.right(), rf.center().y()), p1(rt.left(), rt.center().y());
+    QPainterPath path(p0);
+    path.cubicTo(QPointF((p0.x() + p1.x()) / 2, p0.y()), QPointF((p0.x() + p1.x()) / 2, p1.y()), p1);
+    addArrowHead(path, p1, QPointF(p1.x() - 20, p1.y()));
+    scene.addPath(path, data_pen)->setZValue(1);
+  }
+  for (auto [from, to] : a.graph.edges(EdgeKind::loop_carried)) {
+    if (!rects.count(from)) continue;
+    QRectF r = rects[from];
+    QPointF p0(r.right() - 30, r.top()), p1(r.left() + 30, r.top());
+    QPainterPath path(p0);
+    path.cubicTo(QPointF(p0.x() + 10, r.top() - 45), QPointF(p1.x() - 10, r.top() - 45), p1);
+    addArrowHead(path, p1, QPointF(p1.x() - 4, p1.y() - 12));
+    auto* item = scene.addPath(path, loop_pen);
+    item->setZValue(1);
+    item->setToolTip(QStringLiteral("loop-carried: %1(n) → %2(n+1)").arg(qs(to_string(from)), qs(to_string(to))));
+  }
+  for (auto [from, to] : a.graph.edges(EdgeKind::buffer_reuse)) {
+    if (!rects.count(from) || !rects.count(to)) continue;
+    QRectF rf = rects[from], rt = rects[to];
+    const bool below = rf.center().y() >= kRowStep;  // V chain curves under, K chain over
+    QPointF p0(rf.center().x(), below ? rf.bottom() : rf.top());
+    QPointF p1(rt.center().x(), below ? rt.bottom() : rt.top());
+    double bulge = below ? 50 : -50;
+    QPainterPath path(p0);
+    path.cubicTo(QPointF(p0.x(), p0.y() + bulge), QPointF(p1.x(), p1.y() + bulge), p1);
+    addArrowHead(path, p1, QPointF(p1.x(), p1.y() + bulge * 0.3));
+    auto* item = scene.addPath(path, buffer_pen);
+    item->setZValue(0.5);
+    item->setToolTip(QStringLiteral("buffer reuse: %1(n) frees the slot %2(n+%3) fills")
+                         .arg(qs(to_string(from)), qs(to_string(to)))
+                         .arg(a.graph.buffer_depth()));
+  }
+
+  // Title: variant, II and its source.
+  QString header = QStringLiteral("%1   B=%2 S=%3 Hq/Hk=%4/%5 D=%6 %7")
+                       .arg(qs(a.op.variant_label()))
+                       .arg(a.op.batch)
+                       .arg(a.op.context)
+                       .arg(a.op.q_heads)
+                       .arg(a.op.kv_heads)
+                       .arg(a.op.head_dim)
+                       .arg(qs(to_string(a.op.cache)));
+  QString sub;
+  if (has_ii)
+    sub = QStringLiteral("II %1 µs/tile from %2 costs — limited by %3 on %4")
+              .arg(QString::number(a.ii.ii_us, 'g', 4), a.ii_from_measured ? QStringLiteral("measured") : QStringLiteral("predicted"),
+                   qs(to_string(a.ii.limiting_stage)), agentTitle(a.ii.limiting_agent));
+  else
+    sub = QStringLiteral("no stage costs: %1").arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
+  if (std::isfinite(a.measured_ii_us)) sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
+  if (a.source_case) sub += QStringLiteral("   case #%1 (%2)").arg(a.source_case->case_id).arg(qs(a.source_case->backend));
+  if (!a.gpu_model_id.empty()) sub += QStringLiteral("   predicted for %1").arg(qs(a.gpu_model_id));
+  auto* h = scene.addSimpleText(header, bold);
+  h->setPos(0, -110);
+  auto* s2 = scene.addSimpleText(sub, small);
+  s2->setPos(0, -86);
+
+  // Legend: agents, then line styles.
+  double y = 2 * kRowStep + kNodeH + 70, x = 0;
+  for (Agent agent : kAllAgents) {
+    scene.addRect(QRectF(x, y, 16, 16), QPen(agentColour(agent).darker(130)), QBrush(agentColour(agent).lighter(160)));
+    auto* t = scene.addSimpleText(agentTitle(agent), small);
+    t->setPos(x + 22, y);
+    x += 40 + t->boundingRect().width();
+  }
+  y += 26;
+  x = 0;
+  struct LegendLine { QPen pen; const char* text; };
+  for (const LegendLine& l : {LegendLine{data_pen, "data dependency"}, LegendLine{loop_pen, "loop-carried (tile n → n+1)"},
+                              LegendLine{buffer_pen, "buffer reuse (frees a ring slot)"},
+                              LegendLine{QPen(QColor(20, 20, 20), 5), "limiting stage (thick border)"}}) {
+    scene.addLine(x, y + 8, x + 30, y + 8, l.pen);
+    auto* t = scene.addSimpleText(QString::fromUtf8(l.text), small);
+    t->setPos(x + 36, y);
+    x += 60 + t->boundingRect().width();
+  }
+}
+
+QStringList stageNodeNames(const QGraphicsScene& scene) {
+  QStringList names;
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kStageNodeKey).isValid()) names << item->data(kStageNodeKey).toString();
+  names.sort();
+  return names;
+}
+
+QString limitingNodeName(const QGraphicsScene& scene) {
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kStageNodeKey).isValid() && item->data(kLimitingKey).toBool()) return item->data(kStageNodeKey).toString();
+  return {};
+}
+
+}  // namespace tilepath::ui

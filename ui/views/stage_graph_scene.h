@@ -1,0 +1,24 @@
+#pragma once
+// Draws one variant's stage graph into a QGraphicsScene: left to right, K chain
+// above, V chain below, softmax/PV/accumulate after; nodes coloured by agent,
+// labelled with measured and predicted cost per tile; the limiting stage gets a
+// thick border; data edges solid, loop-carried and buffer-reuse edges dashed.
+
+#include <QStringList>
+
+#include "ui/variant_analysis.h"
+
+class QGraphicsScene;
+
+namespace tilepath::ui {
+
+// Node items carry their stage name under this data key (QGraphicsItem::data).
+inline constexpr int kStageNodeKey = 0;
+
+void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& analysis);
+// Stage names of the node items in the scene (sorted), e.g. for tests.
+QStringList stageNodeNames(const QGraphicsScene& scene);
+// The stage drawn as limiting ("" if none).
+QString limitingNodeName(const QGraphicsScene& scene);
+
+}  // namespace tilepath::ui

@@ -1,0 +1,59 @@
+#include "ui/views/stage_graph_view.h"
+
+#include <QGraphicsScene>
+#include <QGraphicsView>
+#include <QHeaderView>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/models/stage_table_model.h"
+#include "ui/views/stage_graph_scene.h"
+
+namespace tilepath::ui {
+
+StageGraphView::StageGraphView(QWidget* parent) : QWidget(parent) {
+  scene_ = new QGraphicsScene(this);
+  view_ = new QGraphicsView(scene_);
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->setRenderHint(QPainter::TextAntialiasing);
+  view_->setBackgroundBrush(QColor(252, 252, 250));
+  model_ = new StageTableModel(this);
+  table_ = new QTableView;
+  table_->setModel(model_);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(view_);
+  split->addWidget(table_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(split);
+}
+
+void StageGraphView::setAnalysis(const VariantAnalysis& analysis) {
+  buildStageGraphScene(*scene_, analysis);
+  model_->setAnalysis(analysis);
+  table_->resizeColumnsToContents();
+  fit();
+}
+
+void StageGraphView::fit() {
+  QRectF r = scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  scene_->setSceneRect(r);
+  view_->fitInView(r, Qt::KeepAspectRatio);
+}
+
+void StageGraphView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit();
+}
+
+void StageGraphView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fit();
+}
+
+}  // namespace tilepath::ui

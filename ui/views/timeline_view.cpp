@@ -1,0 +1,57 @@
+#include "ui/views/timeline_view.h"
+
+#include <QGraphicsScene>
+#include <QGraphicsView>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "ui/views/timeline_scene.h"
+
+namespace tilepath::ui {
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  scene_ = new QGraphicsScene(this);
+  view_ = new QGraphicsView(scene_);
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->setBackgroundBrush(Qt::white);
+  tiles_ = new QSpinBox;
+  tiles_->setRange(2, 64);
+  tiles_->setValue(8);
+  connect(tiles_, &QSpinBox::valueChanged, this, &TimelineView::tilesChanged);
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Tiles unrolled:")));
+  controls->addWidget(tiles_);
+  controls->addWidget(new QLabel(tr("Hover a block for stage, tile, start and end. Solid blue lines: predicted II; "
+                                    "dashed red: measured II. Thick outline: critical path.")));
+  controls->addStretch();
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(view_, 1);
+}
+
+int TimelineView::tiles() const { return tiles_->value(); }
+
+void TimelineView::setAnalysis(const VariantAnalysis& analysis) {
+  buildTimelineScene(*scene_, analysis);
+  fit();
+}
+
+void TimelineView::fit() {
+  QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+  scene_->setSceneRect(r);
+  view_->fitInView(r, Qt::KeepAspectRatio);
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit();
+}
+
+void TimelineView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fit();
+}
+
+}  // namespace tilepath::ui

@@ -1,0 +1,121 @@
+#include "ui/views/waterfall_widget.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QPainter>
+
+namespace tilepath::ui {
+
+WaterfallWidget::WaterfallWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(400, 260); }
+
+void WaterfallWidget::setRow(const std::optional<BreakEvenRow>& row) {
+  row_ = row;
+  update();
+}
+
+void WaterfallWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.fillRect(rect(), Qt::white);
+  QFont title_font = font();
+  title_font.setBold(true);
+  if (!row_) {
+    p.drawText(rect(), Qt::AlignCenter, tr("Select a shape: the K8/V8 − K16/V8 decomposition appears here."));
+    return;
+  }
+  const BreakEvenRow& r = *row_;
+  p.setFont(title_font);
+  p.drawText(QRect(10, 6, width() - 20, 20), Qt::AlignLeft,
+             tr("%1 (%2): T(K8/V8) − T(K16/V8) per tile, K8/V8 = %3").arg(r.shapeLabel(), r.backend, r.k8v8_variant));
+  p.setFont(font());
+
+  const int gauge_h = 54;
+  QRect plot(70, 36, width() - 100, height() - 36 - 40 - gauge_h);
+  if (!r.decomposition) {
+    p.drawText(plot, Qt::AlignCenter, tr("No stage costs stored for both variants at this shape: no decomposition."));
+  } else {
+    const BreakEven& d = *r.decomposition;
+    struct Step {
+      QString label;
+      double delta;
+      QColor colour;
+      bool total;
+    };
+    const Step steps[] = {{tr("unhidden K8 prep"), d.unhidden_k8_prep_us, QColor(0xf2, 0x8e, 0x2b), false},
+                          {tr("pipeline / occupancy"), d.pipeline_penalty_us, QColor(0xb0, 0x7a, 0xa1), false},
+                          {tr("− extra K16 HBM"), -d.extra_k16_hbm_us, QColor(0x4e, 0x79, 0xa7), false},
+                          {tr("Δ = K8/V8 − K16/V8"), d.delta_us, d.delta_us > 0 ? QColor(0xd6, 0x27, 0x28) : QColor(0x2c, 0xa0, 0x2c), true}};
+    // Range of the running sum.
+    double lo = 0, hi = 0, run = 0;
+    for (const Step& s : steps) {
+      if (s.total) {
+        lo = std::min(lo, s.delta);
+        hi = std::max(hi, s.delta);
+        continue;
+      }
+      run += s.delta;
+      lo = std::min(lo, run);
+      hi = std::max(hi, run);
+    }
+    if (hi - lo < 1e-12) hi = lo + 1;
+    const double pad = 0.08 * (hi - lo);
+    lo -= pad;
+    hi += pad;
+    auto yOf = [&](double v) { return plot.bottom() - (v - lo) / (hi - lo) * plot.height(); };
+
+    // Axis with zero line.
+    p.setPen(QColor(200, 200, 200));
+    for (int i = 0; i <= 4; ++i) {
+      double v = lo + (hi - lo) * i / 4;
+      p.drawLine(plot.left(), int(yOf(v)), plot.right(), int(yOf(v)));
+      p.setPen(Qt::darkGray);
+      p.drawText(QRect(0, int(yOf(v)) - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter, QString::number(v, 'g', 3));
+      p.setPen(QColor(200, 200, 200));
+    }
+    p.setPen(QPen(Qt::black, 1.2));
+    p.drawLine(plot.left(), int(yOf(0)), plot.right(), int(yOf(0)));
+    p.drawText(QRect(4, plot.top() - 2, 70, 14), Qt::AlignLeft, tr("µs/tile"));
+
+    const int n = static_cast<int>(std::size(steps));
+    const double slot = double(plot.width()) / n;
+    run = 0;
+    for (int i = 0; i < n; ++i) {
+      const Step& s = steps[i];
+      double from = s.total ? 0 : run;
+      double to = s.total ? s.delta : run + s.delta;
+      QRectF bar(plot.left() + i * slot + slot * 0.18, std::min(yOf(from), yOf(to)), slot * 0.64,
+                 std::max(1.5, std::abs(yOf(to) - yOf(from))));
+      p.fillRect(bar, s.colour);
+      p.setPen(s.colour.darker(140));
+      p.drawRect(bar);
+      p.setPen(Qt::black);
+      p.drawText(QRectF(bar.left() - 10, bar.top() - 18, bar.width() + 20, 16), Qt::AlignCenter,
+                 QString::number(s.total ? s.delta : s.delta, 'g', 3));
+      p.drawText(QRectF(plot.left() + i * slot, plot.bottom() + 4, slot, 32), Qt::AlignHCenter | Qt::TextWordWrap, s.label);
+      if (!s.total) {
+        // Connector to the next step's start.
+        p.setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        p.drawLine(QPointF(bar.right(), yOf(to)), QPointF(bar.right() + slot * 0.36, yOf(to)));
+        run = to;
+      }
+    }
+  }
+
+  // V hidden fraction gauge.
+  QRect gauge(70, height() - gauge_h + 16, width() - 100, 18);
+  p.setPen(Qt::black);
+  p.drawText(QRect(10, height() - gauge_h - 2, width() - 20, 16), Qt::AlignLeft,
+             std::isfinite(r.v_hidden_fraction)
+                 ? tr("V hidden fraction %1% (share of the full FP8 delta that V preparation does not add)")
+                       .arg(QString::number(100 * r.v_hidden_fraction, 'f', 0))
+                 : tr("V hidden fraction: needs a K16/V16 case at this shape"));
+  p.fillRect(gauge, QColor(235, 235, 235));
+  if (std::isfinite(r.v_hidden_fraction))
+    p.fillRect(QRect(gauge.left(), gauge.top(), int(gauge.width() * std::clamp(r.v_hidden_fraction, 0.0, 1.0)), gauge.height()),
+               QColor(0x59, 0xa1, 0x4f));
+  p.setPen(Qt::darkGray);
+  p.drawRect(gauge);
+}
+
+}  // namespace tilepath::ui

@@ -1,0 +1,55 @@
+#include "ui/widget_export.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QFileInfo>
+#include <QPainter>
+#include <QSet>
+#include <QSvgGenerator>
+#include <QWidget>
+
+namespace tilepath::ui {
+
+QImage renderWidget(QWidget& widget) {
+  QImage image(widget.size(), QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  widget.render(&image);
+  return image;
+}
+
+bool exportWidget(QWidget& widget, const QString& path, QString* error) {
+  if (QFileInfo(path).suffix().compare(QLatin1String("svg"), Qt::CaseInsensitive) == 0) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(widget.size());
+    svg.setViewBox(QRect(QPoint(0, 0), widget.size()));
+    svg.setTitle(widget.windowTitle());
+    QPainter painter;
+    if (!painter.begin(&svg)) {
+      if (error) *error = QStringLiteral("%1: cannot write SVG").arg(path);
+      return false;
+    }
+    widget.render(&painter);
+    painter.end();
+    return true;
+  }
+  if (!renderWidget(widget).save(path, "PNG")) {
+    if (error) *error = QStringLiteral("%1: cannot write PNG").arg(path);
+    return false;
+  }
+  return true;
+}
+
+int distinctColours(const QImage& image, int maxSamples) {
+  if (image.isNull()) return 0;
+  // Sample on a regular 2-D grid of about maxSamples points.
+  const double area = double(image.width()) * image.height();
+  const int step = std::max(1, int(std::sqrt(area / std::max(1, maxSamples))));
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += step)
+    for (int x = 0; x < image.width(); x += step) colours.insert(image.pixel(x, y));
+  return static_cast<int>(colours.size());
+}
+
+}  // namespace tilepath::ui
