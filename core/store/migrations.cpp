@@ -173,9 +173,8 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   // Re-read under the write lock: another process may have migrated meanwhile.
   const int version = read_user_version(db, path);
   if (version > kCurrentSchemaVersion)
-    throw StoreError(path + ": schema version " + std::to_string(version) +
-                     " is newer than this tilepath supports (" + std::to_string(kCurrentSchemaVersion) +
-                     "); use a newer tilepath");
+    throw StoreError(path + ": schema version " + std::to_string(version) + " is newer than this tilepath supports (" +
+                     std::to_string(kCurrentSchemaVersion) + "); use a newer tilepath");
   if (version < 1) migrate_v0_to_v1(db, path);
   if (version < 2) migrate_v1_to_v2(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.

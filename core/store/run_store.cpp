@@ -94,7 +94,8 @@ Inspection inspect_file(const std::string& path) {
 
   std::vector<std::string> tables;
   {
-    Statement q(raw, path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    Statement q(raw, path,
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
     while (q.step()) tables.push_back(q.text(0));
   }
   const int version = store::read_user_version(raw, path);
@@ -310,8 +311,8 @@ class ChildRowLoader {
     predictions_.reset();
     predictions_.bind(1, rec.id);
     while (predictions_.step())
-      rec.predictions.push_back({predictions_.real(0), predictions_.text(1), predictions_.text(2),
-                                 predictions_.real(3), predictions_.text(4), predictions_.text(5)});
+      rec.predictions.push_back({predictions_.real(0), predictions_.text(1), predictions_.text(2), predictions_.real(3),
+                                 predictions_.text(4), predictions_.text(5)});
 
     quality_.reset();
     quality_.bind(1, rec.id);
@@ -356,8 +357,9 @@ void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id,
     }
   }
   {
-    Statement s(db, path,
-                "INSERT INTO quality(case_id, metric, value, threshold, passed, distribution) VALUES (?, ?, ?, ?, ?, ?)");
+    Statement s(
+        db, path,
+        "INSERT INTO quality(case_id, metric, value, threshold, passed, distribution) VALUES (?, ?, ?, ?, ?, ?)");
     for (const auto& q : rec.quality) {
       s.reset();
       s.bind(1, case_id).bind(2, q.metric).bind(3, q.value).bind(4, q.threshold).bind(5, q.passed);
@@ -471,9 +473,9 @@ int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* f
 
   const auto run_cols = columns_except(db, path, "src", "runs", {"id"});
   const auto case_cols = columns_except(db, path, "src", "cases", {"id", "run_id"});
-  Statement insert_run(db, path,
-                       "INSERT INTO main.runs(" + join(run_cols) + ") SELECT " + join(run_cols) +
-                           " FROM src.runs WHERE id = ?");
+  Statement insert_run(
+      db, path,
+      "INSERT INTO main.runs(" + join(run_cols) + ") SELECT " + join(run_cols) + " FROM src.runs WHERE id = ?");
   Statement insert_case(db, path,
                         "INSERT INTO main.cases(run_id, " + join(case_cols) + ") SELECT ?, " + join(case_cols) +
                             " FROM src.cases WHERE id = ?");
@@ -481,10 +483,10 @@ int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* f
   for (const auto& table : store::tilepath_tables()) {
     if (table == "runs" || table == "cases") continue;
     const auto cols = columns_except(db, path, "src", table, {"id", "case_id"});
-    insert_children.push_back(std::make_unique<Statement>(
-        db, path,
-        "INSERT INTO main." + table + "(case_id, " + join(cols) + ") SELECT ?, " + join(cols) + " FROM src." + table +
-            " WHERE case_id = ? ORDER BY id"));
+    insert_children.push_back(std::make_unique<Statement>(db, path,
+                                                          "INSERT INTO main." + table + "(case_id, " + join(cols) +
+                                                              ") SELECT ?, " + join(cols) + " FROM src." + table +
+                                                              " WHERE case_id = ? ORDER BY id"));
   }
 
   for (std::int64_t src_run : run_ids) {
@@ -545,20 +547,26 @@ void create_new_database(const std::string& out_path, Fill&& fill) {
 
 std::string_view to_string(CaseStatus s) {
   switch (s) {
-    case CaseStatus::ok: return "ok";
-    case CaseStatus::failed: return "failed";
-    case CaseStatus::unsupported: return "unsupported";
-    case CaseStatus::error: return "error";
-    case CaseStatus::cancelled: return "cancelled";
+    case CaseStatus::ok:
+      return "ok";
+    case CaseStatus::failed:
+      return "failed";
+    case CaseStatus::unsupported:
+      return "unsupported";
+    case CaseStatus::error:
+      return "error";
+    case CaseStatus::cancelled:
+      return "cancelled";
   }
   return "error";
 }
 
 CaseStatus parse_case_status(std::string_view s) {
-  for (CaseStatus v : {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error,
-                       CaseStatus::cancelled})
+  for (CaseStatus v :
+       {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error, CaseStatus::cancelled})
     if (to_string(v) == s) return v;
-  throw StoreError("status: unknown value '" + std::string(s) + "'; allowed: ok, failed, unsupported, error, cancelled");
+  throw StoreError("status: unknown value '" + std::string(s) +
+                   "'; allowed: ok, failed, unsupported, error, cancelled");
 }
 
 std::optional<double> CaseRecord::measurement(std::string_view name) const {
@@ -597,13 +605,12 @@ RunStore RunStore::open(const std::string& path) {
 
 RunStore RunStore::open_read_only(const std::string& path) {
   const Inspection info = inspect_file(path);
-  if (info.state == FileState::absent_or_empty)
-    throw StoreError(path + ": no such database (missing or empty file)");
+  if (info.state == FileState::absent_or_empty) throw StoreError(path + ": no such database (missing or empty file)");
   if (info.state == FileState::fresh_sqlite) not_tilepath(path, "empty SQLite file without tilepath schema");
   if (info.user_version < store::kCurrentSchemaVersion)
     throw StoreError(path + ": schema version " + std::to_string(info.user_version) + " is older than current (" +
                      std::to_string(store::kCurrentSchemaVersion) +
-                     "); open it once read-write (e.g. `tilepath db upgrade` or any writing command) to upgrade it");
+                     "); open it once read-write (any tilepath command that writes to it) to upgrade it");
   Connection db = open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
   configure_connection(db.get(), path, true);
   return RunStore(db.release(), path);

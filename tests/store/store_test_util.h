@@ -24,7 +24,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("tilepath_store_") + (info ? info->name() : "test") + "_" + std::to_string(::getpid());
+    std::string name =
+        std::string("tilepath_store_") + (info ? info->name() : "test") + "_" + std::to_string(::getpid());
     dir_ = fs::temp_directory_path() / name;
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -108,7 +109,8 @@ inline CaseRecord sample_case(int variant = 0) {
                      {Stage::pv, CostMethod::doubled, NAN}};
   rec.predictions = {{0.42, "k_prep", "qk_mma", 0.8, "ii_model/v1", R"({"ii_us":0.42})"}};
   rec.quality = {{"rel_l2", 0.012, 0.02, true, "qwen_bias"}, {"kl_attention", 3e-4, NAN, false, "npy:k.npy"}};
-  rec.artifacts = {{"ncu.csv", "text/csv", {'a', ',', 'b', '\n', 0, 1, 2}}, {"empty.bin", "application/octet-stream", {}}};
+  rec.artifacts = {{"ncu.csv", "text/csv", {'a', ',', 'b', '\n', 0, 1, 2}},
+                   {"empty.bin", "application/octet-stream", {}}};
   return rec;
 }
 

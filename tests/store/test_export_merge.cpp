@@ -103,7 +103,10 @@ TEST(ExportMerge, ExportRefusesToOverwrite) {
 TEST(ExportMerge, ExportFromReadOnlyStore) {
   TempDir tmp;
   const std::string path = tmp.file("all.sqlite");
-  { RunStore store = RunStore::open(path); fill(store); }
+  {
+    RunStore store = RunStore::open(path);
+    fill(store);
+  }
   const auto before = read_bytes(path);
   RunStore ro = RunStore::open_read_only(path);
   ro.export_subset(tmp.file("copy.sqlite"), {});

@@ -23,8 +23,8 @@ struct Cell {
   std::string value;
   bool operator==(const Cell&) const = default;
 };
-using Row = std::map<std::string, Cell>;      // column -> cell
-using Table = std::map<long long, Row>;       // id -> row
+using Row = std::map<std::string, Cell>;  // column -> cell
+using Table = std::map<long long, Row>;   // id -> row
 
 class RawDb {
  public:
