@@ -723,11 +723,16 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
   const SqlFilter f = build_filter(filter);
   // A read transaction so the list and the child rows come from one snapshot
   // even while a sweep in another process keeps committing cases.
-  exec(db_, path_, "BEGIN");
+  // (Only when no transaction is open already, e.g. one a caller began on handle().)
+  const bool own_read_transaction = sqlite3_get_autocommit(db_) != 0;
+  if (own_read_transaction) exec(db_, path_, "BEGIN");
   struct EndRead {
     sqlite3* db;
-    ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
-  } end_read{db_};
+    bool active;
+    ~EndRead() {
+      if (active) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+  } end_read{db_, own_read_transaction};
 
   Statement q(db_, path_,
               std::string("SELECT ") + kCaseColumns +

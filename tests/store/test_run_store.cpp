@@ -260,6 +260,21 @@ TEST(RunStore, CasesFilterJoinsRuns) {
   EXPECT_TRUE(rows[0].record.artifacts.empty());
 }
 
+TEST(RunStore, ListingWorksInsideACallersTransaction) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  store.add_case(run.id, rec);
+  ASSERT_EQ(sqlite3_exec(store.handle(), "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(store.cases().size(), 1u);
+  EXPECT_EQ(sqlite3_get_autocommit(store.handle()), 0) << "cases() ended the caller's transaction";
+  ASSERT_EQ(sqlite3_exec(store.handle(), "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(store.cases().size(), 1u);
+  EXPECT_NE(sqlite3_get_autocommit(store.handle()), 0) << "cases() left its read transaction open";
+}
+
 TEST(RunStore, CaseStatusNames) {
   for (CaseStatus s :
        {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error, CaseStatus::cancelled})
