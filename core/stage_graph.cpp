@@ -264,7 +264,11 @@ StageGraph StageGraph::from_json(const nlohmann::json& j) {
       throw ValidationError(where, "stage and agent must be strings", "stage and agent names");
     Stage s = parse_stage(stage_name.get<std::string>());
     if (find_vertex(sg.g_, s)) throw ValidationError(where + ".stage", "duplicate stage", "each stage at most once");
-    bool per_tile = node.contains("per_tile") ? node.at("per_tile").get<bool>() : is_per_tile(s);
+    bool per_tile = is_per_tile(s);
+    if (node.contains("per_tile")) {
+      if (!node.at("per_tile").is_boolean()) throw ValidationError(where + ".per_tile", "must be a boolean", "true, false");
+      per_tile = node.at("per_tile").get<bool>();
+    }
     boost::add_vertex(StageNode{s, parse_agent(agent_name.get<std::string>()), per_tile}, sg.g_);
   }
   const auto& edge_list = required_field(j, "edges", "graph");
@@ -281,9 +285,16 @@ StageGraph StageGraph::from_json(const nlohmann::json& j) {
     };
     Vertex from = endpoint("from");
     Vertex to = endpoint("to");
-    EdgeKind kind = parse_edge_kind(required_field(edge, "kind", where).get<std::string>());
-    int distance = edge.contains("tile_distance") ? edge.at("tile_distance").get<int>() : 0;
-    if (distance < 0) throw ValidationError(where + ".tile_distance", "must be >= 0", "0, 1, buffer depth");
+    const auto& kind_name = required_field(edge, "kind", where);
+    if (!kind_name.is_string()) throw ValidationError(where + ".kind", "must be a string", "data, loop_carried, buffer_reuse");
+    EdgeKind kind = parse_edge_kind(kind_name.get<std::string>());
+    int distance = 0;
+    if (edge.contains("tile_distance")) {
+      const auto& d = edge.at("tile_distance");
+      if (!d.is_number_integer() || d.get<int>() < 0)
+        throw ValidationError(where + ".tile_distance", "must be an integer >= 0", "0 (data), 1 (loop-carried), buffer depth");
+      distance = d.get<int>();
+    }
     boost::add_edge(from, to, StageEdge{kind, distance}, sg.g_);
   }
   return sg;

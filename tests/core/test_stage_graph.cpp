@@ -257,6 +257,14 @@ TEST(StageGraph, JsonWithUnknownStageNamesTheField) {
   nlohmann::json j = StageGraph::build(OperatingPoint{}).to_json();
   j["edges"][1]["to"] = "k_transmogrify";
   EXPECT_THROW(StageGraph::from_json(j), ValidationError);
+  nlohmann::json bad_distance = StageGraph::build(OperatingPoint{}).to_json();
+  bad_distance["edges"][0]["tile_distance"] = "two";
+  try {
+    StageGraph::from_json(bad_distance);
+    FAIL() << "expected ValidationError";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "graph.edges[0].tile_distance");
+  }
   nlohmann::json no_nodes = {{"edges", nlohmann::json::array()}};
   try {
     StageGraph::from_json(no_nodes);
