@@ -8,10 +8,13 @@
 #include <random>
 
 #include "core/numerics/fp8.h"
+#include "core/numerics/fp8_inline.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
 
 namespace tilepath::numerics {
+
+namespace codec = inline_codec;  // inlined codecs for the per-element loops
 
 namespace {
 
@@ -40,8 +43,11 @@ RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& k
       s.k_sum[i] += k[i];
       s.k_min[i] = std::min(s.k_min[i], k[i]);
       s.k_max[i] = std::max(s.k_max[i], k[i]);
-      const int h = i / op.head_dim;
-      s.v_amax[h] = std::max(s.v_amax[h], std::fabs(v[i]));
+    }
+    for (int h = 0; h < op.kv_heads; ++h) {
+      float amax = s.v_amax[h];
+      for (int d = 0; d < op.head_dim; ++d) amax = std::max(amax, std::fabs(v[h * op.head_dim + d]));
+      s.v_amax[h] = amax;
     }
   }
   return s;
@@ -104,62 +110,76 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   p.v_scale.assign(scale_groups, 1.0f);
   std::vector<float> bias(row, 0.0f);
 
-  // ---- pass 1 (FP8 only): scales from amax, bias = per-channel mean over all tokens ----
-  if (k8 || v8) {
-    std::vector<RequestStats> stats(op.batch);
-    parallel_for(op.batch, [&](std::int64_t b) {
-      std::vector<float> keys, values;
-      originals.keys(static_cast<int>(b), keys);
-      originals.values(static_cast<int>(b), values);
-      stats[b] = request_stats(op, keys, values);
-    });
-    std::vector<double> k_sum(row, 0.0);
-    std::vector<float> k_min(row, INFINITY), k_max(row, -INFINITY), v_amax(op.kv_heads, 0.0f);
-    for (const auto& s : stats) {
-      for (int i = 0; i < row; ++i) {
-        k_sum[i] += s.k_sum[i];
-        k_min[i] = std::min(k_min[i], s.k_min[i]);
-        k_max[i] = std::max(k_max[i], s.k_max[i]);
-      }
-      for (int h = 0; h < op.kv_heads; ++h) v_amax[h] = std::max(v_amax[h], s.v_amax[h]);
-    }
-    if (prebias) {
-      const double tokens = static_cast<double>(op.total_tokens());
-      for (int i = 0; i < row; ++i) bias[i] = static_cast<float>(k_sum[i] / tokens);
-      p.k_bias = bias;
-    }
-    // Residual amax per head: fl(k - b) is monotone in k, so the channel extremes give it exactly.
-    std::vector<float> k_amax(op.kv_heads, 0.0f);
-    for (int i = 0; i < row; ++i) {
-      const float hi = std::fabs(k_max[i] - bias[i]), lo = std::fabs(k_min[i] - bias[i]);
-      k_amax[i / op.head_dim] = std::max({k_amax[i / op.head_dim], hi, lo});
-    }
-    if (!per_head) {
-      k_amax.assign(1, *std::max_element(k_amax.begin(), k_amax.end()));
-      v_amax.assign(1, *std::max_element(v_amax.begin(), v_amax.end()));
-    }
-    if (k8) std::transform(k_amax.begin(), k_amax.end(), p.k_scale.begin(), scale_from_amax);
-    if (v8) std::transform(v_amax.begin(), v_amax.end(), p.v_scale.begin(), scale_from_amax);
-  }
-
-  // ---- pass 2: regenerate each request and store it into its pages ----
+  // ---- pass 1: generate each request once. BF16 tensors go straight into their pages;
+  // FP8-bound ones wait as BF16 (same layout) until the scales and bias are known. ----
   const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
-  if (k8) p.k8.assign(cache_elems, 0); else p.k16.assign(cache_elems, 0);
-  if (v8) p.v8.assign(cache_elems, 0); else p.v16.assign(cache_elems, 0);
+  std::vector<std::uint16_t> k_pending(k8 ? cache_elems : 0), v_pending(v8 ? cache_elems : 0);
+  p.k16.assign(k8 ? 0 : cache_elems, 0);
+  p.v16.assign(v8 ? 0 : cache_elems, 0);
+  std::uint16_t* k_dst = k8 ? k_pending.data() : p.k16.data();
+  std::uint16_t* v_dst = v8 ? v_pending.data() : p.v16.data();
+  auto slot_offset = [&](int b, int t) {
+    const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+    return (static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * row;
+  };
+  std::vector<RequestStats> stats(op.batch);
   parallel_for(op.batch, [&](std::int64_t b) {
     std::vector<float> keys, values;
     originals.keys(static_cast<int>(b), keys);
     originals.values(static_cast<int>(b), values);
+    if (k8 || v8) stats[b] = request_stats(op, keys, values);
     for (int t = 0; t < p.lengths[b]; ++t) {
-      const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
-      const std::size_t dst = (static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * row;
-      const std::size_t src = static_cast<std::size_t>(t) * row;
+      const std::size_t dst = slot_offset(static_cast<int>(b), t), src = static_cast<std::size_t>(t) * row;
       for (int i = 0; i < row; ++i) {
-        const int group = per_head ? i / op.head_dim : 0;
-        if (k8) p.k8[dst + i] = float_to_e4m3((keys[src + i] - bias[i]) / p.k_scale[group]);
-        else p.k16[dst + i] = float_to_bf16(keys[src + i]);
-        if (v8) p.v8[dst + i] = float_to_e4m3(values[src + i] / p.v_scale[group]);
-        else p.v16[dst + i] = float_to_bf16(values[src + i]);
+        k_dst[dst + i] = codec::float_to_bf16(keys[src + i]);  // exact: originals are BF16 values
+        v_dst[dst + i] = codec::float_to_bf16(values[src + i]);
+      }
+    }
+  });
+  if (!k8 && !v8) return p;
+
+  // ---- scales from amax, bias = per-channel mean over all tokens (reduced in request order) ----
+  std::vector<double> k_sum(row, 0.0);
+  std::vector<float> k_min(row, INFINITY), k_max(row, -INFINITY), v_amax(op.kv_heads, 0.0f);
+  for (const auto& s : stats) {
+    for (int i = 0; i < row; ++i) {
+      k_sum[i] += s.k_sum[i];
+      k_min[i] = std::min(k_min[i], s.k_min[i]);
+      k_max[i] = std::max(k_max[i], s.k_max[i]);
+    }
+    for (int h = 0; h < op.kv_heads; ++h) v_amax[h] = std::max(v_amax[h], s.v_amax[h]);
+  }
+  if (prebias) {
+    const double tokens = static_cast<double>(op.total_tokens());
+    for (int i = 0; i < row; ++i) bias[i] = static_cast<float>(k_sum[i] / tokens);
+    p.k_bias = bias;
+  }
+  // Residual amax per head: fl(k - b) is monotone in k, so the channel extremes give it exactly.
+  std::vector<float> k_amax(op.kv_heads, 0.0f);
+  for (int i = 0; i < row; ++i) {
+    const float hi = std::fabs(k_max[i] - bias[i]), lo = std::fabs(k_min[i] - bias[i]);
+    k_amax[i / op.head_dim] = std::max({k_amax[i / op.head_dim], hi, lo});
+  }
+  if (!per_head) {
+    k_amax.assign(1, *std::max_element(k_amax.begin(), k_amax.end()));
+    v_amax.assign(1, *std::max_element(v_amax.begin(), v_amax.end()));
+  }
+  if (k8) std::transform(k_amax.begin(), k_amax.end(), p.k_scale.begin(), scale_from_amax);
+  if (v8) std::transform(v_amax.begin(), v_amax.end(), p.v_scale.begin(), scale_from_amax);
+
+  // ---- pass 2: quantize the pending tensors in place of their pages (padding slots stay 0) ----
+  p.k8.assign(k8 ? cache_elems : 0, 0);
+  p.v8.assign(v8 ? cache_elems : 0, 0);
+  parallel_for(op.batch, [&](std::int64_t b) {
+    for (int t = 0; t < p.lengths[b]; ++t) {
+      const std::size_t offset = slot_offset(static_cast<int>(b), t);
+      for (int h = 0; h < op.kv_heads; ++h) {
+        const int group = per_head ? h : 0;
+        const float k_scale = p.k_scale[group], v_scale = p.v_scale[group];
+        for (int i = h * op.head_dim; i < (h + 1) * op.head_dim; ++i) {
+          if (k8) p.k8[offset + i] = codec::float_to_e4m3((codec::bf16_to_float(k_pending[offset + i]) - bias[i]) / k_scale);
+          if (v8) p.v8[offset + i] = codec::float_to_e4m3(codec::bf16_to_float(v_pending[offset + i]) / v_scale);
+        }
       }
     }
   });

@@ -57,6 +57,9 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed,
 // out[b][h][d] = sum_t softmax(q.k_t * scale) v_t. For fp8_qk it quantizes Q to E4M3
 // exactly as the kernel does (per-head amax/448 scale) so both compute the same function.
 std::vector<double> reference_decode(const DecodeProblem& p);
+// The same for the listed requests only: [requests.size()][q_heads][head_dim] in the order
+// given (large cases check a sample of requests to bound the float64 cost).
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests);
 
 // The fp8_qk Q quantization, one (batch, q head) row: scale = amax/448 in float (1 for an
 // all-zero row), q8[d] = float_to_e4m3(q[d] / scale). Returns the scale. Kernels call

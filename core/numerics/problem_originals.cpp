@@ -2,11 +2,16 @@
 #include "core/numerics/problem_originals.h"
 
 #include <cmath>
+#include <numbers>
 #include <random>
+#include <vector>
 
 #include "core/numerics/fp8.h"
+#include "core/numerics/fp8_inline.h"
 
 namespace tilepath::numerics::detail {
+
+namespace codec = inline_codec;  // inlined codecs for the per-element loops
 
 namespace {
 
@@ -26,7 +31,67 @@ constexpr double kBiasMaxStd = 50.0;
 // Student-t with 3 degrees of freedom, scaled to unit variance (var of t_3 is 3).
 constexpr double kStudentDof = 3.0;
 
+// Standard normals from 32 random bits through a 65536-bucket table of the normal
+// quantile function with linear interpolation inside a bucket (the two tail buckets
+// are inverted exactly). ~10x faster than std::normal_distribution, which matters
+// when the default case draws half a billion values.
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double normal_pdf(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi); }
+
+// Newton on the CDF from `start`; Phi is convex left of 0, so starting right of the
+// root in the left tail converges monotonically.
+double inverse_normal_cdf_from(double p, double start, int iterations) {
+  double x = start;
+  for (int i = 0; i < iterations; ++i) x -= (normal_cdf(x) - p) / normal_pdf(x);
+  return x;
+}
+
+constexpr int kQuantileBuckets = 1 << 16;
+
+const std::vector<double>& quantile_edges() {
+  // edges[i] = Phi^-1(i / 65536) for i = 1..65535 (edges[0] and edges[65536] unused).
+  static const std::vector<double> edges = [] {
+    std::vector<double> e(kQuantileBuckets + 1, 0.0);
+    const int half = kQuantileBuckets / 2;
+    double x = -4.0;
+    for (int i = 1; i <= half; ++i) {
+      x = inverse_normal_cdf_from(static_cast<double>(i) / kQuantileBuckets, i == 1 ? -3.9 : x, i == 1 ? 30 : 4);
+      e[i] = x;
+    }
+    e[half] = 0.0;
+    for (int i = half + 1; i < kQuantileBuckets; ++i) e[i] = -e[kQuantileBuckets - i];  // symmetry
+    return e;
+  }();
+  return edges;
+}
+
+float normal_from_bits(std::uint32_t u) {
+  const auto& edges = quantile_edges();
+  const int bucket = static_cast<int>(u >> 16);
+  const double within = ((u & 0xFFFFu) + 0.5) / 65536.0;
+  if (bucket == 0 || bucket == kQuantileBuckets - 1) {
+    // Tails: invert p = (u + 0.5) / 2^32 exactly (by symmetry, always in the left tail).
+    const double p = (static_cast<double>(bucket == 0 ? u : ~u) + 0.5) / 4294967296.0;
+    const double x = inverse_normal_cdf_from(p, edges[1], 40);
+    return static_cast<float>(bucket == 0 ? x : -x);
+  }
+  return static_cast<float>(edges[bucket] + within * (edges[bucket + 1] - edges[bucket]));
+}
+
+// Fills `out` with standard normals, two per 64-bit draw.
+void fill_normal(std::mt19937_64& rng, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const std::uint64_t bits = rng();
+    out[i] = normal_from_bits(static_cast<std::uint32_t>(bits));
+    out[i + 1] = normal_from_bits(static_cast<std::uint32_t>(bits >> 32));
+  }
+  if (i < n) out[i] = normal_from_bits(static_cast<std::uint32_t>(rng()));
+}
+
 }  // namespace
+
+float standard_normal_from_bits(std::uint32_t bits) { return normal_from_bits(bits); }
 
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
@@ -40,9 +105,10 @@ ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed,
   lengths_ = op.context_lengths.empty() ? std::vector<int>(op.batch, op.context) : op.context_lengths;
 
   std::mt19937_64 q_rng(stream_seed(seed, kStreamQ));
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  q_.resize(static_cast<std::size_t>(op.batch) * op.q_heads * op.head_dim);
-  for (auto& x : q_) x = float_to_bf16(normal(q_rng));
+  std::vector<float> q(static_cast<std::size_t>(op.batch) * op.q_heads * op.head_dim);
+  fill_normal(q_rng, q.data(), q.size());
+  q_.resize(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) q_[i] = float_to_bf16(q[i]);
 
   key_bias_.assign(static_cast<std::size_t>(op.kv_heads) * op.head_dim, 0.0f);
   if (dist == KeyDistribution::qwen_bias) {
@@ -63,21 +129,25 @@ void ProblemOriginals::keys(int b, std::vector<float>& out) const {
   const int row = op_.kv_heads * op_.head_dim;
   out.resize(static_cast<std::size_t>(lengths_[b]) * row);
   std::mt19937_64 rng(stream_seed(seed_, kStreamKeysBase + b));
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::student_t_distribution<double> student(kStudentDof);
-  const double student_unit = 1.0 / std::sqrt(kStudentDof / (kStudentDof - 2.0));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    float residual = dist_ == KeyDistribution::heavy_tailed ? static_cast<float>(student(rng) * student_unit)
-                                                            : normal(rng);
-    out[i] = round_bf16(key_bias_[i % row] + residual);
+  if (dist_ == KeyDistribution::heavy_tailed) {
+    // Exact Student-t (its tails set the FP8 scale, so no table here).
+    std::student_t_distribution<double> student(kStudentDof);
+    const double student_unit = 1.0 / std::sqrt(kStudentDof / (kStudentDof - 2.0));
+    for (auto& x : out) x = static_cast<float>(student(rng) * student_unit);
+  } else {
+    fill_normal(rng, out.data(), out.size());
+  }
+  for (std::size_t t = 0; t < out.size() / row; ++t) {
+    float* token = &out[t * row];
+    for (int i = 0; i < row; ++i) token[i] = codec::round_bf16(key_bias_[i] + token[i]);
   }
 }
 
 void ProblemOriginals::values(int b, std::vector<float>& out) const {
   out.resize(static_cast<std::size_t>(lengths_[b]) * op_.kv_heads * op_.head_dim);
   std::mt19937_64 rng(stream_seed(seed_, kStreamValuesBase + b));
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (auto& x : out) x = round_bf16(normal(rng));
+  fill_normal(rng, out.data(), out.size());
+  for (auto& x : out) x = codec::round_bf16(x);
 }
 
 }  // namespace tilepath::numerics::detail

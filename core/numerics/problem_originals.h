@@ -34,6 +34,10 @@ class ProblemOriginals {
   std::vector<float> key_bias_;
 };
 
+// A standard normal from 32 uniform random bits (tabulated quantile function; exact in
+// the outer 2^-16 tails). Monotone in `bits`.
+float standard_normal_from_bits(std::uint32_t bits);
+
 // A well-mixed 64-bit seed for stream `stream` of `seed` (splitmix64 finaliser).
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream);
 

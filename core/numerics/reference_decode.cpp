@@ -1,6 +1,9 @@
 // float64 references: over the stored cache (what a kernel must reproduce) and over
 // the original BF16 tensors (what the cache representation should approximate).
+#include <array>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/numerics/decode_problem.h"
@@ -12,15 +15,36 @@ namespace tilepath::numerics {
 
 namespace {
 
+// Four independent partial sums: the dot products are the float64 reference's hot loop.
+double dot(const double* a, const double* b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+const std::array<double, 256>& e4m3_values() {
+  static const std::array<double, 256> table = [] {
+    std::array<double, 256> t{};
+    for (int c = 0; c < 256; ++c) t[c] = e4m3_to_float(static_cast<std::uint8_t>(c));
+    return t;
+  }();
+  return table;
+}
+
 // out = sum_t softmax(q.k_t * scale)_t v_t, keys/values as rows of head_dim doubles.
 void attend(const std::vector<double>& q, const std::vector<double>& keys, const std::vector<double>& values,
             int tokens, int head_dim, double softmax_scale, double* out) {
   std::vector<double> scores(tokens);
   double max_score = -INFINITY;
   for (int t = 0; t < tokens; ++t) {
-    double dot = 0;
-    for (int d = 0; d < head_dim; ++d) dot += q[d] * keys[static_cast<std::size_t>(t) * head_dim + d];
-    scores[t] = dot * softmax_scale;
+    scores[t] = dot(q.data(), &keys[static_cast<std::size_t>(t) * head_dim], head_dim) * softmax_scale;
     max_score = std::max(max_score, scores[t]);
   }
   double denominator = 0;
@@ -44,15 +68,26 @@ float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_
 }
 
 std::vector<double> reference_decode(const DecodeProblem& p) {
+  std::vector<int> all(p.op.batch);
+  for (int b = 0; b < p.op.batch; ++b) all[b] = b;
+  return reference_decode(p, all);
+}
+
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests) {
   const OperatingPoint& op = p.op;
   const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
   const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
   const bool fp8_q = op.k_path == KPath::fp8_qk;
-  std::vector<double> out(static_cast<std::size_t>(op.batch) * op.q_heads * D);
+  const auto& e4m3 = e4m3_values();
+  for (int b : requests) {
+    if (b < 0 || b >= op.batch) throw std::out_of_range("reference_decode: request " + std::to_string(b) + " out of range");
+  }
+  std::vector<double> out(requests.size() * op.q_heads * D);
 
   // One item = one (request, kv head): dequantize that head's keys/values once for its q heads.
-  parallel_for(static_cast<std::int64_t>(op.batch) * Hk, [&](std::int64_t item) {
-    const int b = static_cast<int>(item / Hk), h = static_cast<int>(item % Hk);
+  parallel_for(static_cast<std::int64_t>(requests.size()) * Hk, [&](std::int64_t item) {
+    const std::size_t out_request = static_cast<std::size_t>(item / Hk);
+    const int b = requests[out_request], h = static_cast<int>(item % Hk);
     const int len = p.lengths[b];
     const double k_scale = p.k_scale[per_head ? h : 0], v_scale = p.v_scale[per_head ? h : 0];
     std::vector<double> keys(static_cast<std::size_t>(len) * D), values(keys.size());
@@ -60,11 +95,11 @@ std::vector<double> reference_decode(const DecodeProblem& p) {
       const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
       const std::size_t src = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * Hk + h) * D;
       for (int d = 0; d < D; ++d) {
-        double k = k8 ? e4m3_to_float(p.k8[src + d]) * k_scale : bf16_to_float(p.k16[src + d]);
+        double k = k8 ? e4m3[p.k8[src + d]] * k_scale : bf16_to_float(p.k16[src + d]);
         if (!p.k_bias.empty()) k += p.k_bias[static_cast<std::size_t>(h) * D + d];
         keys[static_cast<std::size_t>(t) * D + d] = k;
         values[static_cast<std::size_t>(t) * D + d] =
-            v8 ? e4m3_to_float(p.v8[src + d]) * v_scale : bf16_to_float(p.v16[src + d]);
+            v8 ? e4m3[p.v8[src + d]] * v_scale : bf16_to_float(p.v16[src + d]);
       }
     }
     std::vector<double> q(D);
@@ -72,13 +107,14 @@ std::vector<double> reference_decode(const DecodeProblem& p) {
     for (int g = 0; g < group_size; ++g) {
       const int qh = h * group_size + g;
       const std::size_t q_offset = (static_cast<std::size_t>(b) * op.q_heads + qh) * D;
+      const std::size_t out_offset = (out_request * op.q_heads + qh) * D;
       if (fp8_q) {
         const double q_scale = quantize_q_row_e4m3(&p.q[q_offset], D, q8.data());
-        for (int d = 0; d < D; ++d) q[d] = e4m3_to_float(q8[d]) * q_scale;
+        for (int d = 0; d < D; ++d) q[d] = e4m3[q8[d]] * q_scale;
       } else {
         for (int d = 0; d < D; ++d) q[d] = bf16_to_float(p.q[q_offset + d]);
       }
-      attend(q, keys, values, len, D, p.softmax_scale, &out[q_offset]);
+      attend(q, keys, values, len, D, p.softmax_scale, &out[out_offset]);
     }
   });
   return out;
