@@ -127,16 +127,16 @@ const std::vector<Field>& fields() {
                                        &parse_cache_state));
     t.push_back(int_field("head_dim", "64, 128, 256", &OperatingPoint::head_dim,
                           [](int x) { return x == 64 || x == 128 || x == 256; }));
-    t.push_back(int_field("q_heads", "integers >= 1", &OperatingPoint::q_heads, [](int x) { return x >= 1; }));
-    t.push_back(int_field("kv_heads", "integers >= 1 that divide q_heads", &OperatingPoint::kv_heads,
-                          [](int x) { return x >= 1; }));
+    t.push_back(int_field("q_heads", "integers 1..256", &OperatingPoint::q_heads, [](int x) { return x >= 1 && x <= 256; }));
+    t.push_back(int_field("kv_heads", "integers 1..256 that divide q_heads", &OperatingPoint::kv_heads,
+                          [](int x) { return x >= 1 && x <= 256; }));
     t.push_back(int_field("page_size", "powers of two 1..256", &OperatingPoint::page_size,
                           [](int x) { return is_power_of_two(x) && x <= 256; }));
-    t.push_back(int_field("splits", "integers >= 0 (0 = backend chooses)", &OperatingPoint::splits,
-                          [](int x) { return x >= 0; }));
-    t.push_back(int_field("batch", "integers >= 1", &OperatingPoint::batch, [](int x) { return x >= 1; }));
-    t.push_back(int_field("context", "integers >= 1 (tokens per request)", &OperatingPoint::context,
-                          [](int x) { return x >= 1; }));
+    t.push_back(int_field("splits", "integers 0..256 (0 = backend chooses)", &OperatingPoint::splits,
+                          [](int x) { return x >= 0 && x <= 256; }));
+    t.push_back(int_field("batch", "integers 1..4096", &OperatingPoint::batch, [](int x) { return x >= 1 && x <= 4096; }));
+    t.push_back(int_field("context", "integers 1..1048576 (tokens per request)", &OperatingPoint::context,
+                          [](int x) { return x >= 1 && x <= (1 << 20); }));
     return t;
   }();
   return table;

@@ -31,8 +31,8 @@ double measured(const CaseRecord& rec, const char* name) { return rec.measuremen
 void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string& db) {
   std::printf("case            %s\n", describe_case(rec.op).c_str());
   std::printf("backend         %s on %s\n", run.backend.c_str(), run.device.c_str());
-  std::printf("status          %s%s%s\n", std::string(to_string(rec.status)).c_str(), rec.message.empty() ? "" : ": ",
-              rec.message.c_str());
+  std::printf("status          %s%s%s%s\n", std::string(to_string(rec.status)).c_str(), rec.message.empty() ? "" : " (",
+              rec.message.c_str(), rec.message.empty() ? "" : ")");
   std::printf("latency         %s us (min %s, max %s)\n", human_number(measured(rec, "latency_us")).c_str(),
               human_number(measured(rec, "latency_min_us")).c_str(),
               human_number(measured(rec, "latency_max_us")).c_str());

@@ -34,9 +34,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    for (const Command& c : commands)
-      if (c.sub->parsed()) prefix = "tilepath " + c.sub->get_name();
-    print_error(prefix, std::string(e.what()) + " (see " + prefix + " --help)");
+    std::string message = e.what();
+    for (const Command& c : commands) {
+      if (!c.sub->parsed()) continue;
+      prefix = "tilepath " + c.sub->get_name();
+      // CLI11 checks required flags before unknown ones; a typo is the more useful report.
+      std::vector<std::string> unknown = c.sub->remaining();
+      if (!unknown.empty()) {
+        message = "unknown argument" + std::string(unknown.size() > 1 ? "s" : "") + ":";
+        for (const std::string& a : unknown) message += " " + a;
+      }
+    }
+    print_error(prefix, message + " (see " + prefix + " --help)");
     return kExitUsage;
   }
 

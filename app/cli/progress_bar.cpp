@@ -67,7 +67,9 @@ void ProgressBar::draw(double fraction, const std::string& label, bool force) {
   bar.resize(kBarWidth, '.');
   std::string text = label;
   if (text.size() > 60) text = text.substr(0, 57) + "...";
-  std::fprintf(stderr, "\r\033[K[%s] %3.0f%% %d/%d ETA %s  %s", bar.c_str(), fraction * 100, done_, total_,
+  // "case i/n" counts the case in flight, so the first one shows 1/n.
+  int current = std::min(done_ + 1, total_);
+  std::fprintf(stderr, "\r\033[K[%s] %3.0f%% case %d/%d ETA %s  %s", bar.c_str(), fraction * 100, current, total_,
                eta_text().c_str(), text.c_str());
   std::fflush(stderr);
   line_open_ = true;

@@ -1,0 +1,47 @@
+#pragma once
+// Runs the built `tilepath` binary as a child process for the end-to-end tests.
+// stdout and stderr go to temporary files (no pipe deadlocks on long output).
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace tilepath::testing {
+
+struct CliResult {
+  int exit_code = -1;  // 128 + signal when killed by a signal
+  std::string out, err;
+};
+
+// The CLI under test; its plugins come from the build's plugins/ dir and its GPU
+// models from the source tree (set in the child's environment).
+class CliProcess {
+ public:
+  explicit CliProcess(std::vector<std::string> args);
+  ~CliProcess();
+  CliProcess(const CliProcess&) = delete;
+  CliProcess& operator=(const CliProcess&) = delete;
+
+  void signal(int sig) const;
+  bool running();       // false once it exited (reaps it)
+  CliResult wait();
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_, err_path_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// Run to completion.
+CliResult run_cli(std::vector<std::string> args);
+
+// A fresh empty directory under the test temp dir, removed by the caller's fixture.
+std::string make_temp_dir(const std::string& tag);
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+// Lines of s without the trailing empty one.
+std::vector<std::string> lines(const std::string& s);
+
+}  // namespace tilepath::testing

@@ -1,0 +1,352 @@
+// The `tilepath` binary end to end against the cpu and sim plugins.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.h"
+#include "core/store/run_store.h"
+
+namespace tilepath::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> kSmallShape = {"--batch", "2",         "--context", "300", "--q-heads", "8",
+                                              "--kv-heads", "2",      "--head-dim", "64", "--page-size", "16"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = make_temp_dir("e2e"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Writes a spec file and returns its path.
+  std::string spec(const std::string& name, const json& j) const {
+    write_file(path(name), j.dump(2));
+    return path(name);
+  }
+
+  static long long case_count(const std::string& db) { return RunStore::open_read_only(db).case_count(); }
+
+  // A failure must be one line on stderr, a non-zero exit, and leave `file` byte-identical.
+  static void expect_one_line_error(const CliResult& r, const std::string& must_mention) {
+    EXPECT_NE(r.exit_code, 0);
+    auto err = lines(r.err);
+    ASSERT_EQ(err.size(), 1u) << "stderr:\n" << r.err;
+    EXPECT_NE(err[0].find("error"), std::string::npos) << err[0];
+    EXPECT_NE(err[0].find(must_mention), std::string::npos) << err[0];
+  }
+
+  // A database with one sim case in it.
+  std::string make_sim_db(const std::string& name, const std::string& kv = "k8v8") const {
+    std::string db = path(name);
+    CliResult r = run_cli(concat({"run", "--backend", "sim", "--kv", kv, "--db", db}, kSmallShape));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return db;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliTest, BackendsJsonListsCpuAndSimWithDevices) {
+  CliResult r = run_cli({"backends", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  std::set<std::string> names;
+  for (const auto& b : j["backends"]) {
+    names.insert(b["name"].get<std::string>());
+    if (b["name"] == "cpu" || b["name"] == "sim") EXPECT_FALSE(b["devices"].empty()) << b.dump();
+  }
+  EXPECT_TRUE(names.count("cpu")) << r.out;
+  EXPECT_TRUE(names.count("sim")) << r.out;
+
+  CliResult text = run_cli({"backends"});
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("cpu"), std::string::npos);
+  EXPECT_NE(text.out.find("device 0"), std::string::npos);
+}
+
+TEST_F(CliTest, RunOnCpuStoresOneCaseAndPrintsTheSummary) {
+  std::string db = path("run.sqlite");
+  CliResult r = run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--seed", "5", "--db", db},
+                               kSmallShape));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("latency"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted II"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("limiting stage"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("status          ok"), std::string::npos) << r.out;
+  RunStore store = RunStore::open_read_only(db);
+  ASSERT_EQ(store.case_count(), 1);
+  CaseSummary c = store.cases().front();
+  EXPECT_EQ(c.backend, "cpu");
+  EXPECT_EQ(c.record.op.kv, KvDtype::k8v8);
+  EXPECT_EQ(c.record.op.batch, 2);
+  EXPECT_EQ(c.record.op.context, 300);
+  EXPECT_EQ(c.record.status, CaseStatus::ok);
+  EXPECT_TRUE(c.record.measurement("latency_us"));
+  ASSERT_FALSE(c.record.quality.empty()) << "the cpu backend checks its output";
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_FALSE(store.runs()[0].uuid.empty());
+  EXPECT_NE(store.runs()[0].command.find("run --backend cpu"), std::string::npos);
+}
+
+TEST_F(CliTest, RunJsonOnSimNamesTheModelledGpu) {
+  std::string db = path("sim.sqlite");
+  CliResult r = run_cli(
+      concat({"run", "--backend", "sim", "--gpu", "h200", "--kv", "k16v8", "--cache", "l2_warm", "--json", "--db", db},
+             kSmallShape));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["backend"], "sim");
+  EXPECT_NE(j["device"].get<std::string>().find("H200"), std::string::npos) << j["device"];
+  EXPECT_EQ(j["op"]["kv"], "k16v8");
+  EXPECT_EQ(j["op"]["cache"], "l2_warm");
+  EXPECT_GT(j["measurements"]["latency_us"].get<double>(), 0);
+  EXPECT_FALSE(j["prediction"]["limiting_stage"].get<std::string>().empty());
+  EXPECT_EQ(case_count(db), 1);
+}
+
+TEST_F(CliTest, SweepWritesEveryCaseAndARerunAddsNone) {
+  std::string s = spec("small.json", {{"name", "small"},
+                                      {"backend", "sim"},
+                                      {"base", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}}},
+                                      {"axes", {{"kv", "all"}, {"k_path", "all"}, {"mode", "all"}, {"batch", {1, 4}}}}});
+  CliResult dry = run_cli({"sweep", s, "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  std::string db = path("sweep.sqlite");
+  CliResult r = run_cli({"sweep", s, "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json outcome = json::parse(r.out);
+  int total = outcome["total"].get<int>();
+  EXPECT_EQ(total, 24);  // 12 valid variants x 2 batches
+  EXPECT_EQ(outcome["ran"].get<int>(), total);
+  EXPECT_EQ(case_count(db), total);
+  EXPECT_NE(r.err.find("case 24/24"), std::string::npos) << "progress on stderr:\n" << r.err;
+
+  CliResult again = run_cli({"sweep", s, "--db", db, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(json::parse(again.out)["skipped_existing"].get<int>(), total);
+  EXPECT_EQ(case_count(db), total);
+}
+
+TEST_F(CliTest, SigintMidSweepFinishesCleanlyAndTheRerunResumesWithoutDuplicates) {
+  // cpu cases big enough that the sweep is still running when the signal arrives.
+  std::string s = spec("slow.json", {{"name", "slow"},
+                                     {"backend", "cpu"},
+                                     {"settings", {{"warmup", 1}, {"repeats", 3}, {"seed", 3}}},
+                                     {"base", {{"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}}},
+                                     {"axes", {{"kv", {"k8v8", "k16v8"}}, {"batch", {2, 3}}, {"context", {4000, 6000, 8000}}}}});
+  const int total = 12;
+  std::string db = path("resume.sqlite");
+  CliProcess sweep({"sweep", s, "--db", db});
+  // Wait until some cases are committed, then interrupt.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  long long stored = 0;
+  while (sweep.running() && std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(db)) {
+      try {
+        stored = case_count(db);
+      } catch (const StoreError&) {
+        stored = 0;  // still being created
+      }
+    }
+    if (stored >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(stored, 2) << "the sweep did not store two cases in time";
+  ASSERT_TRUE(sweep.running()) << "the sweep finished before it could be interrupted; make its cases slower";
+  sweep.signal(SIGINT);
+  CliResult interrupted = sweep.wait();
+  EXPECT_EQ(interrupted.exit_code, 130) << interrupted.err;
+  long long after_interrupt = case_count(db);
+  EXPECT_GE(after_interrupt, 2);
+  EXPECT_LT(after_interrupt, total);
+  {
+    RunStore store = RunStore::open_read_only(db);
+    ASSERT_EQ(store.runs().size(), 1u);
+  }
+
+  CliResult resumed = run_cli({"sweep", s, "--db", db, "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  json outcome = json::parse(resumed.out);
+  EXPECT_EQ(outcome["skipped_existing"].get<long long>(), after_interrupt);
+  EXPECT_EQ(outcome["ran"].get<long long>(), total - after_interrupt);
+
+  RunStore store = RunStore::open_read_only(db);
+  EXPECT_EQ(store.case_count(), total);
+  std::set<std::string> keys;
+  for (const CaseSummary& c : store.cases()) keys.insert(c.record.case_key);
+  EXPECT_EQ(static_cast<int>(keys.size()), total) << "no case stored twice";
+}
+
+TEST_F(CliTest, PredictPrintsTheIiBreakdownForK8v8AndK16v8) {
+  for (const char* kv : {"k8v8", "k16v8"}) {
+    CliResult r = run_cli({"predict", "--gpu", "h200", "--kv", kv, "--batch", "64", "--context", "4096"});
+    ASSERT_EQ(r.exit_code, 0) << kv << ": " << r.err;
+    EXPECT_NE(r.out.find("limiting stage"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("k_load"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("byte floor"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("k_prep") != std::string::npos, std::string(kv) == "k8v8")
+        << "K16 graphs have no k_prep:\n" << r.out;
+
+    CliResult j = run_cli({"predict", "--gpu", "h200", "--kv", kv, "--json"});
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    json p = json::parse(j.out);
+    // The II is the busiest agent's summed stage cost.
+    std::map<std::string, double> busy;
+    std::set<std::string> stages;
+    for (const auto& s : p["stages"]) {
+      stages.insert(s["stage"].get<std::string>());
+      if (s["agent"] != "once") busy[s["agent"].get<std::string>()] += s["cost_us"].get<double>();
+    }
+    double max_busy = 0;
+    for (const auto& [agent, t] : busy) max_busy = std::max(max_busy, t);
+    EXPECT_NEAR(p["ii_us"].get<double>(), max_busy, 1e-9 * max_busy);
+    EXPECT_TRUE(stages.count(p["limiting_stage"].get<std::string>()));
+    EXPECT_GT(p["latency_us"].get<double>(), 0);
+    EXPECT_GT(p["floor_us"].get<double>(), 0);
+  }
+}
+
+TEST_F(CliTest, GraphAsDotAndJson) {
+  CliResult dot = run_cli({"graph", "--kv", "k8v8", "--format", "dot"});
+  ASSERT_EQ(dot.exit_code, 0) << dot.err;
+  EXPECT_NE(dot.out.find("digraph"), std::string::npos);
+  EXPECT_NE(dot.out.find("k_prep"), std::string::npos);
+
+  CliResult js = run_cli({"graph", "--kv", "k16v8", "--format", "json"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  json g = json::parse(js.out);
+  std::set<std::string> nodes;
+  for (const auto& n : g["nodes"]) nodes.insert(n["stage"].get<std::string>());
+  EXPECT_TRUE(nodes.count("k_load"));
+  EXPECT_TRUE(nodes.count("pv"));
+  EXPECT_FALSE(nodes.count("k_prep"));
+  EXPECT_FALSE(g["edges"].empty());
+}
+
+TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
+  std::string db = make_sim_db("a.sqlite");
+  run_cli(concat({"run", "--backend", "sim", "--kv", "k16v16", "--db", db}, kSmallShape));
+  ASSERT_EQ(case_count(db), 2);
+  CliResult csv = run_cli({"report", "--db", db, "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  auto rows = lines(csv.out);
+  ASSERT_EQ(rows.size(), 3u) << csv.out;
+  for (const char* column : {"backend", "device", "kv", "k_path", "mode", "cache", "batch", "context", "q_heads",
+                             "kv_heads", "head_dim", "page_size", "latency_us", "tile_interval_us", "floor_fraction",
+                             "limiting_stage", "kernel", "cubin_sha256", "regs", "rel_err"})
+    EXPECT_NE(("," + rows[0] + ",").find(std::string(",") + column + ","), std::string::npos) << column;
+
+  CliResult md = run_cli({"report", "--db", db, "--format", "md"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(lines(md.out).size(), 4u) << md.out;  // header, rule, 2 rows
+  CliResult filtered = run_cli({"report", "--db", db, "--format", "csv", "--kv", "k16v16"});
+  ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
+  EXPECT_EQ(lines(filtered.out).size(), 2u) << filtered.out;
+}
+
+TEST_F(CliTest, ExportSubsetAndMergeWithoutDuplicates) {
+  std::string a = make_sim_db("a.sqlite", "k8v8");
+  run_cli(concat({"run", "--backend", "sim", "--kv", "k16v8", "--db", a}, kSmallShape));
+  std::string b = make_sim_db("b.sqlite", "k16v16");
+  ASSERT_EQ(case_count(a), 2);
+
+  std::string subset = path("subset.sqlite");
+  CliResult ex = run_cli({"export", "--db", a, "--out", subset, "--kv", "k16v8"});
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_EQ(case_count(subset), 1);
+  EXPECT_EQ(RunStore::open_read_only(subset).cases().front().record.op.kv, KvDtype::k16v8);
+
+  // Refuses to overwrite.
+  std::string before = read_file(subset);
+  CliResult again = run_cli({"export", "--db", a, "--out", subset});
+  expect_one_line_error(again, subset);
+  EXPECT_EQ(read_file(subset), before);
+
+  std::string merged = path("merged.sqlite");
+  CliResult m = run_cli({"merge", a, b, "--out", merged});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(case_count(merged), 3);
+  EXPECT_EQ(RunStore::open_read_only(merged).runs().size(), 3u);
+
+  // Merging a database with its own subset adds no run twice.
+  std::string merged2 = path("merged2.sqlite");
+  ASSERT_EQ(run_cli({"merge", a, subset, "--out", merged2}).exit_code, 0);
+  EXPECT_EQ(RunStore::open_read_only(merged2).runs().size(), 2u);
+}
+
+TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {
+  std::string db = make_sim_db("keep.sqlite");
+  const std::string original = read_file(db);
+  ASSERT_FALSE(original.empty());
+
+  // Bad flag.
+  expect_one_line_error(run_cli({"run", "--backend", "sim", "--bogus", "--db", db}), "--bogus");
+  // Unknown enum name, with the allowed values.
+  CliResult e = run_cli(concat({"run", "--backend", "sim", "--kv", "k4v4", "--db", db}, kSmallShape));
+  expect_one_line_error(e, "k4v4");
+  EXPECT_NE(e.err.find("k8v8"), std::string::npos) << e.err;
+  // An invalid operating point.
+  CliResult bad_heads = run_cli({"run", "--backend", "sim", "--kv", "k8v8", "--batch", "1", "--context", "64",
+                                 "--q-heads", "32", "--kv-heads", "3", "--head-dim", "128", "--page-size", "16",
+                                 "--db", db});
+  expect_one_line_error(bad_heads, "kv_heads");
+  // Unknown backend.
+  expect_one_line_error(run_cli(concat({"run", "--backend", "nope", "--kv", "k8v8", "--db", db}, kSmallShape)),
+                        "nope");
+  // Malformed spec, unknown enum and wrong type in a spec.
+  write_file(path("broken.json"), "{\"axes\": {\"batch\": [1,]}");
+  expect_one_line_error(run_cli({"sweep", path("broken.json"), "--backend", "sim", "--db", db}), "broken.json");
+  std::string wrong_enum = spec("enum.json", {{"axes", {{"kv", {"k8v8", "k9v9"}}}}});
+  expect_one_line_error(run_cli({"sweep", wrong_enum, "--backend", "sim", "--db", db}), "axes.kv[1]");
+  std::string wrong_type = spec("type.json", {{"axes", {{"batch", {1, "two"}}}}});
+  expect_one_line_error(run_cli({"sweep", wrong_type, "--backend", "sim", "--db", db}), "axes.batch[1]");
+  // Report / export with bad values.
+  expect_one_line_error(run_cli({"report", "--db", db, "--format", "xml"}), "xml");
+  expect_one_line_error(run_cli({"report", "--db", db, "--kv", "k1v1"}), "k1v1");
+  EXPECT_EQ(read_file(db), original) << "the database changed";
+
+  // A spec error must not create the database either.
+  std::string fresh = path("never.sqlite");
+  expect_one_line_error(run_cli({"sweep", wrong_type, "--backend", "sim", "--db", fresh}), "axes.batch[1]");
+  EXPECT_FALSE(fs::exists(fresh));
+
+  // Files that are not tilepath databases.
+  std::string foreign = path("notes.txt");
+  write_file(foreign, "these are not the runs you are looking for\n");
+  const std::string foreign_bytes = read_file(foreign);
+  expect_one_line_error(run_cli({"report", "--db", foreign}), foreign);
+  expect_one_line_error(run_cli(concat({"run", "--backend", "sim", "--kv", "k8v8", "--db", foreign}, kSmallShape)),
+                        foreign);
+  std::string ok_spec = spec("ok.json", {{"backend", "sim"}, {"axes", {{"batch", {1, 2}}}}});
+  expect_one_line_error(run_cli({"sweep", ok_spec, "--db", foreign}), foreign);
+  std::string out = path("out.sqlite");
+  expect_one_line_error(run_cli({"export", "--db", foreign, "--out", out}), foreign);
+  EXPECT_FALSE(fs::exists(out));
+  expect_one_line_error(run_cli({"merge", db, foreign, "--out", out}), foreign);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(read_file(foreign), foreign_bytes);
+  EXPECT_EQ(read_file(db), original);
+}
+
+}  // namespace
+}  // namespace tilepath::testing

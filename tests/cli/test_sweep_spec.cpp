@@ -1,0 +1,175 @@
+// Sweep spec parsing and expansion (core/sweep.cpp), no backend involved.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sweep.h"
+
+namespace tilepath {
+namespace {
+
+using nlohmann::json;
+
+// The error message of parsing j, or "" when it parsed.
+std::string parse_error(const json& j) {
+  try {
+    parse_sweep_spec(j);
+  } catch (const ValidationError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string field_of_error(const json& j) {
+  try {
+    parse_sweep_spec(j);
+  } catch (const ValidationError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(SweepSpec, AllPathsAndModesExpandToEveryValidVariant) {
+  SweepSpec spec = parse_sweep_spec(json::parse(R"({"axes": {"kv": "all", "k_path": "all", "mode": "all"}})"));
+  // Independently: sum over dtype controls of valid (path, mode) pairs.
+  std::size_t expected = 0;
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8})
+    for (KPath p : valid_k_paths(kv)) expected += valid_modes(kv, p).size();
+  ASSERT_EQ(spec.cases.size(), expected);
+  std::set<std::string> variants;
+  for (const OperatingPoint& op : spec.cases) {
+    EXPECT_TRUE(op.problems().empty()) << op.key();
+    variants.insert(op.variant_label());
+  }
+  EXPECT_EQ(variants.size(), expected);
+  EXPECT_EQ(spec.skipped_invalid, 0);
+}
+
+TEST(SweepSpec, CartesianProductMultipliesAxes) {
+  SweepSpec spec = parse_sweep_spec(json::parse(
+      R"({"base": {"q_heads": 16, "kv_heads": 4}, "axes": {"kv": ["k8v8", "k16v8"], "batch": [1, 2, 3], "context": [100, 200]}})"));
+  ASSERT_EQ(spec.cases.size(), 2u * 3u * 2u);
+  std::set<std::string> keys;
+  for (const OperatingPoint& op : spec.cases) {
+    keys.insert(op.key());
+    EXPECT_EQ(op.q_heads, 16);
+    EXPECT_EQ(op.kv_heads, 4);
+    // No k_path/mode given: each case takes its dtype control's defaults.
+    EXPECT_EQ(op.k_path, default_k_path(op.kv));
+    EXPECT_EQ(op.mode, default_mode(op.kv, op.k_path));
+  }
+  EXPECT_EQ(keys.size(), spec.cases.size());
+  // kv varies slowest, context fastest.
+  EXPECT_EQ(spec.cases[0].kv, KvDtype::k8v8);
+  EXPECT_EQ(spec.cases[0].context, 100);
+  EXPECT_EQ(spec.cases[1].context, 200);
+  EXPECT_EQ(spec.cases[6].kv, KvDtype::k16v8);
+}
+
+TEST(SweepSpec, InvalidCombinationsAreSkippedAndCounted) {
+  SweepSpec spec = parse_sweep_spec(json::parse(R"({"axes": {"kv": "all", "k_path": ["k16"]}})"));
+  // k16 is valid only for the K16 dtype controls.
+  ASSERT_EQ(spec.cases.size(), 2u);
+  for (const OperatingPoint& op : spec.cases) EXPECT_FALSE(k_is_fp8(op.kv));
+  EXPECT_EQ(spec.skipped_invalid, 2);
+}
+
+TEST(SweepSpec, SettingsAndNameAreRead) {
+  SweepSpec spec = parse_sweep_spec(json::parse(R"({"name": "x", "backend": "cpu",
+      "settings": {"device": 1, "warmup": 0, "repeats": 3, "stage_costs": false, "tile_interval": false,
+                   "seed": 42, "gpu_model": "b200", "save_tensors_dir": "/tmp/t"}})"));
+  EXPECT_EQ(spec.name, "x");
+  EXPECT_EQ(spec.backend, "cpu");
+  EXPECT_EQ(spec.settings.device, 1);
+  EXPECT_EQ(spec.settings.warmup, 0);
+  EXPECT_EQ(spec.settings.repeats, 3);
+  EXPECT_FALSE(spec.settings.stage_costs);
+  EXPECT_FALSE(spec.settings.tile_interval);
+  EXPECT_EQ(spec.settings.seed, 42u);
+  EXPECT_EQ(spec.settings.gpu_model, "b200");
+  EXPECT_EQ(spec.settings.save_tensors_dir, "/tmp/t");
+  ASSERT_EQ(spec.cases.size(), 1u);  // no axes: the base point alone
+}
+
+TEST(SweepSpec, ErrorsNameTheJsonPathAndAllowedValues) {
+  std::string e = parse_error(json::parse(R"({"axes": {"batch": [1, 2, "x"]}})"));
+  EXPECT_NE(e.find("axes.batch[2]"), std::string::npos) << e;
+  EXPECT_NE(e.find("integer"), std::string::npos) << e;
+
+  e = parse_error(json::parse(R"({"axes": {"kv": ["k8v8", "k4v4"]}})"));
+  EXPECT_EQ(field_of_error(json::parse(R"({"axes": {"kv": ["k8v8", "k4v4"]}})")), "axes.kv[1]");
+  EXPECT_NE(e.find("k16v16"), std::string::npos) << e;  // lists the allowed names
+
+  e = parse_error(json::parse(R"({"axes": {"batch": []}})"));
+  EXPECT_NE(e.find("axes.batch"), std::string::npos) << e;
+  EXPECT_NE(e.find("empty"), std::string::npos) << e;
+
+  e = parse_error(json::parse(R"({"axes": {"colour": [1]}})"));
+  EXPECT_NE(e.find("axes.colour"), std::string::npos) << e;
+  EXPECT_NE(e.find("context"), std::string::npos) << e;  // allowed axis names listed
+
+  e = parse_error(json::parse(R"({"axes": {"batch": "all"}})"));
+  EXPECT_NE(e.find("axes.batch"), std::string::npos) << e;
+
+  EXPECT_EQ(field_of_error(json::parse(R"({"axis": {}})")), "axis");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": 0}})")), "settings.repeats");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": "many"}})")), "settings.repeats");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"colour": 1}})")), "settings.colour");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"stage_costs": 1}})")), "settings.stage_costs");
+  EXPECT_EQ(field_of_error(json::parse(R"({"base": {"head_dim": 96}})")), "base.head_dim");
+  EXPECT_EQ(field_of_error(json::parse(R"({"base": {"page_size": 3}})")), "base.page_size");
+  EXPECT_EQ(field_of_error(json::parse(R"({"base": {"batch": 1.5}})")), "base.batch");
+  EXPECT_EQ(field_of_error(json::parse(R"({"base": 7})")), "base");
+  EXPECT_EQ(field_of_error(json::parse(R"({"axes": {"batch": [1, 1]}})")), "axes.batch[1]");
+  EXPECT_EQ(field_of_error(json::parse(R"([1, 2])")), "spec");
+}
+
+TEST(SweepSpec, AllCombinationsInvalidIsAnError) {
+  std::string e = parse_error(json::parse(R"({"base": {"kv": "k16v16"}, "axes": {"k_path": ["transform", "fp8_qk"]}})"));
+  EXPECT_NE(e.find("no valid operating point"), std::string::npos) << e;
+}
+
+TEST(SweepSpec, LoadNamesTheFileForUnreadableOrMalformedJson) {
+  auto dir = std::filesystem::temp_directory_path() / "tilepath-sweep-spec-test";
+  std::filesystem::create_directories(dir);
+  std::string bad = (dir / "bad.json").string();
+  std::ofstream(bad) << "{\"axes\": {\"batch\": [1, 2,]}}";
+  try {
+    load_sweep_spec(bad);
+    FAIL() << "malformed JSON accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), bad);
+    EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos);
+  }
+  EXPECT_THROW(load_sweep_spec((dir / "absent.json").string()), ValidationError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SweepSpec, BundledSpecsParseWithTheDocumentedSizes) {
+  const std::string dir = std::string(TILEPATH_SOURCE_DIR) + "/data/sweeps/";
+  SweepSpec cpu = load_sweep_spec(dir + "cpu-demo.json");
+  EXPECT_EQ(cpu.backend, "cpu");
+  EXPECT_GE(cpu.cases.size(), 50u);
+  SweepSpec sim = load_sweep_spec(dir + "sim-h200.json");
+  EXPECT_EQ(sim.backend, "sim");
+  EXPECT_EQ(sim.name, "sim-h200");
+  // 12 valid variants x 2 cache states x 5 batches x 7 contexts
+  EXPECT_EQ(sim.cases.size(), 12u * 2u * 5u * 7u);
+  SweepSpec cuda = load_sweep_spec(dir + "h200-cuda.json");
+  EXPECT_EQ(cuda.backend, "cuda");
+  EXPECT_EQ(cuda.cases.size(), sim.cases.size());
+  for (const OperatingPoint& op : sim.cases) {
+    EXPECT_EQ(op.head_dim, 128);
+    EXPECT_EQ(op.q_heads, 32);
+    EXPECT_EQ(op.kv_heads, 8);
+    EXPECT_EQ(op.page_size, 16);
+  }
+}
+
+}  // namespace
+}  // namespace tilepath
