@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     QApplication::sendPostedEvents();
   }
   window.updateAnalysis();
+  if (parser.value(view) == QLatin1String("runs")) window.selectComparisonExample();
   QApplication::processEvents();
   QString error;
   if (!tilepath::ui::exportWidget(window, parser.value(screenshot), &error)) {

@@ -263,6 +263,21 @@ void MainWindow::updateAnalysis() {
   timeline_view_->setAnalysis(*analysis_);
 }
 
+void MainWindow::selectComparisonExample() {
+  if (!selected_case_) return;
+  const OperatingPoint& a = selected_case_->record.op;
+  const CaseSummary* partner = nullptr;
+  for (const CaseSummary& c : session_->cases()) {
+    const OperatingPoint& b = c.record.op;
+    if (c.backend != selected_case_->backend || c.case_id == selected_case_->case_id || b.kv == a.kv) continue;
+    if (b.batch != a.batch || b.context != a.context || b.cache != a.cache || b.head_dim != a.head_dim) continue;
+    if (!partner || (b.kv == KvDtype::k16v8 && partner->record.op.kv != KvDtype::k16v8)) partner = &c;
+  }
+  QList<qint64> ids{selected_case_->case_id};
+  if (partner) ids << partner->case_id;
+  runs_view_->selectCases(ids);
+}
+
 void MainWindow::addRecentFile(const QString& path) {
   if (!options_.restoreSettings) return;
   QSettings settings;

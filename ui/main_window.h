@@ -51,6 +51,10 @@ class MainWindow : public QMainWindow {
   // sim + cpu sweep in the worker when empty). waitForDemo blocks until that run ends.
   void openStartupDatabase(bool waitForDemo = false);
 
+  // Selects, in Runs, the case the stage graph measures and its K16/V8 (else any
+  // other-dtype) counterpart at the same shape, so the comparison shows a real pair.
+  void selectComparisonExample();
+
   QString lastError() const { return last_error_; }
   DatabaseSession* session() const { return session_; }
   PluginHost* pluginHost() { return &host_; }

@@ -10,6 +10,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -36,18 +37,11 @@ QColor variantColour(const QString& variant) {
   return palette[it->second % std::size(palette)];
 }
 
-// Dims a legend marker whose series is hidden (the series stays in the legend).
+// Dims a legend marker whose series is hidden (the entry stays so it can be clicked back).
 void styleMarker(QLegendMarker* marker) {
   const bool visible = marker->series()->isVisible();
   marker->setVisible(true);
-  QColor c = marker->labelBrush().color();
-  c.setAlphaF(visible ? 1.0 : 0.35);
-  marker->setLabelBrush(c);
-  QBrush b = marker->brush();
-  QColor bc = b.color();
-  bc.setAlphaF(visible ? 1.0 : 0.35);
-  b.setColor(bc);
-  marker->setBrush(b);
+  marker->setLabelBrush(QBrush(visible ? QColor(20, 20, 20) : QColor(20, 20, 20, 90)));
 }
 
 }  // namespace
@@ -74,6 +68,7 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   connect(fixed_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_) requery();
   });
+  connect(backend_, &QComboBox::activated, this, [this] { backend_chosen_ = true; });
   connect(backend_, &QComboBox::currentIndexChanged, this, [this] {
     if (updating_) return;
     refillFilters();
@@ -89,12 +84,22 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(backend_);
   controls->addWidget(new QLabel(tr("solid = L2-warm, dashed = HBM-cold; click a legend entry to hide/show it")));
   controls->addStretch();
-  auto* split = new QSplitter(Qt::Horizontal);
+  auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(latency_view_);
   split->addWidget(floor_view_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
   layout->addWidget(split, 1);
+}
+
+void ChartsView::toggleSeries(const QString& name) {
+  for (QChart* chart : {latency_chart_, floor_chart_}) {
+    for (QLegendMarker* marker : chart->legend()->markers()) {
+      if (marker->label() != name) continue;
+      marker->series()->setVisible(!marker->series()->isVisible());
+      styleMarker(marker);
+    }
+  }
 }
 
 void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
@@ -108,7 +113,7 @@ void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
   backend_->addItem(tr("all"), QString());
   for (const QString& b : latency_model_->backends()) backend_->addItem(b, b);
   // Prefer a GPU backend's data when present: it is what the charts are for.
-  int keep = backend_->findText(previous);
+  int keep = backend_chosen_ ? backend_->findText(previous) : -1;
   if (keep < 0) {
     for (const char* preferred : {"cuda", "hip", "sim", "cpu"}) {
       keep = backend_->findText(QString::fromLatin1(preferred));
@@ -206,13 +211,15 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   } else {
     chart->setTitle(chart->title() + tr(" — no data"));
   }
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->setAlignment(Qt::AlignRight);
+  QFont legend_font = chart->legend()->font();
+  legend_font.setPointSizeF(7.5);
+  chart->legend()->setFont(legend_font);
+  chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
   for (QLegendMarker* marker : chart->legend()->markers()) {
     styleMarker(marker);
-    QObject::connect(marker, &QLegendMarker::clicked, chart, [marker] {
-      marker->series()->setVisible(!marker->series()->isVisible());
-      styleMarker(marker);
-    });
+    // A click toggles the series of that name in both charts (same variant and cache state).
+    QObject::connect(marker, &QLegendMarker::clicked, this, [this, name = marker->label()] { toggleSeries(name); });
   }
 }
 

@@ -39,8 +39,10 @@ class ChartsView : public QWidget {
   QComboBox *axis_, *fixed_, *backend_;
   QLabel* fixed_label_;
   bool updating_ = false;
+  bool backend_chosen_ = false;  // the user picked a backend; otherwise prefer GPU data
 
   void requery();
+  void toggleSeries(const QString& name);
   void refillFilters();
   void rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY);
 };

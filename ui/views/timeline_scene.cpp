@@ -16,7 +16,7 @@
 namespace tilepath::ui {
 
 namespace {
-constexpr double kLaneH = 44, kLaneGap = 10, kLabelW = 150, kTop = 60;
+constexpr double kLaneH = 58, kLaneGap = 12, kLabelW = 150, kTop = 60;
 
 // A "nice" tick step (1, 2, 5 × 10^k) giving about `target` ticks over span.
 double tickStep(double span, int target) {

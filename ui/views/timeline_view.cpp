@@ -1,5 +1,7 @@
 #include "ui/views/timeline_view.h"
 
+#include <algorithm>
+
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QHBoxLayout>
@@ -16,6 +18,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   view_ = new QGraphicsView(scene_);
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setBackgroundBrush(Qt::white);
+  view_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   tiles_ = new QSpinBox;
   tiles_->setRange(2, 64);
   tiles_->setValue(8);
@@ -34,24 +37,30 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 int TimelineView::tiles() const { return tiles_->value(); }
 
 void TimelineView::setAnalysis(const VariantAnalysis& analysis) {
-  buildTimelineScene(*scene_, analysis);
-  fit();
+  analysis_ = analysis;
+  redraw();
 }
 
-void TimelineView::fit() {
+// Drawn at the viewport's width (1:1, top-left) so text keeps its size; only a
+// viewport narrower than the minimum scales the drawing down.
+void TimelineView::redraw() {
+  if (!analysis_) return;
+  const double width = std::max(600, view_->viewport()->width() - 200);
+  buildTimelineScene(*scene_, *analysis_, width);
   QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
   scene_->setSceneRect(r);
-  view_->fitInView(r, Qt::KeepAspectRatio);
+  view_->resetTransform();
+  if (r.width() > view_->viewport()->width()) view_->fitInView(r, Qt::KeepAspectRatio);
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  fit();
+  redraw();
 }
 
 void TimelineView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  fit();
+  redraw();
 }
 
 }  // namespace tilepath::ui

@@ -2,6 +2,8 @@
 // Timeline view: the Gantt of simulate_pipeline() for the current variant, with
 // a tile-count control.
 
+#include <optional>
+
 #include <QWidget>
 
 #include "ui/variant_analysis.h"
@@ -33,7 +35,8 @@ class TimelineView : public QWidget {
   QGraphicsScene* scene_;
   QGraphicsView* view_;
   QSpinBox* tiles_;
-  void fit();
+  std::optional<VariantAnalysis> analysis_;
+  void redraw();
 };
 
 }  // namespace tilepath::ui
