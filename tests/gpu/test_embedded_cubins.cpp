@@ -40,8 +40,10 @@ void expect_cubins_with_read_kernel(const CubinScan& scan) {
 }  // namespace
 
 TEST(EmbeddedCubins, ThisTestBinaryCarriesTheReadBandwidthCubin) {
-  // Referencing the launcher links read_bandwidth.cu's object (and its fatbin) in.
-  ASSERT_NE(reinterpret_cast<const void*>(&launch_stream_read), nullptr);
+  // Referencing the launcher through a volatile links read_bandwidth.cu's
+  // object (and its fatbin) into this binary.
+  auto* volatile launcher = &launch_stream_read;
+  ASSERT_NE(reinterpret_cast<const void*>(launcher), nullptr);
   expect_cubins_with_read_kernel(own_cubins());
   const auto* cubin = find_cubin_defining(own_cubins(), "no_such_kernel");
   EXPECT_EQ(cubin, nullptr);

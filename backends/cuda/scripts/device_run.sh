@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the `run` tool), from the repository root, with the
+# Qt-free CUDA build carried from the build machine:
+#   carry: ["build-device/bin", "build-device/plugins", "build-device/gpu-tests"]
+# (plus "data/resume" when continuing a sweep, see SWEEP_RESUME below).
+#
+# Usage: backends/cuda/scripts/device_run.sh STEP...
+#   sanity  nvidia-smi, ldd of the carried binaries, `tilepath backends`,
+#           cuobjdump resource usage and an opcode summary of the plugin's SASS
+#   tests   the GPU tests (gtest XML + log)
+#   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
+#   peers   bench/peers.py (issue 5), if present
+# Environment:
+#   OUT            where results go (the run tool sets it; default ./out)
+#   SWEEP_SECONDS  the sweep gets SIGINT after this long and stops cleanly
+#                  between cases, committing what it finished (default 420)
+#   SWEEP_RESUME   a database from an earlier call to continue (the sweep skips
+#                  the cases it already holds)
+#   SWEEP_SPEC     spec to run (default data/sweeps/h200-cuda.json)
+# Everything small goes into $OUT/logs.tar.gz; the database comes back as a file.
+set -u -o pipefail
+
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/out}
+BUILD=${BUILD:-build-device}
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+export TILEPATH_PLUGIN_PATH=$ROOT/$BUILD/plugins
+export TILEPATH_MODELS_DIR=$ROOT/models
+export PATH=$PATH:/usr/local/cuda/bin
+TILEPATH=$ROOT/$BUILD/bin/tilepath
+PLUGIN=$ROOT/$BUILD/plugins/libtilepath_backend_cuda.so
+GPU_TESTS=$ROOT/$BUILD/gpu-tests/cuda_gpu_tests
+DB=$OUT/h200-sweep.sqlite
+status=0
+
+step() { echo "== $* ($(date -u +%H:%M:%S))"; }
+
+run_sanity() {
+  step sanity
+  {
+    nvidia-smi
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv
+    uname -a
+    for f in "$TILEPATH" "$PLUGIN" "$GPU_TESTS"; do echo "-- ldd $f"; ldd "$f"; done
+    "$TILEPATH" backends
+  } >"$LOGS/sanity.txt" 2>&1
+  tail -n 4 "$LOGS/sanity.txt"
+  if command -v cuobjdump >/dev/null; then
+    cuobjdump --dump-resource-usage "$PLUGIN" >"$LOGS/resource-usage.txt" 2>&1
+    cuobjdump --dump-sass "$PLUGIN" >"$OUT/sass.txt" 2>&1
+    # Per kernel: how many of the opcodes that matter for the tile path.
+    awk '/Function :/ {fn=$3}
+         /^[[:space:]]+\/\*[0-9a-f]+\*\// {for (i=1;i<=NF;i++) if ($i ~ /^(HGMMA|QGMMA|HMMA|F2FP|F2F|I2F|PRMT|LDGSTS|UTMALDG|LDG|LDS|LDSM|STS|SHFL|MUFU|BAR|SYNCS|LDL|STL)/) {split($i,a,"."); c[fn" "a[1]]++; break}}
+         END {for (k in c) print k, c[k]}' "$OUT/sass.txt" | sort >"$LOGS/sass-opcode-counts.txt"
+    gzip -f "$OUT/sass.txt"
+    echo "sass: $(wc -l <"$LOGS/sass-opcode-counts.txt") (kernel, opcode) rows; $(du -h "$OUT/sass.txt.gz" | cut -f1) gzip"
+  fi
+}
+
+run_tests() {
+  step gpu tests
+  "$GPU_TESTS" --gtest_output=xml:"$LOGS/gpu-tests.xml" >"$LOGS/gpu-tests.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$LOGS/gpu-tests.log" | head -n 60
+  tail -n 3 "$LOGS/gpu-tests.log"
+}
+
+run_sweep() {
+  step sweep
+  if [ -n "${SWEEP_RESUME:-}" ] && [ -f "$SWEEP_RESUME" ]; then cp "$SWEEP_RESUME" "$DB"; fi
+  timeout --signal=INT --kill-after=60 "${SWEEP_SECONDS:-420}" \
+    "$TILEPATH" sweep "${SWEEP_SPEC:-data/sweeps/h200-cuda.json}" --backend cuda --db "$DB" >"$LOGS/sweep.log" 2>&1
+  echo "sweep exit $?"
+  tail -n 5 "$LOGS/sweep.log"
+  # One self-contained file (no -wal/-shm beside it) to bring back.
+  python3 - "$DB" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+c.execute("PRAGMA journal_mode=DELETE")
+print("cases by status:", c.execute("SELECT status, COUNT(*) FROM cases GROUP BY status").fetchall())
+c.close()
+PY
+  "$TILEPATH" report --db "$DB" --format csv >"$LOGS/report.csv" 2>&1
+  ls -la "$DB"
+}
+
+run_peers() {
+  step peers
+  if [ -f bench/peers.py ]; then
+    PYTHONUNBUFFERED=1 python3 bench/peers.py --tilepath "$TILEPATH" --out "$OUT/h200-peers.json" >"$LOGS/peers.log" 2>&1 || status=1
+    tail -n 20 "$LOGS/peers.log"
+  fi
+}
+
+for s in "$@"; do
+  case "$s" in
+    sanity) run_sanity ;;
+    tests) run_tests ;;
+    sweep) run_sweep ;;
+    peers) run_peers ;;
+    *) echo "unknown step $s (sanity, tests, sweep, peers)"; status=2 ;;
+  esac
+done
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
+exit $status
