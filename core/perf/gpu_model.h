@@ -50,8 +50,10 @@ struct GpuModel {
 GpuModel parse_gpu_model(const nlohmann::json& j, const std::string& id, const std::string& file);
 GpuModel load_gpu_model_file(const std::string& path);
 
-// Directory search: $TILEPATH_MODELS_DIR, <exe or plugin dir>/../share/tilepath/models,
-// the source tree's models/. Throws std::runtime_error naming the file and field on bad JSON.
+// Directory search (first with a gpus/ folder wins): $TILEPATH_MODELS_DIR (an error if it
+// has none), <plugin or exe dir>/../share/tilepath/models and /../../share/tilepath/models
+// (the build tree's copy; an install's lib/tilepath -> share), the source tree's models/.
+// The loaders throw std::runtime_error naming the file and field on bad JSON.
 std::string models_dir();
 std::vector<GpuModel> load_gpu_models(const std::string& dir = models_dir());
 GpuModel load_gpu_model(const std::string& id, const std::string& dir = models_dir());  // throws listing known ids
