@@ -73,6 +73,10 @@ const GpuModel* select_gpu(int32_t device, const tp_case* c, std::string& why) {
     why = std::string("gpu_model: unknown GPU model '") + c->gpu_model + "'; allowed: " + known_ids();
     return nullptr;
   }
+  if (gpus.empty()) {
+    why = "no GPU models are loaded: " + state().no_device_reason;
+    return nullptr;
+  }
   if (device < 0 || device >= static_cast<int32_t>(gpus.size())) {
     why = "device: index " + std::to_string(device) + " is out of range; allowed: 0.." +
           std::to_string(static_cast<int>(gpus.size()) - 1);

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -248,4 +249,29 @@ TEST_F(SimBackend, HonoursTheCancelFlagAndTheProgressCallback) {
   r = fresh_result();
   EXPECT_EQ(api_->run_case(0, &c, &o, &r), TP_ERR_CANCELLED);
   EXPECT_EQ(log.fractions.size(), 1u);
+}
+
+TEST_F(SimBackend, MissingModelsGiveZeroDevicesAndAReason) {
+  api_->shutdown();
+  const char* old = std::getenv("TILEPATH_MODELS_DIR");
+  const std::string saved = old ? old : "";
+  setenv("TILEPATH_MODELS_DIR", "/nonexistent/tilepath-models", 1);
+  char error[256];
+  EXPECT_EQ(api_->init(error, sizeof(error)), 0) << "a missing models dir is not an init failure";
+  EXPECT_EQ(api_->device_count(), 0);
+  EXPECT_NE(std::string(api_->no_device_reason()).find("TILEPATH_MODELS_DIR"), std::string::npos)
+      << api_->no_device_reason();
+  const tp_case c = tilepath::to_tp_case(k8v8(tilepath::KPath::transform, tilepath::TransformMode::full));
+  tp_result r = fresh_result();
+  const tp_run_options o = options();
+  EXPECT_EQ(api_->run_case(0, &c, &o, &r), TP_ERR_INVALID);
+  EXPECT_NE(std::string(r.message).find("no GPU models"), std::string::npos) << r.message;
+  if (old) {
+    setenv("TILEPATH_MODELS_DIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TILEPATH_MODELS_DIR");
+  }
+  api_->shutdown();
+  ASSERT_EQ(api_->init(error, sizeof(error)), 0);
+  EXPECT_GT(api_->device_count(), 0);
 }
