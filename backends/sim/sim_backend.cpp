@@ -117,6 +117,9 @@ int sim_init(char* error, size_t error_len) {
 }
 
 void sim_shutdown() {
+  // Results the host never released die with the plugin.
+  for (ResultStorage* storage : live_storage()) delete storage;
+  live_storage().clear();
   state().gpus.clear();
   state().no_device_reason.clear();
 }
