@@ -1,6 +1,7 @@
 // Deterministic generation of the unquantized problem tensors.
 #include "core/numerics/problem_originals.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -114,12 +115,15 @@ ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed,
   if (dist == KeyDistribution::qwen_bias) {
     std::mt19937_64 bias_rng(stream_seed(seed, kStreamBias));
     std::uniform_real_distribution<double> magnitude(kBiasMinStd, kBiasMaxStd);
-    std::uniform_int_distribution<int> channel(0, op.head_dim - 1);
+    std::vector<int> channels(op.head_dim);
     for (int h = 0; h < op.kv_heads; ++h) {
+      // Distinct channels per head: the first few of a shuffled channel list.
+      for (int d = 0; d < op.head_dim; ++d) channels[d] = d;
+      std::shuffle(channels.begin(), channels.end(), bias_rng);
       for (int i = 0; i < kBiasedChannelsPerHead; ++i) {
         const double sign = (bias_rng() & 1) ? 1.0 : -1.0;
-        key_bias_[static_cast<std::size_t>(h) * op.head_dim + channel(bias_rng)] =
-            round_bf16(static_cast<float>(sign * magnitude(bias_rng)));
+        key_bias_[static_cast<std::size_t>(h) * op.head_dim + channels[i]] =
+            codec::round_bf16(static_cast<float>(sign * magnitude(bias_rng)));
       }
     }
   }

@@ -1,9 +1,12 @@
 // The cpu backend through its C ABI: dlopen the plugin, call tilepath_backend_entry,
 // run real cases and check them against the float64 reference.
 #include <dlfcn.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>

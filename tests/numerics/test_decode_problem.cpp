@@ -1,0 +1,212 @@
+// make_problem: paged layout, shuffled pages, ragged lengths, scales and pre-bias.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "core/numerics/decode_problem.h"
+#include "core/numerics/fp8.h"
+#include "core/numerics/problem_originals.h"
+
+using namespace tilepath;
+using namespace tilepath::numerics;
+
+namespace {
+
+OperatingPoint small_op() {
+  OperatingPoint op;
+  op.batch = 3;
+  op.context = 300;
+  op.q_heads = 8;
+  op.kv_heads = 2;
+  op.head_dim = 64;
+  op.page_size = 16;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::transform;
+  op.mode = TransformMode::full;
+  return op;
+}
+
+// Dequantized key of (request, token, head, dim) read through the page table.
+double stored_key(const DecodeProblem& p, int b, int t, int h, int d) {
+  const auto& op = p.op;
+  const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+  const std::size_t i = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * op.head_dim + d;
+  if (p.k8.empty()) return bf16_to_float(p.k16[i]);
+  const double bias = p.k_bias.empty() ? 0.0 : p.k_bias[static_cast<std::size_t>(h) * op.head_dim + d];
+  return bias + e4m3_to_float(p.k8[i]) * p.k_scale[p.k_scale.size() > 1 ? h : 0];
+}
+
+}  // namespace
+
+TEST(DecodeProblem, PagesAreAShuffledPermutationCoveringRaggedLengths) {
+  OperatingPoint op = small_op();
+  op.context_lengths = {1, 15, 17, 300, 64};
+  op.batch = 5;
+  const auto p = make_problem(op, 3);
+  EXPECT_EQ(p.lengths, (std::vector<std::int32_t>{1, 15, 17, 300, 64}));
+  EXPECT_EQ(p.max_pages_per_seq, (300 + 15) / 16);
+  EXPECT_EQ(p.num_pages, 1 + 1 + 2 + 19 + 4);
+  std::vector<int> used;
+  for (int b = 0; b < op.batch; ++b) {
+    const int pages = (p.lengths[b] + op.page_size - 1) / op.page_size;
+    for (int i = 0; i < pages; ++i) used.push_back(p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + i]);
+  }
+  std::vector<int> sorted = used;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> expected(p.num_pages);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(sorted, expected) << "every page used exactly once";
+  EXPECT_NE(used, expected) << "pages must not be laid out contiguously";
+  EXPECT_EQ(p.k8.size(), static_cast<std::size_t>(p.num_pages) * p.k_page_elems());
+  EXPECT_EQ(p.k_page_elems(), static_cast<std::size_t>(16 * 2 * 64));
+  EXPECT_TRUE(p.k16.empty());
+  EXPECT_EQ(p.q.size(), static_cast<std::size_t>(5 * 8 * 64));
+  EXPECT_FLOAT_EQ(p.softmax_scale, 1.0f / 8.0f);
+}
+
+TEST(DecodeProblem, StorageFollowsTheDtypeControl) {
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}) {
+    OperatingPoint op = small_op();
+    op.kv = kv;
+    op.k_path = default_k_path(kv);
+    op.mode = default_mode(kv, op.k_path);
+    const auto p = make_problem(op, 1);
+    EXPECT_EQ(p.k8.empty(), !k_is_fp8(kv));
+    EXPECT_EQ(p.k16.empty(), k_is_fp8(kv));
+    EXPECT_EQ(p.v8.empty(), !v_is_fp8(kv));
+    EXPECT_EQ(p.v16.empty(), v_is_fp8(kv));
+    if (!k_is_fp8(kv)) EXPECT_EQ(p.k_scale, std::vector<float>(2, 1.0f));
+  }
+}
+
+TEST(DecodeProblem, SameSeedSameProblemOtherSeedOtherProblem) {
+  const auto a = make_problem(small_op(), 5), b = make_problem(small_op(), 5), c = make_problem(small_op(), 6);
+  EXPECT_EQ(a.k8, b.k8);
+  EXPECT_EQ(a.v8, b.v8);
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(a.page_table, b.page_table);
+  EXPECT_NE(a.k8, c.k8);
+  EXPECT_NE(a.q, c.q);
+}
+
+TEST(DecodeProblem, PerHeadScalesMakeEveryHeadReach448) {
+  OperatingPoint op = small_op();
+  for (ScaleGranularity scale : {ScaleGranularity::per_head, ScaleGranularity::per_tensor}) {
+    op.scale = scale;
+    const auto p = make_problem(op, 2, KeyDistribution::qwen_bias);  // heads differ through their bias
+    ASSERT_EQ(p.k_scale.size(), scale == ScaleGranularity::per_head ? 2u : 1u);
+    ASSERT_EQ(p.v_scale.size(), p.k_scale.size());
+    std::vector<int> max_code(op.kv_heads, 0);
+    for (std::size_t i = 0; i < p.k8.size(); ++i) {
+      const int h = static_cast<int>(i / op.head_dim) % op.kv_heads;
+      max_code[h] = std::max(max_code[h], p.k8[i] & 0x7F);
+    }
+    if (scale == ScaleGranularity::per_head) {
+      for (int h = 0; h < op.kv_heads; ++h) EXPECT_EQ(max_code[h], 0x7E) << "head " << h << " uses the full range";
+      EXPECT_NE(p.k_scale[0], p.k_scale[1]);
+    } else {
+      EXPECT_EQ(*std::max_element(max_code.begin(), max_code.end()), 0x7E);
+    }
+  }
+}
+
+TEST(DecodeProblem, StoredKeysApproximateTheOriginals) {
+  OperatingPoint op = small_op();
+  op.kv = KvDtype::k8v16;
+  const detail::ProblemOriginals originals(op, 9, KeyDistribution::gaussian);
+  const auto p = make_problem(op, 9);
+  std::vector<float> keys;
+  originals.keys(1, keys);
+  double worst = 0;
+  for (int t = 0; t < p.lengths[1]; ++t) {
+    for (int h = 0; h < op.kv_heads; ++h) {
+      for (int d = 0; d < op.head_dim; ++d) {
+        const double original = keys[(static_cast<std::size_t>(t) * op.kv_heads + h) * op.head_dim + d];
+        const double error = std::fabs(stored_key(p, 1, t, h, d) - original);
+        // E4M3 keeps 3 mantissa bits: error <= half an ulp (1/16 relative) or half a subnormal step.
+        const double bound = std::max(std::fabs(original) / 16.0, 0.5 * std::ldexp(1.0, -9) * p.k_scale[h]) * 1.0001;
+        worst = std::max(worst, error / bound);
+      }
+    }
+  }
+  EXPECT_LE(worst, 1.0);
+  EXPECT_GT(worst, 0.5);  // and it really is quantized
+}
+
+TEST(DecodeProblem, PrebiasStoresTheChannelMeanExactly) {
+  OperatingPoint op = small_op();
+  op.k_repr = KRepr::prebias;
+  const auto p = make_problem(op, 4, KeyDistribution::qwen_bias);
+  ASSERT_EQ(p.k_bias.size(), static_cast<std::size_t>(op.kv_heads * op.head_dim));
+  const detail::ProblemOriginals originals(op, 4, KeyDistribution::qwen_bias);
+  std::vector<double> mean(p.k_bias.size(), 0.0);
+  for (int b = 0; b < op.batch; ++b) {
+    std::vector<float> keys;
+    originals.keys(b, keys);
+    for (std::size_t i = 0; i < keys.size(); ++i) mean[i % mean.size()] += keys[i];
+  }
+  int large_channels = 0;
+  for (std::size_t i = 0; i < mean.size(); ++i) {
+    mean[i] /= static_cast<double>(op.total_tokens());
+    EXPECT_NEAR(p.k_bias[i], mean[i], 1e-5 * std::max(1.0, std::fabs(mean[i])));
+    if (std::fabs(mean[i]) > 15.0) ++large_channels;
+  }
+  EXPECT_EQ(large_channels, 4 * op.kv_heads) << "qwen_bias: 4 channels per head carry a 20-50 sigma bias";
+  // The residual scale is set by the unit-variance residual, not by the bias.
+  for (float s : p.k_scale) EXPECT_LT(s * kE4M3Max, 8.0f);
+
+  op.k_repr = KRepr::plain;
+  const auto plain = make_problem(op, 4, KeyDistribution::qwen_bias);
+  EXPECT_TRUE(plain.k_bias.empty());
+  for (float s : plain.k_scale) EXPECT_GT(s * kE4M3Max, 20.0f) << "without prebias the bias captures the scale";
+}
+
+TEST(DecodeProblem, DistributionsHaveTheirShape) {
+  OperatingPoint op = small_op();
+  op.batch = 1;
+  op.context = 4096;
+  auto excess_kurtosis = [&](KeyDistribution dist) {
+    const detail::ProblemOriginals originals(op, 1, dist);
+    std::vector<float> keys;
+    originals.keys(0, keys);
+    double m2 = 0, m4 = 0, mean = 0;
+    for (float k : keys) mean += k;
+    mean /= keys.size();
+    for (float k : keys) {
+      m2 += (k - mean) * (k - mean);
+      m4 += std::pow(k - mean, 4);
+    }
+    m2 /= keys.size();
+    m4 /= keys.size();
+    EXPECT_NEAR(m2, 1.0, 0.15) << to_string(dist);
+    return m4 / (m2 * m2) - 3.0;
+  };
+  EXPECT_NEAR(excess_kurtosis(KeyDistribution::gaussian), 0.0, 0.1);
+  EXPECT_GT(excess_kurtosis(KeyDistribution::heavy_tailed), 2.0);
+  EXPECT_EQ(parse_key_distribution("qwen_bias"), KeyDistribution::qwen_bias);
+  EXPECT_THROW(parse_key_distribution("uniform"), ValidationError);
+}
+
+TEST(DecodeProblem, TabulatedNormalIsMonotoneAndMatchesQuantiles) {
+  float previous = -INFINITY;
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 65521) {
+    const float x = detail::standard_normal_from_bits(static_cast<std::uint32_t>(u));
+    EXPECT_GE(x, previous);
+    previous = x;
+  }
+  EXPECT_NEAR(detail::standard_normal_from_bits(0x80000000u), 0.0, 1e-4);
+  // Phi(1.959964) = 0.975
+  EXPECT_NEAR(detail::standard_normal_from_bits(static_cast<std::uint32_t>(0.975 * 4294967296.0)), 1.959964, 1e-4);
+  EXPECT_NEAR(detail::standard_normal_from_bits(static_cast<std::uint32_t>(0.025 * 4294967296.0)), -1.959964, 1e-4);
+  // Deep tail, inverted exactly: Phi(-5) = 2.8665e-7
+  EXPECT_NEAR(detail::standard_normal_from_bits(static_cast<std::uint32_t>(2.8665e-7 * 4294967296.0)), -5.0, 2e-3);
+}
+
+TEST(DecodeProblem, InvalidOpIsRejected) {
+  OperatingPoint op = small_op();
+  op.head_dim = 80;
+  EXPECT_THROW(make_problem(op, 1), ValidationError);
+}
