@@ -45,7 +45,7 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
   c.tiled = true;
   OperatingPoint pool_op = op;
   pool_op.context_lengths.clear();
-  pool_op.batch = std::min(op.batch, 4);
+  pool_op.batch = kPoolRequests;
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
   const long long pool_tokens_per_request = (long long)(tile_above_host_bytes / token_bytes) / pool_op.batch;
   int pool_context = int(std::min<long long>(max_len, pool_tokens_per_request));

@@ -34,7 +34,10 @@ struct HostDecodeCase {
 
 // Host bytes (K+V) above which the case is tiled from a pool.
 // Kept small: a sweep generates one problem per case, and host time is device time.
-inline constexpr double kTileAboveHostBytes = 16.0 * (1 << 20);
+inline constexpr double kTileAboveHostBytes = 8.0 * (1 << 20);
+// Requests in the pool: make_problem generates requests in parallel, so the pool
+// has several short ones rather than one long one.
+inline constexpr int kPoolRequests = 16;
 // Reference work (tokens x q_heads x head_dim) above which only sampled rows are checked.
 inline constexpr double kFullCheckMaxWork = 1.5e8;
 

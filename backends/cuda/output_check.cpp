@@ -1,6 +1,7 @@
 #include "backends/cuda/output_check.h"
 
 #include <algorithm>
+#include <future>
 #include <random>
 #include <set>
 #include <utility>
@@ -30,13 +31,21 @@ OutputCheck check_output(const HostDecodeCase& c, const std::vector<std::uint16_
     std::mt19937_64 rng(seed ^ 0xC0FFEEull);
     std::uniform_int_distribution<int> pick_head(0, op.kv_heads - 1);
     const int longest = int(std::max_element(c.lengths.begin(), c.lengths.end()) - c.lengths.begin());
-    std::set<std::pair<int, int>> rows;
-    for (int b : {0, op.batch - 1, longest}) rows.insert({b, pick_head(rng)});
+    std::set<int> requests = {0, op.batch - 1, longest};
+    std::vector<std::pair<int, int>> rows;
+    for (int b : requests) rows.push_back({b, pick_head(rng)});
+    // The float64 references of the rows are independent: compute them in parallel.
+    std::vector<std::future<std::vector<double>>> row_refs;
+    for (const auto& [b, h] : rows)
+      row_refs.push_back(std::async(std::launch::async, [&c, b = b, h = h] {
+        return numerics::reference_decode(reference_problem_for_row(c, b, h));
+      }));
     const int group = op.q_heads / op.kv_heads;
     const std::size_t D = std::size_t(op.head_dim);
     check.what_was_checked = "sampled (request, kv-head) rows vs float64 reference:";
-    for (const auto& [b, h] : rows) {
-      const auto row_ref = numerics::reference_decode(reference_problem_for_row(c, b, h));
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto [b, h] = rows[r];
+      const auto row_ref = row_refs[r].get();
       ref.insert(ref.end(), row_ref.begin(), row_ref.end());
       const std::size_t from = (std::size_t(b) * op.q_heads + std::size_t(h) * group) * D;
       for (std::size_t i = 0; i < group * D; ++i) out.push_back(numerics::bf16_to_float(out_bf16[from + i]));

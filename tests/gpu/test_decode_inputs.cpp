@@ -16,8 +16,8 @@ namespace {
 OperatingPoint small_op(KvDtype kv, KPath path, TransformMode mode) {
   OperatingPoint op;
   op.batch = 3;
-  op.context_lengths = {1, 37, 70};
-  op.context = 70;
+  op.context_lengths = {1, 37, 300};
+  op.context = 300;
   op.q_heads = 8;
   op.kv_heads = 2;
   op.head_dim = 64;
@@ -75,7 +75,7 @@ TEST(DecodeInputs, SmallCaseIsTheWholeProblem) {
   const auto op = small_op(KvDtype::k8v8, KPath::transform, TransformMode::full);
   const HostDecodeCase c = make_host_case(op, 7);
   EXPECT_FALSE(c.tiled);
-  EXPECT_EQ(c.lengths, (std::vector<std::int32_t>{1, 37, 70}));
+  EXPECT_EQ(c.lengths, (std::vector<std::int32_t>{1, 37, 300}));
   EXPECT_EQ(c.num_pages, c.source.num_pages);
   expect_row_references_match(c, c.source);
 }
@@ -87,7 +87,7 @@ TEST(DecodeInputs, TiledCaseUsesDistinctPagesAndItsRowReferencesMatchTheExpanded
     const HostDecodeCase c = make_host_case(op, 11, true, /*tile_above_host_bytes=*/4096);
     ASSERT_TRUE(c.tiled);
     EXPECT_LT(c.source.num_pages, c.num_pages) << "the pool must be smaller than the cache";
-    EXPECT_EQ(c.num_pages, 1 + 3 + 5);  // ceil(1/16) + ceil(37/16) + ceil(70/16)
+    EXPECT_EQ(c.num_pages, 1 + 3 + 19);  // ceil(1/16) + ceil(37/16) + ceil(300/16)
     std::vector<int> used;
     for (int b = 0; b < op.batch; ++b)
       for (int i = 0; i < (c.lengths[b] + 15) / 16; ++i) used.push_back(c.page_table[b * c.max_pages_per_seq + i]);
