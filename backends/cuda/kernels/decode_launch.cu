@@ -117,26 +117,59 @@ __global__ void __launch_bounds__(32) q_quant_kernel(const std::uint16_t* q, std
 
 // ============================================================================
 // combine: O = Σ_s 2^(lse_s - max) · O_s / Σ_s 2^(lse_s - max)
+// One block per (request, q head). The split weights are computed once, in parallel,
+// into shared memory; the weighted sum then keeps 8 independent partial loads in
+// flight per thread (a serial loop over splits costs one L2 round trip per split:
+// ~13 us at 33 splits on the H200).
 // ============================================================================
 
-__global__ void __launch_bounds__(128) combine_kernel(const float* partial_out, const float* partial_lse, int splits,
-                                                      int rows, int head_dim, std::uint16_t* out) {
+constexpr int kCombineThreads = 128;
+constexpr int kMaxCombineSplits = 256;  // OperatingPoint validates splits <= 256
+
+__device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const float other = __shfl_xor_sync(0xffffffffu, v, off);
+    v = take_max ? fmaxf(v, other) : v + other;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float r = scratch[0];
+#pragma unroll
+  for (int w = 1; w < kCombineThreads / 32; ++w) r = take_max ? fmaxf(r, scratch[w]) : r + scratch[w];
+  __syncthreads();  // scratch is reused by the next reduction
+  return r;
+}
+
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel(const float* partial_out, const float* partial_lse,
+                                                                 int splits, int rows, int head_dim,
+                                                                 std::uint16_t* out) {
+  __shared__ float weight[kMaxCombineSplits];
+  __shared__ float scratch[kCombineThreads / 32];
   kernels::grid_dependency_wait();  // the partials of the main kernel
   const std::size_t row = blockIdx.x;
   float lse_max = -INFINITY;
-  for (int s = 0; s < splits; ++s) lse_max = fmaxf(lse_max, partial_lse[static_cast<std::size_t>(s) * rows + row]);
-  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-    float weight_sum = 0.0f, value = 0.0f;
-    if (lse_max != -INFINITY) {
-      for (int s = 0; s < splits; ++s) {
-        const std::size_t part = static_cast<std::size_t>(s) * rows + row;
-        const float weight = exp2f(partial_lse[part] - lse_max);  // empty split: 2^-inf = 0
-        weight_sum += weight;
-        value += weight * partial_out[part * head_dim + d];
-      }
-    }
-    const float o = weight_sum > 0.0f ? value / weight_sum : 0.0f;
-    out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(o));
+  for (int s = threadIdx.x; s < splits; s += kCombineThreads) {
+    lse_max = fmaxf(lse_max, partial_lse[static_cast<std::size_t>(s) * rows + row]);
+  }
+  lse_max = block_reduce(lse_max, true, scratch);
+  float weight_sum = 0.0f;
+  for (int s = threadIdx.x; s < splits; s += kCombineThreads) {
+    // empty split (lse = -inf): weight 0; every split empty: all weights 0, output 0
+    const float w = lse_max == -INFINITY ? 0.0f : exp2f(partial_lse[static_cast<std::size_t>(s) * rows + row] - lse_max);
+    weight[s] = w;
+    weight_sum += w;
+  }
+  weight_sum = block_reduce(weight_sum, false, scratch);  // its barrier also publishes weight[]
+  const float inv_sum = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
+  for (int d = threadIdx.x; d < head_dim; d += kCombineThreads) {
+    const float* column = partial_out + row * head_dim + d;
+    const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
+    float value = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) value += weight[s] * column[s * split_stride];
+    out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
   }
 }
 
@@ -170,7 +203,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     return cudaErrorInvalidValue;
   }
   if ((args.k_path == TP_KPATH_FP8_QK && (!args.q8 || !args.q8_scale)) ||
-      (args.splits > 1 && (!args.partial_out || !args.partial_lse)) ||
+      (args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
       (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
@@ -197,7 +230,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(rows);
-    config.blockDim = dim3(128);
+    config.blockDim = dim3(kCombineThreads);
     config.stream = stream;
     config.attrs = &attr;
     config.numAttrs = 1;
