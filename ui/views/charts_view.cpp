@@ -10,8 +10,10 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLegend>
-#include <QLegendMarker>
+#include <QListWidget>
+#include <QPainter>
+#include <QPixmap>
+#include <QSignalBlocker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
@@ -37,11 +39,17 @@ QColor variantColour(const QString& variant) {
   return palette[it->second % std::size(palette)];
 }
 
-// Dims a legend marker whose series is hidden (the entry stays so it can be clicked back).
-void styleMarker(QLegendMarker* marker) {
-  const bool visible = marker->series()->isVisible();
-  marker->setVisible(true);
-  marker->setLabelBrush(QBrush(visible ? QColor(20, 20, 20) : QColor(20, 20, 20, 90)));
+// A legend swatch: the series colour as a solid (warm) or dashed (cold) line.
+QIcon seriesIcon(const QColor& colour, bool warm) {
+  QPixmap pixmap(36, 14);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(colour, 2.5, warm ? Qt::SolidLine : Qt::DashLine));
+  painter.drawLine(2, 7, 34, 7);
+  painter.setBrush(colour);
+  painter.drawEllipse(QPointF(18, 7), 3, 3);
+  return QIcon(pixmap);
 }
 
 }  // namespace
@@ -82,24 +90,46 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(fixed_);
   controls->addWidget(new QLabel(tr("backend:")));
   controls->addWidget(backend_);
-  controls->addWidget(new QLabel(tr("solid = L2-warm, dashed = HBM-cold; click a legend entry to hide/show it")));
+  controls->addWidget(new QLabel(tr("solid = L2-warm, dashed = HBM-cold; untick a legend entry to hide it")));
   controls->addStretch();
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(latency_view_);
   split->addWidget(floor_view_);
+  legend_ = new QListWidget;
+  legend_->setObjectName(QStringLiteral("chartsLegend"));
+  legend_->setIconSize(QSize(36, 14));
+  legend_->setMaximumWidth(300);
+  connect(legend_, &QListWidget::itemChanged, this,
+          [this](QListWidgetItem* item) { setSeriesVisible(item->text(), item->checkState() == Qt::Checked); });
+  auto* body = new QHBoxLayout;
+  body->addWidget(split, 1);
+  body->addWidget(legend_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
-  layout->addWidget(split, 1);
+  layout->addLayout(body, 1);
 }
 
-void ChartsView::toggleSeries(const QString& name) {
-  for (QChart* chart : {latency_chart_, floor_chart_}) {
-    for (QLegendMarker* marker : chart->legend()->markers()) {
-      if (marker->label() != name) continue;
-      marker->series()->setVisible(!marker->series()->isVisible());
-      styleMarker(marker);
+void ChartsView::setSeriesVisible(const QString& name, bool visible) {
+  if (visible)
+    hidden_.erase(name);
+  else
+    hidden_.insert(name);
+  for (QChart* chart : {latency_chart_, floor_chart_})
+    for (QAbstractSeries* series : chart->series())
+      if (series->name() == name) series->setVisible(visible);
+}
+
+void ChartsView::rebuildLegend() {
+  const QSignalBlocker blocker(legend_);
+  legend_->clear();
+  std::set<QString> names;
+  for (const SweepSeriesModel* model : {latency_model_, floor_model_})
+    for (const SweepSeries& s : model->series()) {
+      if (!names.insert(s.name).second) continue;
+      auto* item = new QListWidgetItem(seriesIcon(variantColour(s.variant), s.warm), s.name, legend_);
+      item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+      item->setCheckState(hidden_.count(s.name) ? Qt::Unchecked : Qt::Checked);
     }
-  }
 }
 
 void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
@@ -149,6 +179,7 @@ void ChartsView::requery() {
   floor_model_->setQuery(axis, SweepMetric::floor_fraction, fixed, backend);
   rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
   rebuildChart(floor_chart_, *floor_model_, tr("fraction of the byte floor"), false);
+  rebuildLegend();
 }
 
 void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY) {
@@ -176,7 +207,7 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   x_axis->setLabelFormat(QStringLiteral("%g"));
   x_axis->setTitleText(by_context ? tr("context (tokens, log2)") : tr("batch (log2)"));
   QAbstractAxis* y_axis = nullptr;
-  if (logY && ymin > 0) {
+  if (logY && ymin > 0 && ymax / ymin > 30) {  // log only when the data spans decades
     auto* y = new QLogValueAxis;
     y->setBase(10);
     y->setLabelFormat(QStringLiteral("%g"));
@@ -207,20 +238,13 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
       ly->setRange(ymin / 1.5, ymax * 1.5);
     else
-      static_cast<QValueAxis*>(y_axis)->setRange(0, std::max(1.0, ymax * 1.1));
+      static_cast<QValueAxis*>(y_axis)->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
   } else {
     chart->setTitle(chart->title() + tr(" — no data"));
   }
-  chart->legend()->setAlignment(Qt::AlignRight);
-  QFont legend_font = chart->legend()->font();
-  legend_font.setPointSizeF(7.5);
-  chart->legend()->setFont(legend_font);
-  chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
-  for (QLegendMarker* marker : chart->legend()->markers()) {
-    styleMarker(marker);
-    // A click toggles the series of that name in both charts (same variant and cache state).
-    QObject::connect(marker, &QLegendMarker::clicked, this, [this, name = marker->label()] { toggleSeries(name); });
-  }
+  // One legend for both charts (the list beside them): 20+ series do not fit a QChart legend.
+  chart->legend()->hide();
+  for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
 }
 
 }  // namespace tilepath::ui

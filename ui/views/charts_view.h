@@ -1,9 +1,10 @@
 #pragma once
 // Sweep charts (QtCharts): latency and floor fraction against context (at a
 // held batch) or against batch (at a held context), one series per variant and
-// cache state (warm solid, cold dashed), log2 x axis; clicking a legend marker
-// hides/shows its series.
+// cache state (warm solid, cold dashed), log2 x axis. One legend beside both
+// charts: unticking an entry hides that series in both.
 
+#include <set>
 #include <vector>
 
 #include <QWidget>
@@ -14,6 +15,7 @@ class QChart;
 class QChartView;
 class QComboBox;
 class QLabel;
+class QListWidget;
 
 namespace tilepath::ui {
 
@@ -38,11 +40,14 @@ class ChartsView : public QWidget {
   QChartView *latency_view_, *floor_view_;
   QComboBox *axis_, *fixed_, *backend_;
   QLabel* fixed_label_;
+  QListWidget* legend_;          // shared by both charts: one checkable entry per series
+  std::set<QString> hidden_;     // series names the user unchecked (kept across filters)
   bool updating_ = false;
   bool backend_chosen_ = false;  // the user picked a backend; otherwise prefer GPU data
 
   void requery();
-  void toggleSeries(const QString& name);
+  void setSeriesVisible(const QString& name, bool visible);
+  void rebuildLegend();
   void refillFilters();
   void rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY);
 };

@@ -91,6 +91,7 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   cases_table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   comparison_table_ = makeTable(comparison_model_, false);
   comparison_table_->setSelectionMode(QAbstractItemView::NoSelection);
+  comparison_table_->setColumnHidden(CaseComparisonModel::Section, true);  // field names say it; saves width
 
   filter_ = new QLineEdit;
   filter_->setPlaceholderText(tr("filter cases: words or column=value, e.g. \"kv=k8v8 cold separate_kv\""));
@@ -122,8 +123,8 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   auto* right = new QSplitter(Qt::Horizontal);
   right->addWidget(cases_box);
   right->addWidget(compare_box);
-  right->setStretchFactor(0, 3);
-  right->setStretchFactor(1, 2);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(runs_table_);
   split->addWidget(right);
@@ -154,6 +155,7 @@ void RunsView::selectCases(const QList<qint64>& caseIds) {
     if (proxy_index.isValid()) selection.select(proxy_index, proxy_index);
   }
   cases_table_->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  if (!selection.isEmpty()) cases_table_->scrollTo(selection.indexes().front(), QAbstractItemView::PositionAtCenter);
 }
 
 void RunsView::onRunSelectionChanged() {
