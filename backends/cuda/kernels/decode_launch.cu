@@ -21,7 +21,7 @@ namespace {
 using kernels::VariantEntry;
 
 constexpr int kHeadsPerCta = 8;      // query heads one CTA holds (the PV n8 side)
-constexpr int kCtasPerSmGuess = 2;   // resident CTAs per SM of the FP8 variants (for the split count)
+constexpr int kCtasPerSmGuess = 4;   // resident CTAs per SM of the FP8 D=128 variants (for the split count)
 constexpr int kMinTokensPerSplit = 256;
 constexpr int kMaxSplits = 128;
 

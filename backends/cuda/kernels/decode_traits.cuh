@@ -23,22 +23,21 @@ enum class VOperand : int {
   fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized P (mode k_only)
 };
 
-inline constexpr int kSmemPerBlockFor2PerSm = 113 * 1024;  // 228 KB/SM, 1 KB reserved per block
 inline constexpr int kSmemPerBlockMax = 227 * 1024;
 
-// Warps x ring stages chosen so the ring keeps >= ~100 KB in flight per SM while
-// fitting two blocks per SM when it can (latency hiding wants bytes in flight,
-// not threads: the compute per byte is small).
+// Warps x ring stages per CTA. Two MMA warps (or converter/MMA pairs) with a 3-deep
+// ring each keep 2 tiles in flight per warp; small CTAs let several share an SM, so
+// B x Hk CTAs run in one wave where they can (v1 used 4 warps and 1.9 waves at B=64:
+// each wave paid its own ramp-up, ~5 us measured). Per SM the bytes in flight stay
+// ~128 KB (FP8 D=128: 4 CTAs x 2 warps x 2 tiles x 8 KB), well above the ~35 KB that
+// 34.5 GB/s per SM at ~1 us loaded latency needs.
 struct RingShape {
   int mma_warps;
   int stages;
 };
 constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
-  constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
-  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
-  for (const RingShape& r : two_per_sm)
-    if (r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
-  for (const RingShape& r : one_per_sm)
+  constexpr RingShape preferred[] = {{2, 3}, {2, 2}, {1, 3}, {1, 2}};
+  for (const RingShape& r : preferred)
     if (r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
   return {0, 0};
 }
