@@ -79,8 +79,10 @@ std::string unsupported_reason(const OperatingPoint& op) {
 // ---- ABI functions ----
 
 int cpu_init(char* error, size_t error_len) {
-  (void)error;
-  (void)error_len;
+  if (!e4m3_fast_decode_matches_table()) {
+    copy_string(error, error_len, "cpu backend: the vectorized E4M3 decode disagrees with the reference table");
+    return 1;
+  }
   auto& s = state();
   if (!s.initialised) {
     s.device = probe_cpu_device();

@@ -2,6 +2,8 @@
 // contiguous head dimension so the compiler vectorizes them (omp simd, no OpenMP runtime).
 #include "backends/cpu/tile_stages.h"
 
+#include "core/numerics/fp8_inline.h"
+
 #include <algorithm>
 #include <bit>
 
@@ -36,11 +38,25 @@ void gather_rows(const VariantPlan& plan, const TileRef& tile, const std::uint8_
 // One raw operand row -> float, unscaled (BF16 widening or E4M3 table lookup).
 inline void decode_row_bf16(const std::uint8_t* raw, int n, float* out) {
   const auto* bits = reinterpret_cast<const std::uint16_t*>(raw);
+#pragma omp simd
   for (int i = 0; i < n; ++i) out[i] = bf16_bits_to_float(bits[i]);
 }
+// E4M3 -> float with integer ops the compiler vectorizes (a table lookup does not):
+// normal codes move their exponent/mantissa into place and rebias (e - 7 + 127 = e + 120);
+// subnormal codes are m * 2^-9. Caches never hold NaN codes (the encoder saturates), so
+// 0x7F is not special-cased here. Exact for every other code (tested against the table).
+inline float e4m3_value(std::uint32_t code) {
+  const std::uint32_t sign = (code & 0x80u) << 24;
+  const std::uint32_t magnitude = code & 0x7Fu;
+  const std::uint32_t normal = (magnitude << 20) + (120u << 23);
+  const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(magnitude)) * 0x1p-9f);
+  const std::uint32_t normal_mask = 0u - static_cast<std::uint32_t>(magnitude >= 8);  // all ones for normal codes
+  return std::bit_cast<float>((normal & normal_mask) | (subnormal & ~normal_mask) | sign);
+}
+
 inline void decode_row_e4m3(const std::uint8_t* raw, int n, float* out) {
-  const auto& table = e4m3_table();
-  for (int i = 0; i < n; ++i) out[i] = table[raw[i]];
+#pragma omp simd
+  for (int i = 0; i < n; ++i) out[i] = e4m3_value(raw[i]);
 }
 
 float head_scale(const std::vector<float>& scales, int kv_head) { return scales[scales.size() > 1 ? kv_head : 0]; }
@@ -61,6 +77,14 @@ VariantPlan make_variant_plan(const DecodeProblem& p) {
   plan.softmax_scale = p.softmax_scale;
   plan.problem = &p;
   return plan;
+}
+
+bool e4m3_fast_decode_matches_table() {
+  for (int code = 0; code < 256; ++code) {
+    if ((code & 0x7F) == 0x7F) continue;
+    if (std::bit_cast<std::uint32_t>(e4m3_value(code)) != std::bit_cast<std::uint32_t>(e4m3_table()[code])) return false;
+  }
+  return true;
 }
 
 const std::array<float, 256>& e4m3_table() {
@@ -108,14 +132,17 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const DecodeProblem& p = *plan.problem;
   const int D = plan.head_dim;
   const float scale = head_scale(p.k_scale, tile.kv_head);
-  const auto& table = e4m3_table();
+  const std::uint8_t* raw = s.k_raw.data();
+  float* k = s.k_tile.data();
   if (p.k_bias.empty()) {
-    for (int i = 0; i < tile.tokens * D; ++i) s.k_tile[i] = table[s.k_raw[i]] * scale;
+#pragma omp simd
+    for (int i = 0; i < tile.tokens * D; ++i) k[i] = e4m3_value(raw[i]) * scale;
   } else {
     // Prebias: K = b + scale * e4m3, the exact bias restored in the kernel.
     const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
     for (int t = 0; t < tile.tokens; ++t) {
-      for (int d = 0; d < D; ++d) s.k_tile[t * D + d] = bias[d] + table[s.k_raw[t * D + d]] * scale;
+#pragma omp simd
+      for (int d = 0; d < D; ++d) k[t * D + d] = bias[d] + e4m3_value(raw[t * D + d]) * scale;
     }
   }
 }
@@ -168,8 +195,10 @@ void v_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
 void v_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   if (plan.v != VOperand::e4m3_convert) return;  // BF16 V and k_only's FP8 V are consumed as stored
   const float scale = head_scale(plan.problem->v_scale, tile.kv_head);
-  const auto& table = e4m3_table();
-  for (int i = 0; i < tile.tokens * plan.head_dim; ++i) s.v_tile[i] = table[s.v_raw[i]] * scale;
+  const std::uint8_t* raw = s.v_raw.data();
+  float* v = s.v_tile.data();
+#pragma omp simd
+  for (int i = 0; i < tile.tokens * plan.head_dim; ++i) v[i] = e4m3_value(raw[i]) * scale;
 }
 
 // ---------------------------------------------------------------- pv
@@ -179,10 +208,9 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const float* weights = s.probs.data();
   if (plan.v == VOperand::e4m3_direct) {
     // P8 = e4m3(P * kPScale): the FP8 PV operand; the factor returns in accum's out_scale.
-    const auto& table = e4m3_table();
     for (int g = 0; g < G; ++g) {
       for (int t = 0; t < tile.tokens; ++t) {
-        s.p8[g * kTileTokens + t] = table[numerics::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale)];
+        s.p8[g * kTileTokens + t] = e4m3_value(numerics::inline_codec::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale));
       }
     }
     weights = s.p8.data();

@@ -45,6 +45,9 @@ VariantPlan make_variant_plan(const numerics::DecodeProblem& p);
 
 // E4M3 code -> float, exact (the CPU's stand-in for cvt.e4m3x2 -> f16x2).
 const std::array<float, 256>& e4m3_table();
+// The stages decode with vectorizable bit arithmetic; true when it equals the table for
+// every non-NaN code (checked once by init, which fails loudly otherwise).
+bool e4m3_fast_decode_matches_table();
 
 // P is scaled into E4M3's range before quantization (p <= 1 after the running max),
 // and the factor folded into the output scale: P8 = e4m3(p * kPScale), O *= v_scale / kPScale.
