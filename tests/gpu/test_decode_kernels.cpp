@@ -44,7 +44,7 @@ std::string name_of(const OperatingPoint& op) {
   std::ostringstream s;
   s << to_string(op.kv) << "_" << to_string(op.k_path) << "_" << to_string(op.mode) << "_d" << op.head_dim << "_p"
     << op.page_size << "_hq" << op.q_heads << "_b" << op.batch << "_s" << op.max_context() << "_splits" << op.splits << "_"
-    << to_string(op.scale);
+    << to_string(op.scale) << "_" << to_string(op.k_repr);
   return s.str();
 }
 
@@ -78,6 +78,11 @@ std::vector<KernelCase> all_cases() {
       OperatingPoint op = base_op(kv, path, mode);
       op.page_size = page;
       op.context_lengths = {1, page - 1 > 0 ? page - 1 : 2, page + 1, 333};
+      add(op);
+    }
+    if (k_is_fp8(kv)) {                            // pre-bias residual K with the exact bias
+      OperatingPoint op = base_op(kv, path, mode);
+      op.k_repr = KRepr::prebias;
       add(op);
     }
     OperatingPoint op = base_op(kv, path, mode);   // one request of one token, and GQA 1 and 8

@@ -142,13 +142,23 @@ TEST_F(CudaPluginRun, SaveTensorsWritesTheInputsAndOutput) {
   fs::remove_all(dir);
 }
 
+TEST_F(CudaPluginRun, PrebiasRunsOnTheResidualCacheAndMatchesTheReference) {
+  OperatingPoint op = shape(3, 700, KvDtype::k8v8);
+  op.k_repr = KRepr::prebias;
+  tp_result r{};
+  ASSERT_EQ(backend_->run(0, op, options(0), r), TP_OK) << r.message;
+  EXPECT_LE(r.rel_l2_error, r.tolerance);
+  backend_->release(r);
+}
+
 TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {
   OperatingPoint op = shape(2, 100, KvDtype::k8v8);
   op.k_repr = KRepr::prebias;
+  op.rope = RopeLayout::pre_rope;
   const std::string why = backend_->unsupported_reason(0, op);
-  EXPECT_NE(why.find("k_repr"), std::string::npos) << why;
+  EXPECT_NE(why.find("rope"), std::string::npos) << why;
   tp_result r{};
   EXPECT_EQ(backend_->run(0, op, options(0), r), TP_ERR_UNSUPPORTED);
-  EXPECT_NE(std::string(r.message).find("k_repr"), std::string::npos) << r.message;
+  EXPECT_NE(std::string(r.message).find("rope"), std::string::npos) << r.message;
   backend_->release(r);
 }

@@ -9,6 +9,8 @@
 #           cuobjdump resource usage and an opcode summary of the plugin's SASS
 #   tests   the GPU tests (gtest XML + log)
 #   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
+#   ncu     Nsight Compute (--clock-control none) on the main kernel of K8/V8
+#           (transform/k_only and fp8_qk/k_only) and K16/V16 at B=64, S=4096, cold
 #   peers   bench/peers.py (issue 5), if present
 # Environment:
 #   OUT            where results go (the run tool sets it; default ./out)
@@ -85,6 +87,21 @@ PY
   ls -la "$DB"
 }
 
+run_ncu() {
+  step ncu
+  if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
+  for v in "k8v8 transform k_only" "k8v8 fp8_qk k_only" "k16v16 k16 none"; do
+    set -- $v
+    ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+        --section LaunchStats --section SchedulerStats \
+        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite --kv "$1" --k-path "$2" --mode "$3" \
+        --batch 64 --context 4096 --cache hbm_cold --repeats 1 --warmup 0 --no-ablations \
+        >"$LOGS/ncu-$1-$2-$3.txt" 2>&1
+    grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Duration|Registers Per" "$LOGS/ncu-$1-$2-$3.txt" | head -n 8
+  done
+}
+
 run_peers() {
   step peers
   if [ -f bench/peers.py ]; then
@@ -98,8 +115,9 @@ for s in "$@"; do
     sanity) run_sanity ;;
     tests) run_tests ;;
     sweep) run_sweep ;;
+    ncu) run_ncu ;;
     peers) run_peers ;;
-    *) echo "unknown step $s (sanity, tests, sweep, peers)"; status=2 ;;
+    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers)"; status=2 ;;
   esac
 done
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
