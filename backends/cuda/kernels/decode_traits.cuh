@@ -25,7 +25,7 @@ enum class VOperand : int {
 
 inline constexpr int kSmemPerBlockMax = 227 * 1024;
 
-// Warps x ring stages per CTA. Two MMA warps (or converter/MMA pairs) with a 3-deep
+// Warps x ring stages per CTA. Two MMA warps with a 3-deep
 // ring each keep 2 tiles in flight per warp; small CTAs let several share an SM, so
 // B x Hk CTAs run in one wave where they can (v1 used 4 warps and 1.9 waves at B=64:
 // each wave paid its own ramp-up, ~5 us measured). Per SM the bytes in flight stay
@@ -35,10 +35,29 @@ struct RingShape {
   int mma_warps;
   int stages;
 };
-constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
+inline constexpr int kSmemPerBlockFor2PerSm = 113 * 1024;  // 228 KB/SM, 1 KB reserved per block
+
+constexpr int ring_bytes(const RingShape& r, int raw_stage_bytes, int staged_bytes_per_warp) {
+  return r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp);
+}
+
+// separate_kv is limited by its converter warps (one per MMA warp), so it keeps v1's
+// shape: as many converter/MMA pairs per SM as the staged BF16 slots allow.
+constexpr RingShape choose_separate_kv_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
+  constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
+  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
+  for (const RingShape& r : two_per_sm)
+    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
+  for (const RingShape& r : one_per_sm)
+    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
+  return {0, 0};
+}
+
+constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp, bool separate_kv) {
+  if (separate_kv) return choose_separate_kv_shape(raw_stage_bytes, staged_bytes_per_warp);
   constexpr RingShape preferred[] = {{2, 3}, {2, 2}, {1, 3}, {1, 2}};
   for (const RingShape& r : preferred)
-    if (r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
+    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
   return {0, 0};
 }
 
@@ -88,7 +107,7 @@ struct DecodeTraits {
   static constexpr int kStagedBytesPerWarp =
       kSeparate ? kStagedSlots * (kStagedKTileBytes + kStagedVTileBytes) : 0;
 
-  static constexpr RingShape kShape = choose_ring_shape(kRawStageBytes, kStagedBytesPerWarp);
+  static constexpr RingShape kShape = choose_ring_shape(kRawStageBytes, kStagedBytesPerWarp, kSeparate);
   static constexpr int kMmaWarps = kShape.mma_warps;
   static constexpr int kStages = kShape.stages;
   static constexpr int kConverterWarps = kSeparate ? kMmaWarps : 0;  // one per MMA warp (a pair)
