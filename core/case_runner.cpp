@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <limits>
-#include <cmath>
-#include <condition_variable>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -115,10 +115,14 @@ CaseStatus status_from_result(const tp_result& r) {
       // A backend that checked correctness and missed its tolerance is a failure even
       // if it forgot to say so; one that did not check (NaN error, e.g. sim) is not.
       return (std::isfinite(r.rel_l2_error) && !r.passed) ? CaseStatus::failed : CaseStatus::ok;
-    case TP_ERR_WRONG_RESULT: return CaseStatus::failed;
-    case TP_ERR_UNSUPPORTED: return CaseStatus::unsupported;
-    case TP_ERR_CANCELLED: return CaseStatus::cancelled;
-    default: return CaseStatus::error;
+    case TP_ERR_WRONG_RESULT:
+      return CaseStatus::failed;
+    case TP_ERR_UNSUPPORTED:
+      return CaseStatus::unsupported;
+    case TP_ERR_CANCELLED:
+      return CaseStatus::cancelled;
+    default:
+      return CaseStatus::error;
   }
 }
 
@@ -261,8 +265,8 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   options.struct_size = sizeof(tp_run_options);
   options.warmup = settings.warmup;
   options.repeats = settings.repeats;
-  options.ablations = (settings.stage_costs ? TP_ABLATE_STAGE_COSTS : 0u) |
-                      (settings.tile_interval ? TP_ABLATE_TILE_INTERVAL : 0u);
+  options.ablations =
+      (settings.stage_costs ? TP_ABLATE_STAGE_COSTS : 0u) | (settings.tile_interval ? TP_ABLATE_TILE_INTERVAL : 0u);
   options.seed = settings.seed != 0 ? settings.seed : fresh_seed();
   options.save_tensors_dir = settings.save_tensors_dir.empty() ? nullptr : settings.save_tensors_dir.c_str();
   options.progress = &forward_progress;

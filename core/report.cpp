@@ -34,12 +34,15 @@ const QualityRow* quality(const CaseRecord& r, const char* metric) {
   return nullptr;
 }
 
-const PredictionRow* prediction(const CaseRecord& r) { return r.predictions.empty() ? nullptr : &r.predictions.front(); }
+const PredictionRow* prediction(const CaseRecord& r) {
+  return r.predictions.empty() ? nullptr : &r.predictions.front();
+}
 
 std::string contexts(const OperatingPoint& op) {
   if (op.context_lengths.empty()) return std::to_string(op.context);
   std::string s;
-  for (std::size_t i = 0; i < op.context_lengths.size(); ++i) s += (i ? ";" : "") + std::to_string(op.context_lengths[i]);
+  for (std::size_t i = 0; i < op.context_lengths.size(); ++i)
+    s += (i ? ";" : "") + std::to_string(op.context_lengths[i]);
   return s;
 }
 
@@ -69,7 +72,8 @@ const std::vector<Column>& columns() {
       {"kv_heads", [](const CaseSummary& c) { return std::to_string(c.record.op.kv_heads); }},
       {"head_dim", [](const CaseSummary& c) { return std::to_string(c.record.op.head_dim); }},
       {"page_size", [](const CaseSummary& c) { return std::to_string(c.record.op.page_size); }},
-      {"splits", [](const CaseSummary& c) {
+      {"splits",
+       [](const CaseSummary& c) {
          // the count actually used when the backend reported it, else the request (0 = auto)
          return std::to_string(c.record.kernel.splits > 0 ? c.record.kernel.splits : c.record.op.splits);
        }},
@@ -81,19 +85,23 @@ const std::vector<Column>& columns() {
       {"bytes_moved", [](const CaseSummary& c) { return number(c.record.measurement("bytes_moved")); }},
       {"read_bandwidth_gbps", [](const CaseSummary& c) { return number(c.record.measurement("read_bandwidth_gbps")); }},
       {"floor_fraction", [](const CaseSummary& c) { return number(c.record.measurement("floor_fraction")); }},
-      {"predicted_ii_us", [](const CaseSummary& c) {
+      {"predicted_ii_us",
+       [](const CaseSummary& c) {
          const PredictionRow* p = prediction(c.record);
          return p ? number(p->ii_us) : std::string();
        }},
-      {"limiting_stage", [](const CaseSummary& c) {
+      {"limiting_stage",
+       [](const CaseSummary& c) {
          const PredictionRow* p = prediction(c.record);
          return p ? p->limiting_stage : std::string();
        }},
-      {"limiting_agent", [](const CaseSummary& c) {
+      {"limiting_agent",
+       [](const CaseSummary& c) {
          const PredictionRow* p = prediction(c.record);
          return p ? p->limiting_agent : std::string();
        }},
-      {"overlap_efficiency", [](const CaseSummary& c) {
+      {"overlap_efficiency",
+       [](const CaseSummary& c) {
          const PredictionRow* p = prediction(c.record);
          return p ? number(p->overlap_efficiency) : std::string();
        }},
@@ -106,15 +114,18 @@ const std::vector<Column>& columns() {
       {"occupancy_achieved", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_achieved); }},
       {"grid", [](const CaseSummary& c) { return dims(c.record.kernel.grid); }},
       {"block", [](const CaseSummary& c) { return dims(c.record.kernel.block); }},
-      {"rel_err", [](const CaseSummary& c) {
+      {"rel_err",
+       [](const CaseSummary& c) {
          const QualityRow* q = quality(c.record, "rel_l2");
          return q ? number(q->value) : std::string();
        }},
-      {"max_abs_err", [](const CaseSummary& c) {
+      {"max_abs_err",
+       [](const CaseSummary& c) {
          const QualityRow* q = quality(c.record, "max_abs");
          return q ? number(q->value) : std::string();
        }},
-      {"tolerance", [](const CaseSummary& c) {
+      {"tolerance",
+       [](const CaseSummary& c) {
          const QualityRow* q = quality(c.record, "rel_l2");
          return q ? number(q->threshold) : std::string();
        }},
@@ -136,9 +147,12 @@ std::string csv_field(const std::string& s) {
 std::string markdown_cell(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }

@@ -108,11 +108,9 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> table = [] {
     std::vector<Field> t;
     t.push_back(enum_field<KvDtype>("kv", &OperatingPoint::kv,
-                                    {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8},
-                                    &parse_kv_dtype));
-    t.push_back(enum_field<KPath>("k_path", &OperatingPoint::k_path,
-                                  {KPath::transform, KPath::fp8_qk, KPath::k16}, &parse_k_path,
-                                  [](const OperatingPoint& op) { return valid_k_paths(op.kv); }));
+                                    {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}, &parse_kv_dtype));
+    t.push_back(enum_field<KPath>("k_path", &OperatingPoint::k_path, {KPath::transform, KPath::fp8_qk, KPath::k16},
+                                  &parse_k_path, [](const OperatingPoint& op) { return valid_k_paths(op.kv); }));
     t.push_back(enum_field<TransformMode>(
         "mode", &OperatingPoint::mode,
         {TransformMode::none, TransformMode::full, TransformMode::k_only, TransformMode::separate_kv},
@@ -127,14 +125,16 @@ const std::vector<Field>& fields() {
                                        &parse_cache_state));
     t.push_back(int_field("head_dim", "64, 128, 256", &OperatingPoint::head_dim,
                           [](int x) { return x == 64 || x == 128 || x == 256; }));
-    t.push_back(int_field("q_heads", "integers 1..256", &OperatingPoint::q_heads, [](int x) { return x >= 1 && x <= 256; }));
+    t.push_back(
+        int_field("q_heads", "integers 1..256", &OperatingPoint::q_heads, [](int x) { return x >= 1 && x <= 256; }));
     t.push_back(int_field("kv_heads", "integers 1..256 that divide q_heads", &OperatingPoint::kv_heads,
                           [](int x) { return x >= 1 && x <= 256; }));
     t.push_back(int_field("page_size", "powers of two 1..256", &OperatingPoint::page_size,
                           [](int x) { return is_power_of_two(x) && x <= 256; }));
     t.push_back(int_field("splits", "integers 0..256 (0 = backend chooses)", &OperatingPoint::splits,
                           [](int x) { return x >= 0 && x <= 256; }));
-    t.push_back(int_field("batch", "integers 1..4096", &OperatingPoint::batch, [](int x) { return x >= 1 && x <= 4096; }));
+    t.push_back(
+        int_field("batch", "integers 1..4096", &OperatingPoint::batch, [](int x) { return x >= 1 && x <= 4096; }));
     t.push_back(int_field("context", "integers 1..1048576 (tokens per request)", &OperatingPoint::context,
                           [](int x) { return x >= 1 && x <= (1 << 20); }));
     return t;
@@ -239,8 +239,8 @@ std::vector<Axis> parse_axes(const json& axes, Explicit& given) {
   return out;
 }
 
-void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op, const Explicit& given,
-            SweepSpec& spec, std::set<std::string>& keys) {
+void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op, const Explicit& given, SweepSpec& spec,
+            std::set<std::string>& keys) {
   apply_defaults(op, given);
   if (level == axes.size()) {
     if (!op.problems().empty()) {
@@ -269,7 +269,8 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
 }
 
 void parse_settings(const json& s, RunSettings& settings) {
-  const std::string allowed_keys = "device, warmup, repeats, stage_costs, tile_interval, seed, gpu_model, save_tensors_dir";
+  const std::string allowed_keys =
+      "device, warmup, repeats, stage_costs, tile_interval, seed, gpu_model, save_tensors_dir";
   as_object(s, "settings", "an object with " + allowed_keys);
   for (const auto& [key, value] : s.items()) {
     std::string path = "settings." + key;

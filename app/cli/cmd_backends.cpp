@@ -52,8 +52,7 @@ void print_backends(const PluginHost& host) {
       std::printf("  device %d: %s (%s), %d SMs, %.1f GiB, %.0f GB/s\n", d.index, d.name.c_str(), d.arch.c_str(),
                   d.sm_count, d.memory_bytes / (1024.0 * 1024.0 * 1024.0), d.bandwidth_gbps);
   }
-  for (const PluginProblem& p : host.problems())
-    std::printf("not loaded: %s: %s\n", p.file.c_str(), p.reason.c_str());
+  for (const PluginProblem& p : host.problems()) std::printf("not loaded: %s: %s\n", p.file.c_str(), p.reason.c_str());
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ int export_subset(const ExportFlags& f) {
   long long cases = result.case_count();
   guard.keep();
   if (f.json)
-    std::printf("%s\n", nlohmann::json({{"db", f.db}, {"out", f.out}, {"runs", runs}, {"cases", cases}}).dump(2).c_str());
+    std::printf("%s\n",
+                nlohmann::json({{"db", f.db}, {"out", f.out}, {"runs", runs}, {"cases", cases}}).dump(2).c_str());
   else
     std::printf("exported %lld cases in %zu runs from %s to %s\n", cases, runs, f.db.c_str(), f.out.c_str());
   return kExitOk;

@@ -20,7 +20,8 @@ struct GraphFlags {
 };
 
 int graph(const GraphFlags& f) {
-  if (f.format != "dot" && f.format != "json") throw UsageError("--format: unknown '" + f.format + "'; allowed: dot, json");
+  if (f.format != "dot" && f.format != "json")
+    throw UsageError("--format: unknown '" + f.format + "'; allowed: dot, json");
   if (f.buffer_depth < 1) throw UsageError("--buffer-depth must be >= 1");
   OperatingPoint op = build_operating_point(f.op);
   StageGraph g = StageGraph::build(op, f.buffer_depth);

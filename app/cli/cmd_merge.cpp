@@ -31,9 +31,9 @@ int merge(const MergeFlags& f) {
   long long cases = result.case_count();
   guard.keep();
   if (f.json)
-    std::printf("%s\n", nlohmann::json({{"inputs", {f.a, f.b}}, {"out", f.out}, {"runs", runs}, {"cases", cases}})
-                            .dump(2)
-                            .c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json({{"inputs", {f.a, f.b}}, {"out", f.out}, {"runs", runs}, {"cases", cases}}).dump(2).c_str());
   else
     std::printf("merged %s and %s into %s: %zu runs, %lld cases\n", f.a.c_str(), f.b.c_str(), f.out.c_str(), runs,
                 cases);

@@ -65,29 +65,31 @@ int predict(const PredictFlags& f) {
   if (f.json) {
     nlohmann::json stages = nlohmann::json::array();
     for (const StageLine& l : lines)
-      stages.push_back({{"stage", std::string(to_string(l.stage))},
-                        {"agent", l.agent},
-                        {"cost_us", l.cost_us},
-                        {"slack_us", std::isfinite(l.slack_us) ? nlohmann::json(l.slack_us) : nlohmann::json(nullptr)}});
-    nlohmann::json j = {{"gpu", gpu.id},
-                        {"gpu_name", gpu.name},
-                        {"op", to_json(op)},
-                        {"variant", op.variant_label()},
-                        {"tile_tokens", est.tile_tokens},
-                        {"tiles_per_cta", est.tiles_per_cta},
-                        {"ctas", est.ctas},
-                        {"splits", est.splits},
-                        {"stages", stages},
-                        {"ii_us", p.ii_us},
-                        {"limiting_stage", std::string(to_string(p.limiting_stage))},
-                        {"limiting_agent", std::string(to_string(p.limiting_agent))},
-                        {"latency_us", est.latency_us},
-                        {"bytes_moved", est.bytes_moved},
-                        {"floor_us", est.floor_us},
-                        {"floor_fraction", std::isfinite(floor_fraction) ? nlohmann::json(floor_fraction) : nlohmann::json(nullptr)},
-                        {"read_bandwidth_gbps", gpu.read_bandwidth_gbps},
-                        {"prediction", p.to_json()},
-                        {"notes", est.notes}};
+      stages.push_back(
+          {{"stage", std::string(to_string(l.stage))},
+           {"agent", l.agent},
+           {"cost_us", l.cost_us},
+           {"slack_us", std::isfinite(l.slack_us) ? nlohmann::json(l.slack_us) : nlohmann::json(nullptr)}});
+    nlohmann::json j = {
+        {"gpu", gpu.id},
+        {"gpu_name", gpu.name},
+        {"op", to_json(op)},
+        {"variant", op.variant_label()},
+        {"tile_tokens", est.tile_tokens},
+        {"tiles_per_cta", est.tiles_per_cta},
+        {"ctas", est.ctas},
+        {"splits", est.splits},
+        {"stages", stages},
+        {"ii_us", p.ii_us},
+        {"limiting_stage", std::string(to_string(p.limiting_stage))},
+        {"limiting_agent", std::string(to_string(p.limiting_agent))},
+        {"latency_us", est.latency_us},
+        {"bytes_moved", est.bytes_moved},
+        {"floor_us", est.floor_us},
+        {"floor_fraction", std::isfinite(floor_fraction) ? nlohmann::json(floor_fraction) : nlohmann::json(nullptr)},
+        {"read_bandwidth_gbps", gpu.read_bandwidth_gbps},
+        {"prediction", p.to_json()},
+        {"notes", est.notes}};
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }

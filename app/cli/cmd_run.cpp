@@ -51,16 +51,22 @@ void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string&
               human_number(measured(rec, "read_bandwidth_gbps")).c_str());
   for (const QualityRow& q : rec.quality)
     std::printf("%-15s %s%s\n", q.metric.c_str(), human_number(q.value).c_str(),
-                std::isfinite(q.threshold) ? (" (tolerance " + human_number(q.threshold) + (q.passed ? ", passed)" : ", FAILED)")).c_str() : "");
+                std::isfinite(q.threshold)
+                    ? (" (tolerance " + human_number(q.threshold) + (q.passed ? ", passed)" : ", FAILED)")).c_str()
+                    : "");
   if (!rec.kernel.kernel_name.empty()) std::printf("kernel          %s\n", rec.kernel.kernel_name.c_str());
-  std::printf("stored          case %lld of run %s in %s\n", static_cast<long long>(rec.id), run.uuid.c_str(), db.c_str());
+  std::printf("stored          case %lld of run %s in %s\n", static_cast<long long>(rec.id), run.uuid.c_str(),
+              db.c_str());
 }
 
 int exit_code(CaseStatus s) {
   switch (s) {
-    case CaseStatus::ok: return kExitOk;
-    case CaseStatus::cancelled: return kExitCancelled;
-    default: return kExitFailure;
+    case CaseStatus::ok:
+      return kExitOk;
+    case CaseStatus::cancelled:
+      return kExitCancelled;
+    default:
+      return kExitFailure;
   }
 }
 

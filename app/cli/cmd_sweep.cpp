@@ -37,8 +37,8 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   if (backend_name.empty()) throw UsageError("no backend: give --backend NAME or \"backend\" in " + f.spec);
   if (!f.dry_run && f.db.empty()) throw UsageError("--db is required");
   if (f.dry_run) {
-    std::printf("%s: %zu cases (%d invalid combinations skipped) on backend %s\n", spec.name.c_str(),
-                spec.cases.size(), spec.skipped_invalid, backend_name.c_str());
+    std::printf("%s: %zu cases (%d invalid combinations skipped) on backend %s\n", spec.name.c_str(), spec.cases.size(),
+                spec.skipped_invalid, backend_name.c_str());
     return kExitOk;
   }
   PluginHost host;
@@ -55,11 +55,16 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   }
 
   if (f.json) {
-    nlohmann::json j = {{"spec", spec.name},         {"backend", backend.name()},
-                        {"db", f.db},                {"total", outcome.total},
-                        {"ran", outcome.ran},        {"skipped_existing", outcome.skipped_existing},
-                        {"failed", outcome.failed},  {"unsupported", outcome.unsupported},
-                        {"cancelled", outcome.cancelled}, {"run_id", outcome.run_id},
+    nlohmann::json j = {{"spec", spec.name},
+                        {"backend", backend.name()},
+                        {"db", f.db},
+                        {"total", outcome.total},
+                        {"ran", outcome.ran},
+                        {"skipped_existing", outcome.skipped_existing},
+                        {"failed", outcome.failed},
+                        {"unsupported", outcome.unsupported},
+                        {"cancelled", outcome.cancelled},
+                        {"run_id", outcome.run_id},
                         {"skipped_invalid", spec.skipped_invalid}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {

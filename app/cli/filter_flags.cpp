@@ -9,8 +9,8 @@ namespace {
 bool given(const CLI::App* sub, const char* name) { return sub->get_option(name)->count() > 0; }
 
 CaseStatus parse_status(const std::string& s) {
-  for (CaseStatus v : {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error,
-                       CaseStatus::cancelled})
+  for (CaseStatus v :
+       {CaseStatus::ok, CaseStatus::failed, CaseStatus::unsupported, CaseStatus::error, CaseStatus::cancelled})
     if (to_string(v) == s) return v;
   throw ValidationError("--status", "unknown value '" + s + "'", "ok, failed, unsupported, error, cancelled");
 }

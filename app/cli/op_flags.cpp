@@ -25,7 +25,8 @@ void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
   shape("--kv-heads", f.kv_heads, "KV heads (Hk, divides Hq)", d.kv_heads);
   shape("--head-dim", f.head_dim, "head dimension: 64, 128, 256", d.head_dim);
   shape("--page-size", f.page_size, "KV page size: power of two 1..256", d.page_size);
-  CLI::Option* kv = sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group("Operating point");
+  CLI::Option* kv =
+      sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group("Operating point");
   if (shape_required)
     kv->required();
   else
@@ -37,11 +38,21 @@ void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
       ->group("Operating point");
   sub->add_option("--mode", f.mode, "none, full, k_only, separate_kv (default: the path's default)")
       ->group("Operating point");
-  sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")->default_str(std::string(to_string(d.cache)))->group("Operating point");
-  sub->add_option("--k-repr", f.k_repr, "plain, prebias")->default_str(std::string(to_string(d.k_repr)))->group("Operating point");
-  sub->add_option("--scale", f.scale, "per_tensor, per_head")->default_str(std::string(to_string(d.scale)))->group("Operating point");
-  sub->add_option("--rope", f.rope, "post_rope, pre_rope")->default_str(std::string(to_string(d.rope)))->group("Operating point");
-  sub->add_option("--splits", f.splits, "split-KV count; 0 = backend chooses")->default_str("0")->group("Operating point");
+  sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")
+      ->default_str(std::string(to_string(d.cache)))
+      ->group("Operating point");
+  sub->add_option("--k-repr", f.k_repr, "plain, prebias")
+      ->default_str(std::string(to_string(d.k_repr)))
+      ->group("Operating point");
+  sub->add_option("--scale", f.scale, "per_tensor, per_head")
+      ->default_str(std::string(to_string(d.scale)))
+      ->group("Operating point");
+  sub->add_option("--rope", f.rope, "post_rope, pre_rope")
+      ->default_str(std::string(to_string(d.rope)))
+      ->group("Operating point");
+  sub->add_option("--splits", f.splits, "split-KV count; 0 = backend chooses")
+      ->default_str("0")
+      ->group("Operating point");
 }
 
 OperatingPoint build_operating_point(const OpFlags& f) {

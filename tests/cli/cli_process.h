@@ -24,7 +24,7 @@ class CliProcess {
   CliProcess& operator=(const CliProcess&) = delete;
 
   void signal(int sig) const;
-  bool running();       // false once it exited (reaps it)
+  bool running();  // false once it exited (reaps it)
   CliResult wait();
 
  private:

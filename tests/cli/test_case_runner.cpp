@@ -206,9 +206,10 @@ TEST_F(CaseRunnerTest, SweepStoresEveryCaseOnceAndResumesAfterCancel) {
   // Report: one row per case, the columns the issue asks for, cells filled from the records.
   RunStore store = RunStore::open_read_only(db);
   const auto& columns = report_columns();
-  for (const char* required : {"backend", "device", "kv", "k_path", "mode", "cache", "batch", "context", "q_heads",
-                               "kv_heads", "head_dim", "page_size", "latency_us", "tile_interval_us",
-                               "floor_fraction", "limiting_stage", "kernel", "cubin_sha256", "regs", "rel_err"})
+  for (const char* required :
+       {"backend",        "device",         "kv",       "k_path",       "mode",      "cache",      "batch",
+        "context",        "q_heads",        "kv_heads", "head_dim",     "page_size", "latency_us", "tile_interval_us",
+        "floor_fraction", "limiting_stage", "kernel",   "cubin_sha256", "regs",      "rel_err"})
     EXPECT_NE(std::find(columns.begin(), columns.end(), required), columns.end()) << required;
   auto rows = report_rows(store);
   ASSERT_EQ(static_cast<int>(rows.size()), n);

@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kSmallShape = {"--batch", "2",         "--context", "300", "--q-heads", "8",
-                                              "--kv-heads", "2",      "--head-dim", "64", "--page-size", "16"};
+const std::vector<std::string> kSmallShape = {"--batch",    "2", "--context",  "300", "--q-heads",   "8",
+                                              "--kv-heads", "2", "--head-dim", "64",  "--page-size", "16"};
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -85,8 +85,8 @@ TEST_F(CliTest, BackendsJsonListsCpuAndSimWithDevices) {
 
 TEST_F(CliTest, RunOnCpuStoresOneCaseAndPrintsTheSummary) {
   std::string db = path("run.sqlite");
-  CliResult r = run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--seed", "5", "--db", db},
-                               kSmallShape));
+  CliResult r = run_cli(
+      concat({"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--seed", "5", "--db", db}, kSmallShape));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("latency"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("predicted II"), std::string::npos) << r.out;
@@ -125,10 +125,11 @@ TEST_F(CliTest, RunJsonOnSimNamesTheModelledGpu) {
 }
 
 TEST_F(CliTest, SweepWritesEveryCaseAndARerunAddsNone) {
-  std::string s = spec("small.json", {{"name", "small"},
-                                      {"backend", "sim"},
-                                      {"base", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}}},
-                                      {"axes", {{"kv", "all"}, {"k_path", "all"}, {"mode", "all"}, {"batch", {1, 4}}}}});
+  std::string s =
+      spec("small.json", {{"name", "small"},
+                          {"backend", "sim"},
+                          {"base", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}}},
+                          {"axes", {{"kv", "all"}, {"k_path", "all"}, {"mode", "all"}, {"batch", {1, 4}}}}});
   CliResult dry = run_cli({"sweep", s, "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   std::string db = path("sweep.sqlite");
@@ -149,11 +150,12 @@ TEST_F(CliTest, SweepWritesEveryCaseAndARerunAddsNone) {
 
 TEST_F(CliTest, SigintMidSweepFinishesCleanlyAndTheRerunResumesWithoutDuplicates) {
   // cpu cases big enough that the sweep is still running when the signal arrives.
-  std::string s = spec("slow.json", {{"name", "slow"},
-                                     {"backend", "cpu"},
-                                     {"settings", {{"warmup", 1}, {"repeats", 3}, {"seed", 3}}},
-                                     {"base", {{"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}}},
-                                     {"axes", {{"kv", {"k8v8", "k16v8"}}, {"batch", {2, 3}}, {"context", {4000, 6000, 8000}}}}});
+  std::string s =
+      spec("slow.json", {{"name", "slow"},
+                         {"backend", "cpu"},
+                         {"settings", {{"warmup", 1}, {"repeats", 3}, {"seed", 3}}},
+                         {"base", {{"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}}},
+                         {"axes", {{"kv", {"k8v8", "k16v8"}}, {"batch", {2, 3}}, {"context", {4000, 6000, 8000}}}}});
   const int total = 12;
   std::string db = path("resume.sqlite");
   CliProcess sweep({"sweep", s, "--db", db});
@@ -204,8 +206,8 @@ TEST_F(CliTest, PredictPrintsTheIiBreakdownForK8v8AndK16v8) {
     EXPECT_NE(r.out.find("limiting stage"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("k_load"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("byte floor"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("k_prep") != std::string::npos, std::string(kv) == "k8v8")
-        << "K16 graphs have no k_prep:\n" << r.out;
+    EXPECT_EQ(r.out.find("k_prep") != std::string::npos, std::string(kv) == "k8v8") << "K16 graphs have no k_prep:\n"
+                                                                                    << r.out;
 
     CliResult j = run_cli({"predict", "--gpu", "h200", "--kv", kv, "--json"});
     ASSERT_EQ(j.exit_code, 0) << j.err;
@@ -251,9 +253,10 @@ TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   auto rows = lines(csv.out);
   ASSERT_EQ(rows.size(), 3u) << csv.out;
-  for (const char* column : {"backend", "device", "kv", "k_path", "mode", "cache", "batch", "context", "q_heads",
-                             "kv_heads", "head_dim", "page_size", "latency_us", "tile_interval_us", "floor_fraction",
-                             "limiting_stage", "kernel", "cubin_sha256", "regs", "rel_err"})
+  for (const char* column :
+       {"backend",        "device",         "kv",       "k_path",       "mode",      "cache",      "batch",
+        "context",        "q_heads",        "kv_heads", "head_dim",     "page_size", "latency_us", "tile_interval_us",
+        "floor_fraction", "limiting_stage", "kernel",   "cubin_sha256", "regs",      "rel_err"})
     EXPECT_NE(("," + rows[0] + ",").find(std::string(",") + column + ","), std::string::npos) << column;
 
   CliResult md = run_cli({"report", "--db", db, "--format", "md"});
@@ -306,13 +309,12 @@ TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {
   expect_one_line_error(e, "k4v4");
   EXPECT_NE(e.err.find("k8v8"), std::string::npos) << e.err;
   // An invalid operating point.
-  CliResult bad_heads = run_cli({"run", "--backend", "sim", "--kv", "k8v8", "--batch", "1", "--context", "64",
-                                 "--q-heads", "32", "--kv-heads", "3", "--head-dim", "128", "--page-size", "16",
-                                 "--db", db});
+  CliResult bad_heads =
+      run_cli({"run", "--backend", "sim", "--kv", "k8v8", "--batch", "1", "--context", "64", "--q-heads", "32",
+               "--kv-heads", "3", "--head-dim", "128", "--page-size", "16", "--db", db});
   expect_one_line_error(bad_heads, "kv_heads");
   // Unknown backend.
-  expect_one_line_error(run_cli(concat({"run", "--backend", "nope", "--kv", "k8v8", "--db", db}, kSmallShape)),
-                        "nope");
+  expect_one_line_error(run_cli(concat({"run", "--backend", "nope", "--kv", "k8v8", "--db", db}, kSmallShape)), "nope");
   // Malformed spec, unknown enum and wrong type in a spec.
   write_file(path("broken.json"), "{\"axes\": {\"batch\": [1,]}");
   expect_one_line_error(run_cli({"sweep", path("broken.json"), "--backend", "sim", "--db", db}), "broken.json");

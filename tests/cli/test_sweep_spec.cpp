@@ -130,7 +130,8 @@ TEST(SweepSpec, ErrorsNameTheJsonPathAndAllowedValues) {
 }
 
 TEST(SweepSpec, AllCombinationsInvalidIsAnError) {
-  std::string e = parse_error(json::parse(R"({"base": {"kv": "k16v16"}, "axes": {"k_path": ["transform", "fp8_qk"]}})"));
+  std::string e =
+      parse_error(json::parse(R"({"base": {"kv": "k16v16"}, "axes": {"k_path": ["transform", "fp8_qk"]}})"));
   EXPECT_NE(e.find("no valid operating point"), std::string::npos) << e;
 }
 
