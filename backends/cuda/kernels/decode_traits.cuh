@@ -45,7 +45,9 @@ constexpr int ring_bytes(const RingShape& r, int raw_stage_bytes, int staged_byt
 // shape: as many converter/MMA pairs per SM as the staged BF16 slots allow.
 constexpr RingShape choose_separate_kv_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
   constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
-  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
+  // {3, 3} before {4, 2}: two tiles in flight per converter beat a fourth pair with one
+  // (v1's k8v16 separate_kv at {4, 2} was bound by bytes in flight, 0.62 of the floor)
+  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {3, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
   for (const RingShape& r : two_per_sm)
     if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
   for (const RingShape& r : one_per_sm)
@@ -53,9 +55,17 @@ constexpr RingShape choose_separate_kv_shape(int raw_stage_bytes, int staged_byt
   return {0, 0};
 }
 
+inline constexpr int kSmemPerBlockFor4PerSm = 56 * 1024;
+
+// First a shape that fits 4 CTAs per SM (B=64 x Hk=8 = 512 CTAs in one wave of 528):
+// 3 stages for FP8 K and V, 2 for the mixed dtypes (a 3-stage mixed ring would fit only
+// 3 per SM: 1.3 waves, with a thin tail). Otherwise the deepest ring that fits (BF16:
+// 2 per SM, two even waves at B=64).
 constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp, bool separate_kv) {
   if (separate_kv) return choose_separate_kv_shape(raw_stage_bytes, staged_bytes_per_warp);
   constexpr RingShape preferred[] = {{2, 3}, {2, 2}, {1, 3}, {1, 2}};
+  for (const RingShape& r : preferred)
+    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor4PerSm) return r;
   for (const RingShape& r : preferred)
     if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
   return {0, 0};
