@@ -215,7 +215,7 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     y_axis = y;
   } else {
     auto* y = new QValueAxis;
-    y->setLabelFormat(QStringLiteral("%.2f"));
+    y->setLabelFormat(QStringLiteral("%.3g"));
     y_axis = y;
   }
   y_axis->setTitleText(yTitle);
@@ -238,7 +238,11 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
       ly->setRange(ymin / 1.5, ymax * 1.5);
     else
-      static_cast<QValueAxis*>(y_axis)->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
+    {
+      auto* y = static_cast<QValueAxis*>(y_axis);
+      y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
+      y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps
+    }
   } else {
     chart->setTitle(chart->title() + tr(" — no data"));
   }
