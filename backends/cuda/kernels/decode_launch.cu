@@ -118,12 +118,12 @@ __global__ void __launch_bounds__(32) q_quant_kernel(const std::uint16_t* q, std
 // ============================================================================
 // combine: O = Σ_s 2^(lse_s - max) · O_s / Σ_s 2^(lse_s - max)
 // One block per (request, q head). The split weights are computed once, in parallel,
-// into shared memory; the weighted sum then keeps 8 independent partial loads in
-// flight per thread (a serial loop over splits costs one L2 round trip per split:
-// ~13 us at 33 splits on the H200).
+// into shared memory; for the weighted sum the block's threads cover (split group, d),
+// each keeping 8 independent partial loads in flight (a serial loop over splits costs
+// one L2 round trip per split: ~13 us at 33 splits on the H200 in v1).
 // ============================================================================
 
-constexpr int kCombineThreads = 128;
+constexpr int kCombineThreads = 256;  // a multiple of every head dim (64, 128, 256)
 constexpr int kMaxCombineSplits = 256;  // OperatingPoint validates splits <= 256
 
 __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
@@ -163,12 +163,18 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const float* p
   }
   weight_sum = block_reduce(weight_sum, false, scratch);  // its barrier also publishes weight[]
   const float inv_sum = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
-  for (int d = threadIdx.x; d < head_dim; d += kCombineThreads) {
-    const float* column = partial_out + row * head_dim + d;
-    const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
-    float value = 0.0f;
+  __shared__ float group_sum[kCombineThreads];
+  const int groups = kCombineThreads / head_dim;  // split groups summed in parallel
+  const int d = threadIdx.x % head_dim, group = threadIdx.x / head_dim;
+  const float* column = partial_out + row * head_dim + d;
+  const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
+  float value = 0.0f;
 #pragma unroll 8
-    for (int s = 0; s < splits; ++s) value += weight[s] * column[s * split_stride];
+  for (int s = group; s < splits; s += groups) value += weight[s] * column[s * split_stride];
+  group_sum[threadIdx.x] = value;
+  __syncthreads();
+  if (group == 0) {
+    for (int g = 1; g < groups; ++g) value += group_sum[g * head_dim + d];
     out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
   }
 }
@@ -204,6 +210,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
   }
   if ((args.k_path == TP_KPATH_FP8_QK && (!args.q8 || !args.q8_scale)) ||
       (args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
+      kCombineThreads % args.head_dim != 0 ||
       (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
