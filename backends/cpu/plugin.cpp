@@ -2,6 +2,7 @@
 // attention with bit-exact FP8 emulation, measured the way the GPU backends are.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -60,11 +61,10 @@ void copy_string(char* dst, std::size_t len, const std::string& src) {
 }
 
 // A field of a (possibly older, shorter) host struct exists when struct_size covers it.
-template <class Struct, class Field>
-bool has_field(const Struct* s, const Field Struct::*field) {
-  const auto offset = reinterpret_cast<std::size_t>(&(static_cast<const Struct*>(nullptr)->*field));
-  return s != nullptr && s->struct_size >= offset + sizeof(Field);
+bool covers(const tp_run_options* o, std::size_t offset, std::size_t size) {
+  return o != nullptr && o->struct_size >= offset + size;
 }
+#define TP_OPTION_PRESENT(o, field) covers((o), offsetof(tp_run_options, field), sizeof(tp_run_options::field))
 
 std::string unsupported_reason(const OperatingPoint& op) {
   const long long kv_elements = op.total_tokens() * op.kv_heads * op.head_dim * 2;
@@ -231,16 +231,16 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   tp_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;
   const volatile int32_t* cancel = nullptr;
-  if (has_field(options, &tp_run_options::warmup)) measure.warmup = std::max(0, options->warmup);
-  if (has_field(options, &tp_run_options::repeats)) measure.repeats = std::max(1, options->repeats);
-  if (has_field(options, &tp_run_options::ablations)) measure.ablations = options->ablations;
-  if (has_field(options, &tp_run_options::seed)) measure.seed = options->seed;
-  if (has_field(options, &tp_run_options::save_tensors_dir) && options->save_tensors_dir != nullptr) {
+  if (TP_OPTION_PRESENT(options, warmup)) measure.warmup = std::max(0, options->warmup);
+  if (TP_OPTION_PRESENT(options, repeats)) measure.repeats = std::max(1, options->repeats);
+  if (TP_OPTION_PRESENT(options, ablations)) measure.ablations = options->ablations;
+  if (TP_OPTION_PRESENT(options, seed)) measure.seed = options->seed;
+  if (TP_OPTION_PRESENT(options, save_tensors_dir) && options->save_tensors_dir != nullptr) {
     measure.save_tensors_dir = options->save_tensors_dir;
   }
-  if (has_field(options, &tp_run_options::progress)) progress_fn = options->progress;
-  if (has_field(options, &tp_run_options::progress_user)) progress_user = options->progress_user;
-  if (has_field(options, &tp_run_options::cancel)) cancel = options->cancel;
+  if (TP_OPTION_PRESENT(options, progress)) progress_fn = options->progress;
+  if (TP_OPTION_PRESENT(options, progress_user)) progress_user = options->progress_user;
+  if (TP_OPTION_PRESENT(options, cancel)) cancel = options->cancel;
 
   RunProgress progress(progress_fn, progress_user, cancel, progress_units(measure));
   CaseMeasurement m;

@@ -66,17 +66,37 @@ const std::vector<double>& quantile_edges() {
   return edges;
 }
 
+// Per bucket: x = base + slope * position-in-bucket, in float for the hot loop.
+struct QuantileSegments {
+  std::vector<float> base, slope;
+};
+
+const QuantileSegments& quantile_segments() {
+  static const QuantileSegments segments = [] {
+    const auto& edges = quantile_edges();
+    QuantileSegments q;
+    q.base.assign(kQuantileBuckets, 0.0f);
+    q.slope.assign(kQuantileBuckets, 0.0f);
+    for (int b = 1; b < kQuantileBuckets - 1; ++b) {
+      q.base[b] = static_cast<float>(edges[b]);
+      q.slope[b] = static_cast<float>(edges[b + 1] - edges[b]);
+    }
+    return q;
+  }();
+  return segments;
+}
+
 float normal_from_bits(std::uint32_t u) {
-  const auto& edges = quantile_edges();
   const int bucket = static_cast<int>(u >> 16);
-  const double within = ((u & 0xFFFFu) + 0.5) / 65536.0;
   if (bucket == 0 || bucket == kQuantileBuckets - 1) {
     // Tails: invert p = (u + 0.5) / 2^32 exactly (by symmetry, always in the left tail).
     const double p = (static_cast<double>(bucket == 0 ? u : ~u) + 0.5) / 4294967296.0;
-    const double x = inverse_normal_cdf_from(p, edges[1], 40);
+    const double x = inverse_normal_cdf_from(p, quantile_edges()[1], 40);
     return static_cast<float>(bucket == 0 ? x : -x);
   }
-  return static_cast<float>(edges[bucket] + within * (edges[bucket + 1] - edges[bucket]));
+  const auto& q = quantile_segments();
+  const float within = (static_cast<float>(u & 0xFFFFu) + 0.5f) * (1.0f / 65536.0f);
+  return q.base[bucket] + within * q.slope[bucket];
 }
 
 // Fills `out` with standard normals, two per 64-bit draw.

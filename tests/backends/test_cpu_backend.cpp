@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -402,4 +403,24 @@ TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
   EXPECT_EQ(r.result.metrics, nullptr);
   load_cpu_plugin()->release_result(&r.result);  // idempotent
   (void)copy;
+}
+
+TEST(CpuBackend, OlderShorterOptionsStructIsHonoured) {
+  // A host built before save_tensors_dir/progress/cancel existed: those fields are not read.
+  tp_run_options o = quick_options();
+  o.struct_size = offsetof(tp_run_options, save_tensors_dir);
+  volatile int32_t cancel = 1;
+  o.cancel = &cancel;
+  RunOutcome r = run(small_op(), o);
+  EXPECT_EQ(r.status, TP_OK) << r.message;
+  EXPECT_EQ(r.result.repeats, 1);
+  load_cpu_plugin()->release_result(&r.result);
+
+  // No options at all: the documented defaults (5 warm-up, 20 timed).
+  const tp_case c = to_tp_case(small_op());
+  tp_result result{};
+  result.struct_size = sizeof result;
+  ASSERT_EQ(load_cpu_plugin()->run_case(0, &c, nullptr, &result), TP_OK) << result.message;
+  EXPECT_EQ(result.repeats, 20);
+  load_cpu_plugin()->release_result(&result);
 }
