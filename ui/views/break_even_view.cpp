@@ -45,14 +45,14 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
 void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
   model_->setCases(cases);
   table_->resizeColumnsToContents();
-  // Select the first shape that has a decomposition so the waterfall is not empty.
+  // Start on the largest HBM-cold shape that has a decomposition: where the K byte matters most.
   int pick = -1;
+  double best = -1;
   for (int r = 0; r < proxy_->rowCount(); ++r) {
-    int source = proxy_->mapToSource(proxy_->index(r, 0)).row();
-    if (model_->rowAt(source).decomposition) {
-      pick = r;
-      break;
-    }
+    const BreakEvenRow& row = model_->rowAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
+    if (!row.decomposition) continue;
+    double size = double(row.batch) * row.context * (row.cache == CacheState::hbm_cold ? 2 : 1);
+    if (size > best) best = size, pick = r;
   }
   if (pick < 0 && proxy_->rowCount() > 0) pick = 0;
   if (pick >= 0)
