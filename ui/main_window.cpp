@@ -100,6 +100,8 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   });
   connect(editor_, &OpEditor::gpuModelChanged, this, &MainWindow::updateAnalysis);
   connect(timeline_view_, &TimelineView::tilesChanged, this, &MainWindow::updateAnalysis);
+  // A case picked in another database means nothing here: forget it before the views refresh.
+  connect(session_, &DatabaseSession::opened, this, [this] { selected_case_.reset(); });
   connect(session_, &DatabaseSession::changed, this, &MainWindow::onDatabaseChanged);
   connect(runs_view_, &RunsView::caseSelected, this, [this](const CaseSummary& c) {
     selected_case_ = c;
