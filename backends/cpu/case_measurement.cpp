@@ -84,7 +84,7 @@ CaseMeasurement::CaseMeasurement() : tile_interval_us(kNaN) {
 int progress_units(const MeasureOptions& o) {
   int units = 4 + o.warmup + o.repeats;  // generate, bandwidth, reference, save
   if (o.ablations & TP_ABLATE_TILE_INTERVAL) units += 1 + o.repeats;
-  if (o.ablations & TP_ABLATE_STAGE_COSTS) units += (1 + TP_STAGE_COUNT) * (1 + ablation_repeats(o));
+  if (o.ablations & TP_ABLATE_STAGE_COSTS) units += (1 + 2 * TP_STAGE_COUNT) * (1 + ablation_repeats(o));
   return units;
 }
 
@@ -148,7 +148,8 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
       m.samples["half_context_tiles"] = half_runs.last.tiles;
     }
 
-    // ---- stage costs: isolated (timers around each named call) and removed (stage compiled out) ----
+    // ---- stage costs: isolated (timers around each named call), removed (stage compiled
+    // out) and doubled (stage run twice) ----
     if (options.ablations & TP_ABLATE_STAGE_COSTS) {
       const auto present = stages_present(op, m.splits);
       const int repeats = ablation_repeats(options);
@@ -164,7 +165,7 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
         for (int s = 0; s < TP_STAGE_COUNT; ++s) stage_ns[s] += outcome.stage_ns[s];
         timed_tiles += outcome.tiles;
       }
-      nlohmann::json isolated, removed;
+      nlohmann::json isolated, removed, doubled;
       for (int s = 0; s < TP_STAGE_COUNT; ++s) {
         if (!present[s]) continue;
         const bool per_step = s == TP_STAGE_Q_QUANT || s == TP_STAGE_COMBINE;
@@ -180,7 +181,15 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
         const double saved_us = m.latency_median_us - median(runs.latencies_us);
         m.stage_cost_us[TP_COST_REMOVED][s] = per_step ? saved_us : saved_us * per_tile_factor;
         removed[std::string(to_string(static_cast<Stage>(s)))] = runs.latencies_us;
+
+        DecodeLaunch doubled_launch = launch;
+        doubled_launch.doubled_stage = s;
+        TimedRuns doubled_runs = time_kernel(doubled_launch, 1, repeats, progress, "stage_doubled");
+        const double added_us = median(doubled_runs.latencies_us) - m.latency_median_us;
+        m.stage_cost_us[TP_COST_DOUBLED][s] = per_step ? added_us : added_us * per_tile_factor;
+        doubled[std::string(to_string(static_cast<Stage>(s)))] = doubled_runs.latencies_us;
       }
+      m.samples["doubled_latency_us"] = doubled;
       m.samples["isolated_us"] = isolated;  // per tile per worker (q_quant/combine: per step)
       m.samples["removed_latency_us"] = removed;
     }

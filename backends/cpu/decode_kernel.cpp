@@ -1,5 +1,5 @@
-// The CPU decode step. Ablations compile one named stage call out of the main loop
-// (template parameter Removed), and the timed instantiation wraps each call in a
+// The CPU decode step. Ablations compile one named stage call out of the main loop, or
+// run it twice (template parameter Ablation), and the timed instantiation wraps each call in a
 // steady_clock pair, so "removed" and "isolated" stage costs come from the same code.
 #include "backends/cpu/decode_kernel.h"
 
@@ -19,11 +19,28 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Run stage `Id` unless it is the one compiled out; time it in the timed kernel.
-template <int Removed, bool Timed, int Id, class Fn>
+// Ablation of one named stage, chosen at compile time: compiled out, or run twice.
+struct NoAblation {
+  static constexpr int removed = kNoAblation, doubled = kNoAblation;
+};
+template <int Stage>
+struct RemoveStage {
+  static constexpr int removed = Stage, doubled = kNoAblation;
+};
+template <int Stage>
+struct DoubleStage {
+  static constexpr int removed = kNoAblation, doubled = Stage;
+};
+
+// Run stage `Id` unless it is the one compiled out (twice if it is the doubled one);
+// time it in the timed kernel.
+template <class Ablation, bool Timed, int Id, class Fn>
 inline void stage(std::array<double, TP_STAGE_COUNT>& ns, Fn&& fn) {
-  if constexpr (Removed == Id) {
+  if constexpr (Ablation::removed == Id) {
     return;
+  } else if constexpr (Ablation::doubled == Id) {
+    fn();
+    fn();
   } else if constexpr (Timed) {
     const auto start = Clock::now();
     fn();
@@ -78,7 +95,7 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
 }
 
 // The tiles [first, last) of one work item through all named stages.
-template <int Removed, bool Timed>
+template <class Ablation, bool Timed>
 long long run_tiles(const VariantPlan& plan, const std::int32_t* page_row, int kv_head, int length, int first_tile,
                     int last_tile, TileScratch& s, std::array<double, TP_STAGE_COUNT>& ns) {
   for (int tile_index = first_tile; tile_index < last_tile; ++tile_index) {
@@ -89,28 +106,28 @@ long long run_tiles(const VariantPlan& plan, const std::int32_t* page_row, int k
     tile.kv_head = kv_head;
     if (plan.staged_kv) {
       // separate_kv: both operands are loaded and prepared into staged tiles first.
-      stage<Removed, Timed, TP_STAGE_K_LOAD>(ns, [&] { k_load(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_V_LOAD>(ns, [&] { v_load(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_LOAD>(ns, [&] { k_load(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_V_LOAD>(ns, [&] { v_load(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
     } else {
       // full / k_only / none: K prepared next to QK, V next to PV.
-      stage<Removed, Timed, TP_STAGE_K_LOAD>(ns, [&] { k_load(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_V_LOAD>(ns, [&] { v_load(plan, tile, s); });
-      stage<Removed, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_LOAD>(ns, [&] { k_load(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_V_LOAD>(ns, [&] { v_load(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
     }
-    stage<Removed, Timed, TP_STAGE_PV>(ns, [&] { pv(plan, tile, s); });
-    stage<Removed, Timed, TP_STAGE_ACCUM>(ns, [&] { accum(plan, tile, s); });
+    stage<Ablation, Timed, TP_STAGE_PV>(ns, [&] { pv(plan, tile, s); });
+    stage<Ablation, Timed, TP_STAGE_ACCUM>(ns, [&] { accum(plan, tile, s); });
   }
   return last_tile - first_tile;
 }
 
-template <int Removed, bool Timed>
+template <class Ablation, bool Timed>
 DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   const DecodeProblem& p = *launch.problem;
   const OperatingPoint& op = p.op;
@@ -128,7 +145,7 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   if (plan.k == KOperand::e4m3_fp8_qk) {
     step.q8.assign(out_rows * D, 0);
     step.q_scale.assign(out_rows, 1.0f);
-    stage<Removed, Timed, TP_STAGE_Q_QUANT>(main_ns, [&] {
+    stage<Ablation, Timed, TP_STAGE_Q_QUANT>(main_ns, [&] {
       for (std::size_t row = 0; row < out_rows; ++row) {
         step.q_scale[row] = numerics::quantize_q_row_e4m3(&p.q[row * D], D, &step.q8[row * D]);
       }
@@ -168,7 +185,7 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
       load_q(plan, step, b, kv_head, s);
       const std::int32_t* page_row = &p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq];
       worker_tiles[worker_index] +=
-          run_tiles<Removed, Timed>(plan, page_row, kv_head, length, first_tile, last_tile, s, ns);
+          run_tiles<Ablation, Timed>(plan, page_row, kv_head, length, first_tile, last_tile, s, ns);
 
       // Finish: O = acc / l, stored as BF16 (one split) or as a float partial with its LSE.
       for (int g = 0; g < G; ++g) {
@@ -201,7 +218,7 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
 
   // ---- combine: O = sum_i exp(lse_i - lse_max) O_i / sum_i exp(lse_i - lse_max) ----
   if (splits > 1 && !outcome.cancelled) {
-    stage<Removed, Timed, TP_STAGE_COMBINE>(main_ns, [&] {
+    stage<Ablation, Timed, TP_STAGE_COMBINE>(main_ns, [&] {
       std::vector<float> merged(D);
       for (std::size_t row = 0; row < out_rows; ++row) {
         float lse_max = -INFINITY;
@@ -225,29 +242,30 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   return outcome;
 }
 
-template <int Removed>
-DecodeOutcome run_removed(const DecodeLaunch& launch) {
-  return run_decode_impl<Removed, false>(launch);
+template <template <int> class Ablation>
+DecodeOutcome run_ablated(int stage_id, const DecodeLaunch& launch) {
+  switch (stage_id) {
+    case TP_STAGE_K_LOAD: return run_decode_impl<Ablation<TP_STAGE_K_LOAD>, false>(launch);
+    case TP_STAGE_K_PREP: return run_decode_impl<Ablation<TP_STAGE_K_PREP>, false>(launch);
+    case TP_STAGE_QK: return run_decode_impl<Ablation<TP_STAGE_QK>, false>(launch);
+    case TP_STAGE_SOFTMAX: return run_decode_impl<Ablation<TP_STAGE_SOFTMAX>, false>(launch);
+    case TP_STAGE_V_LOAD: return run_decode_impl<Ablation<TP_STAGE_V_LOAD>, false>(launch);
+    case TP_STAGE_V_PREP: return run_decode_impl<Ablation<TP_STAGE_V_PREP>, false>(launch);
+    case TP_STAGE_PV: return run_decode_impl<Ablation<TP_STAGE_PV>, false>(launch);
+    case TP_STAGE_ACCUM: return run_decode_impl<Ablation<TP_STAGE_ACCUM>, false>(launch);
+    case TP_STAGE_Q_QUANT: return run_decode_impl<Ablation<TP_STAGE_Q_QUANT>, false>(launch);
+    case TP_STAGE_COMBINE: return run_decode_impl<Ablation<TP_STAGE_COMBINE>, false>(launch);
+  }
+  return run_decode_impl<NoAblation, false>(launch);
 }
 
 }  // namespace
 
 DecodeOutcome run_decode(const DecodeLaunch& launch) {
-  if (launch.stage_timers) return run_decode_impl<kNoAblation, true>(launch);
-  switch (launch.removed_stage) {
-    case kNoAblation: return run_decode_impl<kNoAblation, false>(launch);
-    case TP_STAGE_K_LOAD: return run_removed<TP_STAGE_K_LOAD>(launch);
-    case TP_STAGE_K_PREP: return run_removed<TP_STAGE_K_PREP>(launch);
-    case TP_STAGE_QK: return run_removed<TP_STAGE_QK>(launch);
-    case TP_STAGE_SOFTMAX: return run_removed<TP_STAGE_SOFTMAX>(launch);
-    case TP_STAGE_V_LOAD: return run_removed<TP_STAGE_V_LOAD>(launch);
-    case TP_STAGE_V_PREP: return run_removed<TP_STAGE_V_PREP>(launch);
-    case TP_STAGE_PV: return run_removed<TP_STAGE_PV>(launch);
-    case TP_STAGE_ACCUM: return run_removed<TP_STAGE_ACCUM>(launch);
-    case TP_STAGE_Q_QUANT: return run_removed<TP_STAGE_Q_QUANT>(launch);
-    case TP_STAGE_COMBINE: return run_removed<TP_STAGE_COMBINE>(launch);
-  }
-  return run_decode_impl<kNoAblation, false>(launch);
+  if (launch.stage_timers) return run_decode_impl<NoAblation, true>(launch);
+  if (launch.removed_stage != kNoAblation) return run_ablated<RemoveStage>(launch.removed_stage, launch);
+  if (launch.doubled_stage != kNoAblation) return run_ablated<DoubleStage>(launch.doubled_stage, launch);
+  return run_decode_impl<NoAblation, false>(launch);
 }
 
 int choose_splits(const DecodeProblem& p, int threads) {

@@ -24,6 +24,7 @@ struct DecodeLaunch {
   int splits = 1;                      // >= 1
   int threads = 1;                     // >= 1
   int removed_stage = kNoAblation;     // enum tp_stage compiled out of the kernel, or kNoAblation
+  int doubled_stage = kNoAblation;     // enum tp_stage run twice per tile/step (ignored with removed_stage)
   bool stage_timers = false;           // time every named stage call (isolated costs)
   // Called on the launching thread between its work items; return true to cancel.
   std::function<bool(double fraction)> poll;

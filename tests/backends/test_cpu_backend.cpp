@@ -386,7 +386,9 @@ TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
     EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
     EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
   }
-  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_DOUBLED][TP_STAGE_QK]));
+  for (int s : {TP_STAGE_QK, TP_STAGE_PV, TP_STAGE_COMBINE}) EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_DOUBLED][s])) << s;
+  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_DOUBLED][TP_STAGE_K_PREP]));
+  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_MODEL][TP_STAGE_QK])) << "a measuring backend predicts nothing";
 
   ASSERT_EQ(res.artifact_count, 1);
   EXPECT_STREQ(res.artifacts[0].name, "samples.json");
@@ -396,6 +398,7 @@ TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
   EXPECT_EQ(samples["half_context_latency_us"].size(), 3u);
   EXPECT_TRUE(samples["removed_latency_us"].contains("qk"));
   EXPECT_FALSE(samples["removed_latency_us"].contains("k_prep"));
+  EXPECT_EQ(samples["doubled_latency_us"]["softmax"].size(), 3u);
   EXPECT_GT(res.metric_count, 0);
 
   tp_result copy = r.result;
