@@ -56,6 +56,11 @@ run_sanity() {
          /^[[:space:]]+\/\*[0-9a-f]+\*\// {for (i=1;i<=NF;i++) if ($i ~ /^(HGMMA|QGMMA|HMMA|F2FP|F2F|I2F|PRMT|LDGSTS|UTMALDG|LDG|LDS|LDSM|STS|SHFL|MUFU|BAR|SYNCS|LDL|STL)/) {split($i,a,"."); c[fn" "a[1]]++; break}}
          END {for (k in c) print k, c[k]}' "$OUT/sass.txt" | sort >"$LOGS/sass-opcode-counts.txt"
     gzip -f "$OUT/sass.txt"
+    # Cross-check of the plugin's own cubin hashing (kernel.json's cubin_sha256):
+    # the cubins as cuobjdump extracts them.
+    (mkdir -p /tmp/cubins && cd /tmp/cubins && cuobjdump -xelf all "$PLUGIN" >/dev/null && sha256sum *.cubin) \
+      >"$LOGS/cubin-sha256.txt" 2>&1
+    cat "$LOGS/cubin-sha256.txt"
     echo "sass: $(wc -l <"$LOGS/sass-opcode-counts.txt") (kernel, opcode) rows; $(du -h "$OUT/sass.txt.gz" | cut -f1) gzip"
   fi
 }
@@ -96,7 +101,8 @@ run_ncu() {
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
         --section LaunchStats --section SchedulerStats \
         "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite --kv "$1" --k-path "$2" --mode "$3" \
-        --batch 64 --context 4096 --cache hbm_cold --repeats 1 --warmup 0 --no-ablations \
+        --batch 64 --context 4096 --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 \
+        --cache hbm_cold --repeats 1 --warmup 0 --no-ablations \
         >"$LOGS/ncu-$1-$2-$3.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Duration|Registers Per" "$LOGS/ncu-$1-$2-$3.txt" | head -n 8
   done
