@@ -138,8 +138,8 @@ def main():
                             "notes": [f"torch peers failed: {type(e).__name__}: {str(e)[:300]}"]})
             print(json.dumps(row), flush=True)
             rows.append(row)
-    with open(args.out, "w") as f:
-        json.dump(rows, f, indent=1)
+            with open(args.out, "w") as f:  # after every shape: a time limit keeps what was measured
+                json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":

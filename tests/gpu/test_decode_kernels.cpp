@@ -23,6 +23,7 @@ struct KernelCase {
   std::string label;
   OperatingPoint op;
 };
+void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.label; }
 
 OperatingPoint base_op(KvDtype kv, KPath path, TransformMode mode) {
   OperatingPoint op;

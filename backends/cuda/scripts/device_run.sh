@@ -19,6 +19,7 @@
 #   SWEEP_RESUME   a database from an earlier call to continue (the sweep skips
 #                  the cases it already holds)
 #   SWEEP_SPEC     spec to run (default data/sweeps/h200-cuda.json)
+#   PEERS_SECONDS  limit for bench/peers.py (default 180)
 # Everything small goes into $OUT/logs.tar.gz; the database comes back as a file.
 set -u -o pipefail
 
@@ -97,7 +98,7 @@ run_ncu() {
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
   for v in "k8v8 transform k_only" "k8v8 fp8_qk k_only" "k16v16 k16 none"; do
     set -- $v
-    ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
+    timeout 90 ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
         --section LaunchStats --section SchedulerStats \
         "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite --kv "$1" --k-path "$2" --mode "$3" \
@@ -111,7 +112,7 @@ run_ncu() {
 run_peers() {
   step peers
   if [ -f bench/peers.py ]; then
-    PYTHONUNBUFFERED=1 python3 bench/peers.py --tilepath "$TILEPATH" --out "$OUT/h200-peers.json" >"$LOGS/peers.log" 2>&1 || status=1
+    PYTHONUNBUFFERED=1 timeout "${PEERS_SECONDS:-180}" python3 bench/peers.py --tilepath "$TILEPATH" --out "$OUT/h200-peers.json" >"$LOGS/peers.log" 2>&1 || status=1
     tail -n 20 "$LOGS/peers.log"
   fi
 }
