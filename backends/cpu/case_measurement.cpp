@@ -111,8 +111,13 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     m.read_bandwidth_gbps = bandwidth_probe.measure_gbps(options.threads);
     if (progress.next_unit("warmup")) throw Cancelled{};
 
+    // The kernel's cos/sin cache for a pre-RoPE layout, built once like a model's rotary cache.
+    const numerics::RopeTable rope = op.rope == RopeLayout::pre_rope
+                                         ? numerics::RopeTable::build(*std::max_element(problem.lengths.begin(), problem.lengths.end()), op.head_dim)
+                                         : numerics::RopeTable{};
     DecodeLaunch launch;
     launch.problem = &problem;
+    launch.rope = &rope;
     launch.threads = options.threads;
     launch.splits = op.splits > 0 ? op.splits : choose_splits(problem, options.threads);
     m.splits = launch.splits;

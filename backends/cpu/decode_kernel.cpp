@@ -131,7 +131,7 @@ template <class Ablation, bool Timed>
 DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   const DecodeProblem& p = *launch.problem;
   const OperatingPoint& op = p.op;
-  const VariantPlan plan = make_variant_plan(p);
+  const VariantPlan plan = make_variant_plan(p, op.rope == RopeLayout::pre_rope ? launch.rope : nullptr);
   const std::vector<std::int32_t>& lengths = launch.lengths.empty() ? p.lengths : launch.lengths;
   const int D = op.head_dim, G = plan.group_size, splits = std::max(1, launch.splits);
   const std::size_t out_rows = static_cast<std::size_t>(op.batch) * op.q_heads;

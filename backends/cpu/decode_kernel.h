@@ -11,6 +11,7 @@
 
 #include "backends/abi/tilepath_backend.h"
 #include "core/numerics/decode_problem.h"
+#include "core/numerics/rope.h"
 
 namespace tilepath::cpu {
 
@@ -26,6 +27,7 @@ struct DecodeLaunch {
   int removed_stage = kNoAblation;     // enum tp_stage compiled out of the kernel, or kNoAblation
   int doubled_stage = kNoAblation;     // enum tp_stage run twice per tile/step (ignored with removed_stage)
   bool stage_timers = false;           // time every named stage call (isolated costs)
+  const numerics::RopeTable* rope = nullptr;  // required for a pre_rope op (the kernel's cos/sin cache)
   // Called on the launching thread between its work items; return true to cancel.
   std::function<bool(double fraction)> poll;
 };

@@ -67,6 +67,11 @@ bool covers(const tp_run_options* o, std::size_t offset, std::size_t size) {
 #define TP_OPTION_PRESENT(o, field) covers((o), offsetof(tp_run_options, field), sizeof(tp_run_options::field))
 
 std::string unsupported_reason(const OperatingPoint& op) {
+  if (op.rope == RopeLayout::pre_rope && !(k_is_fp8(op.kv) && op.k_path == KPath::transform)) {
+    // Only k_prep reconstructs K on the way to QK; BF16 K and fp8_qk consume the cache as stored.
+    return "rope: pre_rope needs k_prep to rotate the reconstructed K (an FP8 K cache with k_path transform); "
+           "allowed for " + op.variant_label() + ": post_rope";
+  }
   const long long kv_elements = op.total_tokens() * op.kv_heads * op.head_dim * 2;
   if (kv_elements > kMaxKvElements) {
     return "cpu backend: the K+V cache has " + std::to_string(kv_elements) +

@@ -63,8 +63,9 @@ float head_scale(const std::vector<float>& scales, int kv_head) { return scales[
 
 }  // namespace
 
-VariantPlan make_variant_plan(const DecodeProblem& p) {
+VariantPlan make_variant_plan(const DecodeProblem& p, const numerics::RopeTable* rope) {
   VariantPlan plan;
+  plan.rope = rope;
   const auto& op = p.op;
   if (!p.k8.empty()) plan.k = op.k_path == KPath::fp8_qk ? KOperand::e4m3_fp8_qk : KOperand::e4m3_transform;
   if (!p.v8.empty()) plan.v = op.mode == TransformMode::k_only ? VOperand::e4m3_direct : VOperand::e4m3_convert;
@@ -144,6 +145,10 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
 #pragma omp simd
       for (int d = 0; d < D; ++d) k[t * D + d] = bias[d] + e4m3_value(raw[t * D + d]) * scale;
     }
+  }
+  if (plan.rope != nullptr) {
+    // Pre-RoPE cache: rotate the reconstructed key (bias included) at its position.
+    for (int t = 0; t < tile.tokens; ++t) plan.rope->rotate(&k[t * D], tile.first_token + t);
   }
 }
 

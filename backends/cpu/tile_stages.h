@@ -14,6 +14,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/rope.h"
 
 namespace tilepath::cpu {
 
@@ -39,9 +40,10 @@ struct VariantPlan {
   int head_dim = 0, group_size = 0, kv_heads = 0, page_size = 0, max_pages_per_seq = 0;
   float softmax_scale = 0;
   const numerics::DecodeProblem* problem = nullptr;
+  const numerics::RopeTable* rope = nullptr;  // pre_rope: k_prep rotates each reconstructed key
 };
 
-VariantPlan make_variant_plan(const numerics::DecodeProblem& p);
+VariantPlan make_variant_plan(const numerics::DecodeProblem& p, const numerics::RopeTable* rope = nullptr);
 
 // E4M3 code -> float, exact (the CPU's stand-in for cvt.e4m3x2 -> f16x2).
 const std::array<float, 256>& e4m3_table();
@@ -82,7 +84,7 @@ struct TileScratch {
 
 // k_raw[t] = K[page_row[(first+t)/P]][(first+t)%P][kv_head]      (T, D) gather
 void k_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
-// k_tile = e4m3 * k_scale (+ k_bias)                               (T, D)
+// k_tile = e4m3 * k_scale (+ k_bias), then RoPE_t for a pre-RoPE cache  (T, D)
 void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
 // S = Q·Kᵀ·score_scale + score_bias                                (G, T)
 void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s);

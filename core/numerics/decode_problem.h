@@ -26,6 +26,10 @@ KeyDistribution parse_key_distribution(std::string_view s, std::string_view fiel
 //   k_scale / v_scale  [kv_heads] (per_head) or [1] (per_tensor): dequant = e4m3 * scale
 //   k_bias   [kv_heads][head_dim] float (prebias only; K = bias + scale*e4m3)
 // GQA: q head qh reads kv head qh / (q_heads / kv_heads).
+// RoPE (rope.h; position = token index): a post_rope cache holds rotated keys, so a
+// constant key bias turns with position; a pre_rope cache holds unrotated keys
+// (bias + residual) and attention rotates each reconstructed key at its position
+// (with RopeTable's float angles) before QK.
 // Token t of request b lives in page page_table[b][t / page_size], slot t % page_size.
 // page_table entries past a request's last page are 0 (a valid page; never read).
 // Non-FP8 tensors still get scales of 1.0 so kernels can index them uniformly.

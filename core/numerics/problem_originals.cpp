@@ -131,6 +131,7 @@ ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed,
   q_.resize(q.size());
   for (std::size_t i = 0; i < q.size(); ++i) q_[i] = float_to_bf16(q[i]);
 
+  rope_ = RopeTable::build(*std::max_element(lengths_.begin(), lengths_.end()), op.head_dim);
   key_bias_.assign(static_cast<std::size_t>(op.kv_heads) * op.head_dim, 0.0f);
   if (dist == KeyDistribution::qwen_bias) {
     std::mt19937_64 bias_rng(stream_seed(seed, kStreamBias));
@@ -164,6 +165,13 @@ void ProblemOriginals::keys(int b, std::vector<float>& out) const {
   for (std::size_t t = 0; t < out.size() / row; ++t) {
     float* token = &out[t * row];
     for (int i = 0; i < row; ++i) token[i] = codec::round_bf16(key_bias_[i] + token[i]);
+    if (op_.rope == RopeLayout::post_rope) {
+      for (int h = 0; h < op_.kv_heads; ++h) {
+        float* head = token + h * op_.head_dim;
+        rope_.rotate(head, static_cast<int>(t));
+        for (int d = 0; d < op_.head_dim; ++d) head[d] = codec::round_bf16(head[d]);
+      }
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/numerics/decode_problem.h"
+#include "core/numerics/rope.h"
 
 namespace tilepath::numerics::detail {
 
@@ -21,8 +22,12 @@ class ProblemOriginals {
   // The constant per-channel key bias the distribution adds: [kv_heads][head_dim] (zeros unless qwen_bias).
   const std::vector<float>& key_bias() const { return key_bias_; }
 
-  // Request b's keys / values, [len][kv_heads][head_dim], BF16-representable floats.
+  // Request b's keys as the op's layout caches them, [len][kv_heads][head_dim],
+  // BF16-representable floats: post_rope = bf16(RoPE_t(bias + residual)) (the bias turns
+  // with position), pre_rope = bias + residual (attention must rotate them: see rope()).
   void keys(int b, std::vector<float>& out) const;
+  // Angles for positions [0, max context); attention over pre-RoPE keys rotates with it.
+  const RopeTable& rope() const { return rope_; }
   void values(int b, std::vector<float>& out) const;
 
  private:
@@ -32,6 +37,7 @@ class ProblemOriginals {
   std::vector<int> lengths_;
   std::vector<std::uint16_t> q_;
   std::vector<float> key_bias_;
+  RopeTable rope_;
 };
 
 // A standard normal from 32 uniform random bits (tabulated quantile function; exact in

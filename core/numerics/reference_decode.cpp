@@ -1,5 +1,6 @@
 // float64 references: over the stored cache (what a kernel must reproduce) and over
 // the original BF16 tensors (what the cache representation should approximate).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "core/numerics/fp8.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
+#include "core/numerics/rope.h"
 
 namespace tilepath::numerics {
 
@@ -79,6 +81,9 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
   const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
   const bool fp8_q = op.k_path == KPath::fp8_qk;
   const auto& e4m3 = e4m3_values();
+  // A pre-RoPE cache stores unrotated keys: rotate each reconstructed key at its position.
+  const bool rotate_keys = op.rope == RopeLayout::pre_rope;
+  const RopeTable rope = rotate_keys ? RopeTable::build(*std::max_element(p.lengths.begin(), p.lengths.end()), D) : RopeTable{};
   for (int b : requests) {
     if (b < 0 || b >= op.batch) throw std::out_of_range("reference_decode: request " + std::to_string(b) + " out of range");
   }
@@ -101,6 +106,7 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
         values[static_cast<std::size_t>(t) * D + d] =
             v8 ? e4m3[p.v8[src + d]] * v_scale : bf16_to_float(p.v16[src + d]);
       }
+      if (rotate_keys) rope.rotate(&keys[static_cast<std::size_t>(t) * D], t);
     }
     std::vector<double> q(D);
     std::vector<std::uint8_t> q8(D);
@@ -139,6 +145,7 @@ std::vector<double> reference_decode_original(const OperatingPoint& op, std::uin
           head_keys[static_cast<std::size_t>(t) * D + d] = keys[(static_cast<std::size_t>(t) * Hk + h) * D + d];
           head_values[static_cast<std::size_t>(t) * D + d] = values[(static_cast<std::size_t>(t) * Hk + h) * D + d];
         }
+        if (op.rope == RopeLayout::pre_rope) originals.rope().rotate(&head_keys[static_cast<std::size_t>(t) * D], t);
       }
       for (int g = 0; g < group_size; ++g) {
         const std::size_t q_offset = (static_cast<std::size_t>(b) * op.q_heads + h * group_size + g) * D;

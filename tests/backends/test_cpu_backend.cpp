@@ -427,3 +427,23 @@ TEST(CpuBackend, OlderShorterOptionsStructIsHonoured) {
   EXPECT_EQ(result.repeats, 20);
   load_cpu_plugin()->release_result(&result);
 }
+
+TEST(CpuBackend, PreRopeLayoutRotatesInKPrep) {
+  OperatingPoint op = small_op();
+  op.rope = RopeLayout::pre_rope;
+  op.k_repr = KRepr::prebias;
+  expect_passes(op, "pre_rope prebias");  // the reference rotates; an unrotating kernel fails by far
+  op.k_repr = KRepr::plain;
+  op.mode = TransformMode::k_only;
+  expect_passes(op, "pre_rope k_only");
+
+  for (KvDtype kv : {KvDtype::k16v8, KvDtype::k8v8}) {
+    OperatingPoint other = small_op(kv);
+    other.rope = RopeLayout::pre_rope;
+    if (kv == KvDtype::k8v8) other.k_path = KPath::fp8_qk;
+    const tp_case c = to_tp_case(other);
+    char why[512] = "";
+    EXPECT_EQ(load_cpu_plugin()->supports(0, &c, why, sizeof why), 0) << other.variant_label();
+    EXPECT_NE(std::string(why).find("rope"), std::string::npos) << why;
+  }
+}

@@ -9,6 +9,7 @@
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
 #include "core/numerics/problem_originals.h"
+#include "core/numerics/rope.h"
 
 using namespace tilepath;
 using namespace tilepath::numerics;
@@ -139,6 +140,7 @@ TEST(DecodeProblem, StoredKeysApproximateTheOriginals) {
 TEST(DecodeProblem, PrebiasStoresTheChannelMeanExactly) {
   OperatingPoint op = small_op();
   op.k_repr = KRepr::prebias;
+  op.rope = RopeLayout::pre_rope;  // unrotated keys: the Qwen bias is a constant per channel
   const auto p = make_problem(op, 4, KeyDistribution::qwen_bias);
   ASSERT_EQ(p.k_bias.size(), static_cast<std::size_t>(op.kv_heads * op.head_dim));
   const detail::ProblemOriginals originals(op, 4, KeyDistribution::qwen_bias);
@@ -160,6 +162,13 @@ TEST(DecodeProblem, PrebiasStoresTheChannelMeanExactly) {
 
   op.k_repr = KRepr::plain;
   const auto plain = make_problem(op, 4, KeyDistribution::qwen_bias);
+  // Post-RoPE the bias turns with position: the channel means no longer hold it.
+  op.k_repr = KRepr::prebias;
+  op.rope = RopeLayout::post_rope;
+  const auto rotated = make_problem(op, 4, KeyDistribution::qwen_bias);
+  float rotated_max_scale = 0;
+  for (float s : rotated.k_scale) rotated_max_scale = std::max(rotated_max_scale, s * kE4M3Max);
+  EXPECT_GT(rotated_max_scale, 8.0f) << "post-RoPE prebias leaves the turning bias in the residual";
   EXPECT_TRUE(plain.k_bias.empty());
   for (float s : plain.k_scale) EXPECT_GT(s * kE4M3Max, 20.0f) << "without prebias the bias captures the scale";
 }
@@ -203,6 +212,36 @@ TEST(DecodeProblem, TabulatedNormalIsMonotoneAndMatchesQuantiles) {
   EXPECT_NEAR(detail::standard_normal_from_bits(static_cast<std::uint32_t>(0.025 * 4294967296.0)), -1.959964, 1e-4);
   // Deep tail, inverted exactly: Phi(-5) = 2.8665e-7
   EXPECT_NEAR(detail::standard_normal_from_bits(static_cast<std::uint32_t>(2.8665e-7 * 4294967296.0)), -5.0, 2e-3);
+}
+
+TEST(DecodeProblem, PostRopeKeysAreRotatedPreRopeKeys) {
+  OperatingPoint op = small_op();
+  op.kv = KvDtype::k16v16;
+  op.k_path = KPath::k16;
+  op.mode = TransformMode::none;
+  op.rope = RopeLayout::pre_rope;
+  const detail::ProblemOriginals pre(op, 6, KeyDistribution::qwen_bias);
+  op.rope = RopeLayout::post_rope;
+  const detail::ProblemOriginals post(op, 6, KeyDistribution::qwen_bias);
+  std::vector<float> k_pre, k_post;
+  pre.keys(0, k_pre);
+  post.keys(0, k_post);
+  const int row = op.kv_heads * op.head_dim;
+  for (int i = 0; i < row; ++i) EXPECT_EQ(k_pre[i], k_post[i]) << "position 0 is not rotated";
+  for (int t : {1, 77, 299}) {
+    for (int h = 0; h < op.kv_heads; ++h) {
+      std::vector<double> expected(k_pre.begin() + t * row + h * op.head_dim, k_pre.begin() + t * row + (h + 1) * op.head_dim);
+      apply_rope(expected.data(), op.head_dim, t);
+      double norm_pre = 0, norm_post = 0;
+      for (int d = 0; d < op.head_dim; ++d) {
+        const float got = k_post[t * row + h * op.head_dim + d];
+        EXPECT_NEAR(got, expected[d], 0.01 * std::max(1.0, std::fabs(expected[d]))) << "t " << t << " d " << d;
+        norm_pre += expected[d] * expected[d];
+        norm_post += static_cast<double>(got) * got;
+      }
+      EXPECT_NEAR(std::sqrt(norm_post), std::sqrt(norm_pre), 0.01 * std::sqrt(norm_pre)) << "a rotation keeps the norm";
+    }
+  }
 }
 
 TEST(DecodeProblem, InvalidOpIsRejected) {
