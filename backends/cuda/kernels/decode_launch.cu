@@ -204,7 +204,8 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
 
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
-      args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || !args.q || !args.k_pages ||
+      args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 || !args.q ||
+      !args.k_pages ||
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
     return cudaErrorInvalidValue;
   }
