@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "backends/cuda/sha256.h"
+#include "core/sha256.h"
 
 namespace tilepath::cuda {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/store/run_store.h"
-#include "core/store/sha256.h"
+#include "core/sha256.h"
 #include "core/store/sqlite_util.h"
 
 namespace tilepath::store {

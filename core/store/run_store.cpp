@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/migrations.h"
-#include "core/store/sha256.h"
+#include "core/sha256.h"
 #include "core/store/sqlite_util.h"
 
 namespace tilepath {
@@ -371,7 +371,7 @@ void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id,
     for (const auto& a : rec.artifacts) {
       s.reset();
       s.bind(1, case_id).bind(2, a.name).bind(3, a.mime).bind(4, static_cast<std::int64_t>(a.data.size()));
-      s.bind(5, store::sha256_hex(a.data)).bind_blob(6, a.data).run();
+      s.bind(5, sha256_hex(a.data)).bind_blob(6, a.data).run();
     }
   }
 }

@@ -11,7 +11,7 @@
 
 #include "backends/cuda/embedded_cubins.h"
 #include "backends/cuda/read_bandwidth.h"
-#include "backends/cuda/sha256.h"
+#include "core/sha256.h"
 #include "cuda_test_support.h"
 
 using namespace tilepath::cuda;
@@ -105,7 +105,7 @@ TEST(EmbeddedCubins, HashCoversTheElfBytesAndFindsSymbols) {
   ASSERT_EQ(cubins.size(), 1u);
   EXPECT_EQ(cubins[0].sm, 90);
   EXPECT_EQ(cubins[0].size_bytes, elf_size);
-  EXPECT_EQ(cubins[0].sha256, sha256_hex(elf.data(), elf_size));
+  EXPECT_EQ(cubins[0].sha256, tilepath::sha256_hex(elf.data(), elf_size));
   ASSERT_EQ(cubins[0].functions.size(), 1u);
   EXPECT_EQ(cubins[0].functions[0], "my_kernel");
 }

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/store/run_store.h"
-#include "core/store/sha256.h"
+#include "core/sha256.h"
 #include "tests/store/store_test_util.h"
 
 namespace tilepath {
@@ -178,7 +178,7 @@ TEST(Migrations, V2BackfillsChecksumsAndSplitsQualityDistribution) {
     std::vector<std::uint8_t> bytes;
     const std::string& hex = row.at("data").value;
     for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(std::stoi(hex.substr(i, 2), nullptr, 16));
-    EXPECT_EQ(row.at("sha256").value, store::sha256_hex(bytes)) << "artifact " << id;
+    EXPECT_EQ(row.at("sha256").value, tilepath::sha256_hex(bytes)) << "artifact " << id;
     EXPECT_EQ(std::stoll(row.at("size").value), static_cast<long long>(bytes.size()));
   }
   for (const auto& [id, row] : db.table("quality")) {

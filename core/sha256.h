@@ -1,13 +1,14 @@
 #pragma once
 // SHA-256 (FIPS 180-4) of a byte buffer as lowercase hex. Used for artifact
-// checksums (artifacts.sha256) so the store needs no crypto library.
+// checksums (artifacts.sha256) and cubin identities, so neither the store nor
+// the CUDA plugin needs a crypto library at run time.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace tilepath::store {
+namespace tilepath {
 
 namespace sha256_detail {
 
@@ -94,4 +95,4 @@ std::string sha256_hex(const Bytes& bytes) {
   return sha256_hex(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }
 
-}  // namespace tilepath::store
+}  // namespace tilepath

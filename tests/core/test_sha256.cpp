@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "core/store/sha256.h"
+#include "core/sha256.h"
 
-namespace tilepath::store {
+namespace tilepath {
 namespace {
 
 TEST(Sha256, StandardVectors) {
@@ -32,4 +32,4 @@ TEST(Sha256, PaddingBoundariesDifferAndAreStable) {
 }
 
 }  // namespace
-}  // namespace tilepath::store
+}  // namespace tilepath
