@@ -1,0 +1,612 @@
+#!/usr/bin/env python3
+"""Regenerate docs/performance.md from the measured H200 data in the repository.
+
+Inputs (all produced by the one device call quoted in backends/cuda/README.md):
+  bench/results/h200-peers.json           issue-5 peers rows (tilepath, cuDNN/flash SDPA, unfused FP8)
+  data/h200-sweep.sqlite                  the sweep's run store (docs/schema.md), opened read-only
+  bench/results/ncu/*.txt                 Nsight Compute text output (--clock-control none)
+  bench/results/h200-device-run/*         sanity, GPU tests, resource usage, sweep and peers logs
+  backends/cuda/README.md                 the exact device command (quoted, not run)
+
+Standard library only (json, re, sqlite3). Every number in the output is read from those
+files or computed from them (ratios); a value that is not there is written as "absent".
+The reference numbers of other kernels (XQA, FlashInfer, ...) are quoted from issue 5's
+text and labelled as such: they were not measured in this run.
+
+Usage: python3 bench/make_performance_md.py [--root DIR] [--out docs/performance.md]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sqlite3
+import sys
+
+SHAPES_NOTE = "Hq/Hk = 32/8, D = 128, page 16, HBM-cold"
+ABSENT = "absent"
+
+# Quoted from issue 5 ("What the best kernels reach on this GPU (measured 2026-11-29 on the lent
+# H200, same shapes, cold, median of 30; floors at 4.55 TB/s ...)"). Not measured in our run.
+ISSUE_REFERENCE = [
+    # (batch, context, kernel, dtype, latency_us, "x floor" as the issue states it or None)
+    (64, 4096, "cuDNN SDPA", "BF16", 256.0, "1.09x BF16 floor"),
+    (64, 4096, "FlashInfer tensor-core decode", "BF16", 261.0, None),
+    (64, 4096, "FlashInfer tensor-core decode", "FP8", 247.0, None),
+    (64, 4096, "TRT-LLM XQA (Hopper, FP8 GMMA, Q quantized)", "FP8", 170.0, "1.44x FP8 floor"),
+    (64, 4096, "unfused FP8 path", "FP8 -> BF16", 2500.0, None),
+    (16, 32768, "TRT-LLM XQA", "FP8", 364.0, "1.54x"),
+    (128, 2048, "TRT-LLM XQA", "FP8", 143.0, "1.21x"),
+    (1, 32768, "TRT-LLM XQA", "FP8", 43.0, "2.9x"),
+    (4, 65536, "TRT-LLM XQA", "FP8", 238.0, "2.0x"),
+]
+
+STAGES = ["k_load", "v_load", "k_prep", "qk", "softmax", "v_prep", "pv"]
+
+
+# ----------------------------------------------------------------------------- formatting
+def f(x, nd=1, unit=""):
+    if x is None:
+        return ABSENT
+    return f"{x:.{nd}f}{unit}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def rel(path, root):
+    return os.path.relpath(path, root)
+
+
+# ----------------------------------------------------------------------------- inputs
+def load_peers(root):
+    p = os.path.join(root, "bench/results/h200-peers.json")
+    with open(p) as fh:
+        return json.load(fh)
+
+
+def open_db(path):
+    # Read-only. Without a -wal beside it the file is opened immutable (no -shm/-wal is created
+    # in the shared checkout); with one (another process has it open) plain read-only mode.
+    uri = "file:" + os.path.abspath(path) + ("?mode=ro" if os.path.exists(path + "-wal") else "?immutable=1")
+    con = sqlite3.connect(uri, uri=True)
+    con.row_factory = sqlite3.Row
+    return con
+
+
+def db_cases(con, batch, context, kv):
+    """ok HBM-cold cases at (B, S) for one dtype control, fastest first, with metrics and prediction."""
+    rows = con.execute(
+        """SELECT c.*, p.ii_us, p.limiting_stage, p.limiting_agent, p.overlap_efficiency
+           FROM cases c LEFT JOIN predictions p ON p.case_id = c.id
+           WHERE c.cache = 'hbm_cold' AND c.status = 'ok' AND c.batch = ? AND c.context = ? AND c.kv = ?
+             AND c.q_heads = 32 AND c.kv_heads = 8 AND c.head_dim = 128 AND c.page_size = 16
+             AND c.context_lengths IN ('[]', '')""",
+        (batch, context, kv)).fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["m"] = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (r["id"],))}
+        d["sc"] = {(s, m): v for s, m, v in con.execute(
+            "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ?", (r["id"],))}
+        out.append(d)
+    out.sort(key=lambda d: d["m"].get("latency_us") if d["m"].get("latency_us") is not None else float("inf"))
+    return out
+
+
+def variant_name(c):
+    return c["kv"] + " " + c["k_path"] + "/" + c["mode"]
+
+
+def parse_ncu(path):
+    """Numbers from one ncu text report: case line, CLI latency, SOL, occupancy, launch, stalls."""
+    text = open(path, errors="replace").read()
+    r = {"file": path}
+
+    def metric(name, unit_pat=r"\S*"):
+        m = re.search(r"^\s+" + re.escape(name) + r"\s+(" + unit_pat + r")\s+([\d,.]+)\s*$", text, re.M)
+        return float(m.group(2).replace(",", "")) if m else None
+
+    m = re.search(r"^case\s+(.+)$", text, re.M)
+    r["case"] = m.group(1).strip() if m else None
+    m = re.search(r"^kernel\s+(\S+)", text, re.M)
+    r["kernel"] = m.group(1) if m else None
+    m = re.search(r"^latency\s+([\d.]+) us", text, re.M)
+    r["cli_latency_us"] = float(m.group(1)) if m else None
+    m = re.search(r"^floor fraction\s+([\d.]+) \(bytes moved ([\d.e+]+) at (\d+) GB/s\)", text, re.M)
+    r["cli_floor_fraction"] = float(m.group(1)) if m else None
+    r["cli_read_bw"] = float(m.group(3)) if m else None
+    m = re.search(r"^\s+void (decode_attention_kernel<[^>]*>>)", text, re.M)
+    r["ncu_kernel"] = m.group(1) if m else None
+    for key, name in [("duration_us", "Duration"), ("dram_pct", "DRAM Throughput"), ("sm_ghz", "SM Frequency"),
+                      ("dram_ghz", "DRAM Frequency"), ("compute_pct", "Compute (SM) Throughput"),
+                      ("l2_hit_pct", "L2 Hit Rate"), ("mem_busy_pct", "Mem Busy"),
+                      ("achieved_occ_pct", "Achieved Occupancy"), ("theoretical_occ_pct", "Theoretical Occupancy"),
+                      ("regs", "Registers Per Thread"), ("block", "Block Size"), ("grid", "Grid Size"),
+                      ("waves", "Waves Per SM"), ("eligible_pct", "One or More Eligible"),
+                      ("active_warps_sched", "Active Warps Per Scheduler"),
+                      ("eligible_warps_sched", "Eligible Warps Per Scheduler"),
+                      ("cycles_per_issue", "Warp Cycles Per Issued Instruction"),
+                      ("dyn_smem_kb", "Dynamic Shared Memory Per Block")]:
+        r[key] = metric(name)
+    m = re.search(r"^\s+Memory Throughput\s+Tbyte/s\s+([\d.]+)", text, re.M)
+    r["mem_tbps"] = float(m.group(1)) if m else None
+    # Stall reasons: ncu's WarpStateStats rules name the reasons they flag, with cycles and share.
+    flat = re.sub(r"\s+", " ", text)
+    stalls = []
+    for m in re.finditer(r"each warp of this workload spends ([\d.]+) cycles being stalled (.+?)\. .*?"
+                         r"This stall type represents about ([\d.]+)% of the total average of ([\d.]+) cycles", flat):
+        reason = m.group(2)
+        reason = re.sub(r" \(local, global, surface, texture\)", "", reason)
+        stalls.append((reason, float(m.group(1)), float(m.group(3)), float(m.group(4))))
+    r["stalls"] = stalls
+    m = re.search(r"theoretical occupancy \(([\d.]+)%\) is limited by (.+?)\.", flat)
+    r["occ_limit"] = m.group(2) if m else None
+    return r
+
+
+def ablation_kind(mangled):
+    m = re.search(r"AblationKindE(\d)", mangled)
+    return m.group(1) if m else "?"
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+# ----------------------------------------------------------------------------- document
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--out", default=None, help="default: <root>/docs/performance.md")
+    ap.add_argument("--db", default=None, help="default: <root>/data/h200-sweep.sqlite")
+    args = ap.parse_args()
+    root = args.root
+    out_path = args.out or os.path.join(root, "docs/performance.md")
+    db_path = args.db or os.path.join(root, "data/h200-sweep.sqlite")
+    devrun = os.path.join(root, "bench/results/h200-device-run")
+
+    peers = load_peers(root)
+    con = open_db(db_path)
+    run = con.execute("SELECT * FROM runs ORDER BY id").fetchall()
+    status_counts = con.execute("SELECT status, COUNT(*) FROM cases GROUP BY status").fetchall()
+    artifact_names = [r[0] for r in con.execute("SELECT DISTINCT name FROM artifacts ORDER BY name")]
+    db_bw = [r[0] for r in con.execute("SELECT DISTINCT value FROM measurements WHERE name = 'read_bandwidth_gbps'")]
+
+    sanity = read_text(os.path.join(devrun, "sanity.txt")) or ""
+    readme = read_text(os.path.join(root, "backends/cuda/README.md")) or ""
+    gpu_tests = read_text(os.path.join(devrun, "gpu-tests.log")) or ""
+    resource = read_text(os.path.join(devrun, "resource-usage.txt")) or ""
+    sass_counts_path = os.path.join(devrun, "sass-opcode-counts.txt")
+    sass_counts = read_text(sass_counts_path)
+    ncu = [parse_ncu(p) for p in sorted(glob.glob(os.path.join(root, "bench/results/ncu/*.txt")))]
+
+    L = []
+    w = L.append
+    w("# Performance on the H200 (issue 5)")
+    w("")
+    w("<!-- Generated by bench/make_performance_md.py from measured data in the repository; "
+      "edit the script, not this file. -->")
+    w("")
+    w("Generated by `python3 bench/make_performance_md.py`. Every number below is read from "
+      "`bench/results/h200-peers.json`, `data/h200-sweep.sqlite`, `bench/results/ncu/*.txt` or "
+      "`bench/results/h200-device-run/*`, or is a ratio of such numbers; where a value is not in those "
+      "files the table says *absent*. Reference numbers of other kernels (XQA, FlashInfer, ...) are quoted "
+      "from issue 5's text and are **not** from our run. Design, predictions and their outcomes: "
+      "[perf-notes.md](perf-notes.md).")
+    w("")
+
+    # ---- run
+    w("## The run")
+    w("")
+    m = re.search(r"\((\d{4}-\d\d-\d\d \d\d:\d\d UTC), kernels at commit (\w+); ([^)]*)\)", readme)
+    when = m.group(1) if m else None
+    kernels_commit = m.group(2) if m else None
+    m = re.search(r"^(\w{3} \w{3} +\d+ [\d:]+ \d{4})", sanity, re.M)
+    smi_time = m.group(1) if m else None
+    m = re.search(r"^\s*device \d+: (.+)$", sanity, re.M)
+    dev_line = m.group(1).strip() if m else None
+    m = re.search(r"Driver Version: (\S+)\s+CUDA Version: (\S+)", sanity)
+    driver = (m.group(1), m.group(2)) if m else (None, None)
+    m = re.search(r"^name, driver_version.*\n(.+)$", sanity, re.M)
+    clocks = m.group(1).strip() if m else None
+    m = re.search(r"\[  PASSED  \] (\d+) tests?", gpu_tests)
+    passed = m.group(1) if m else None
+    m = re.search(r"\[==========\] (\d+) tests? from", gpu_tests)
+    ran = None
+    for mm in re.finditer(r"\[==========\] (\d+) tests? from \d+ test suites? ran", gpu_tests):
+        ran = mm.group(1)
+    failed = re.search(r"\[  FAILED  \] (\d+) tests?", gpu_tests)
+    peer_bw = [r.get("read_bandwidth_gbps") for r in peers if r.get("read_bandwidth_gbps")]
+
+    w(f"- **Date**: {when or ABSENT} (device call, per backends/cuda/README.md); nvidia-smi at the start of "
+      f"the call: {smi_time or ABSENT}. Sweep run in the database: "
+      + ("; ".join(f"{r['started_at']} to {r['finished_at']}" for r in run) if run else ABSENT) + ".")
+    w(f"- **Device**: {dev_line or ABSENT} (`tilepath backends`); driver {driver[0] or ABSENT}, CUDA {driver[1] or ABSENT}. "
+      f"nvidia-smi clocks at the start (`name, driver, sm, mem, max sm, max mem, power, temp`): `{clocks or ABSENT}`.")
+    w(f"- **Code**: kernels at commit {kernels_commit or ABSENT} (README); the database's `runs.git_revision` is "
+      + (", ".join(r["git_revision"] for r in run) if run else ABSENT) + " (the build's revision).")
+    if peer_bw:
+        w(f"- **Read bandwidth** (the plugin's 16-byte streaming read kernel, measured by each `tilepath run` process "
+          f"of the peers step): {min(peer_bw):.1f} to {max(peer_bw):.1f} GB/s over the {len(peer_bw)} shapes "
+          f"(per shape below); in the sweep process: "
+          + ", ".join(f"{b:.1f}" for b in db_bw) + " GB/s. Floors are `bytes_moved / read bandwidth` of the same process.")
+    w(f"- **Correctness**: GPU tests {passed or ABSENT} passed"
+      + (f" of {ran}" if ran else "") + (f", {failed.group(1)} failed" if failed else ", none failed")
+      + " (`gpu-tests.log`); sweep cases by status: "
+      + ", ".join(f"{s} {n}" for s, n in status_counts) + ".")
+    w("")
+    m = re.search(r"```\s*\n(run\(kind=.*?)\n```", readme, re.S)
+    w("The command that produced every input (from backends/cuda/README.md; `run` is the device tool, the "
+      "script is `backends/cuda/scripts/device_run.sh`):")
+    w("")
+    w("```")
+    w(m.group(1) if m else ABSENT)
+    w("```")
+    w("")
+    m = re.search(r"bundled database `data/h200-sweep.sqlite` is\s*`([^`]+)`", readme)
+    w("Within it the sweep is `" + (m.group(1) if m else ABSENT) + "` (spec `data/sweeps/h200-cuda.json`, "
+      "5 warm-up + 20 timed launches per case, ablations at half the repeats) and the peers step is "
+      "`bench/peers.py` (tilepath via `tilepath run --json --no-ablations --repeats 30`; torch SDPA and the "
+      "unfused FP8 path timed with CUDA events, median of 30, a 4x-L2 read before every timed launch). "
+      "The two steps are separate processes, so the same kernel has two latencies below: "
+      "**the peers file's** (used for the targets, same process as its floor, same call as the peers) "
+      "and **the sweep's** (used for the variant ranking, registers, occupancy and stage costs).")
+    w("")
+
+    # ---- per-shape rows
+    rows = []
+    for p in peers:
+        B, S = p["batch"], p["context"]
+        k8 = db_cases(con, B, S, "k8v8")
+        k168 = db_cases(con, B, S, "k16v8")
+        k16 = db_cases(con, B, S, "k16v16")
+        rows.append((p, k8, k168, k16))
+
+    # ---- targets
+    w("## Issue-5 targets")
+    w("")
+    w("Measured values from `bench/results/h200-peers.json` (the best K8/V8 path and mode of that run); the "
+      "sweep database's fastest case at the same shape is shown beside it for comparison.")
+    w("")
+
+    def find(B, S):
+        for p, k8, k168, k16 in rows:
+            if p["batch"] == B and p["context"] == S:
+                return p, k8, k168, k16
+        return None, [], [], []
+
+    trows = []
+
+    def verdict(ok):
+        return ABSENT if ok is None else ("**MET**" if ok else "**NOT MET**")
+
+    for B, S in [(64, 4096), (16, 32768)]:
+        p, k8, _, _ = find(B, S)
+        x = ratio(p and p.get("tilepath_k8v8_us"), p and p.get("floor_k8v8_us"))
+        sx = (1 / k8[0]["m"]["floor_fraction"]) if k8 and k8[0]["m"].get("floor_fraction") else None
+        trows.append([f"K8/V8 latency <= 1.15x its byte floor", f"B={B}, S={S}",
+                      f"{f(p and p.get('tilepath_k8v8_us'))} us / {f(p and p.get('floor_k8v8_us'))} us = {f(x, 3)}x",
+                      f"{f(sx, 3)}x ({variant_name(k8[0]) if k8 else ABSENT})", verdict(None if x is None else x <= 1.15)])
+    for B, S in [(64, 4096), (16, 32768)]:
+        p, _, _, k16 = find(B, S)
+        x = ratio(p and p.get("tilepath_k16v16_us"), p and p.get("floor_k16v16_us"))
+        sx = (1 / k16[0]["m"]["floor_fraction"]) if k16 and k16[0]["m"].get("floor_fraction") else None
+        trows.append([f"K16/V16 latency <= 1.10x its byte floor", f"B={B}, S={S}",
+                      f"{f(p and p.get('tilepath_k16v16_us'))} us / {f(p and p.get('floor_k16v16_us'))} us = {f(x, 3)}x",
+                      f"{f(sx, 3)}x", verdict(None if x is None else x <= 1.10)])
+    for B, S in [(1, 32768), (4, 65536)]:
+        p, k8, _, _ = find(B, S)
+        fr = ratio(p and p.get("floor_k8v8_us"), p and p.get("tilepath_k8v8_us"))
+        sf = k8[0]["m"].get("floor_fraction") if k8 else None
+        trows.append([f"K8/V8 at >= 70% of read bandwidth (floor / latency)", f"B={B}, S={S}",
+                      f"{f(p and p.get('floor_k8v8_us'))} us / {f(p and p.get('tilepath_k8v8_us'))} us = {f(fr and fr * 100, 1)}%",
+                      f"{f(sf and sf * 100, 1)}% ({variant_name(k8[0]) if k8 else ABSENT})",
+                      verdict(None if fr is None else fr >= 0.70)])
+    p, k8, _, _ = find(64, 4096)
+    x = ratio(p and p.get("cudnn_us"), p and p.get("tilepath_k8v8_us"))
+    sx = ratio(p and p.get("cudnn_us"), k8[0]["m"].get("latency_us") if k8 else None)
+    trows.append(["K8/V8 >= 1.7x faster than cuDNN BF16 SDPA (same run)", "B=64, S=4096",
+                  f"{f(p and p.get('cudnn_us'))} us / {f(p and p.get('tilepath_k8v8_us'))} us = {f(x, 3)}x",
+                  f"{f(sx, 3)}x (sweep latency vs the peers file's cuDNN: two processes)",
+                  verdict(None if x is None else x >= 1.7)])
+    w(table(["target", "shape", "measured (peers file)", "sweep DB, fastest case", "verdict (peers file)"], trows))
+    w("")
+
+    # ---- per shape: time and floors
+    w("## Per shape: time and byte floor")
+    w("")
+    w(f"All shapes {SHAPES_NOTE}. Times are medians from `bench/results/h200-peers.json`. "
+      "`floor/lat` is the fraction of the read bandwidth reached, `lat/floor` its inverse. "
+      "The peers file has no K16/V8 floor: that column uses the sweep case's `bytes_moved` "
+      "over the row's read bandwidth. *Best K8/V8 variant* is the fastest K8/V8 case of the sweep at that "
+      "shape (the peers file does not record which variant its best was).")
+    w("")
+    prow = []
+    for p, k8, k168, k16 in rows:
+        bw = p.get("read_bandwidth_gbps")
+        fl8, fl16 = p.get("floor_k8v8_us"), p.get("floor_k16v16_us")
+        b168 = k168[0]["m"].get("bytes_moved") if k168 else None
+        fl168 = (b168 / (bw * 1e3)) if (b168 and bw) else None
+        t8, t168, t16 = p.get("tilepath_k8v8_us"), p.get("tilepath_k16v8_us"), p.get("tilepath_k16v16_us")
+        prow.append([f"B={p['batch']}, S={p['context']}", f(bw),
+                     variant_name(k8[0]).split(" ", 1)[1] if k8 else ABSENT,
+                     f(t8), f(k8[0]["m"].get("latency_us") if k8 else None),
+                     f(fl8), f(ratio(fl8, t8), 3), f(ratio(t8, fl8), 3),
+                     f"{f(t168)} ({variant_name(k168[0]).split(' ', 1)[1] if k168 else ABSENT})", f(fl168),
+                     f(ratio(fl168, t168), 3), f(ratio(t168, fl168), 3),
+                     f(t16), f(fl16), f(ratio(fl16, t16), 3), f(ratio(t16, fl16), 3)])
+    w(table(["shape", "read BW GB/s", "best K8/V8 variant (sweep)", "K8/V8 us", "K8/V8 us in the sweep", "floor us", "floor/lat", "lat/floor",
+             "K16/V8 us (best mode, sweep)", "floor us", "floor/lat", "lat/floor",
+             "K16/V16 us", "floor us", "floor/lat", "lat/floor"], prow))
+    w("")
+
+    # ---- per shape: peers
+    w("## Per shape: against the peers measured in the same run")
+    w("")
+    w("Peer time / tilepath time (above 1: tilepath is faster). cuDNN and flash run "
+      "`torch.nn.functional.scaled_dot_product_attention` on BF16 K/V of the same shape (contiguous, GQA); "
+      "*unfused FP8* dequantizes an E4M3 cache to BF16 and then calls SDPA (`bench/peers.py`).")
+    w("")
+    rr = []
+    for p, _, _, _ in rows:
+        c, fl, u = p.get("cudnn_us"), p.get("flash_us"), p.get("unfused_fp8_us")
+        for label, key in [("K8/V8", "tilepath_k8v8_us"), ("K16/V8", "tilepath_k16v8_us"), ("K16/V16", "tilepath_k16v16_us")]:
+            t = p.get(key)
+            rr.append([f"B={p['batch']}, S={p['context']}", label, f(t), f(c), f(fl), f(u),
+                       f(ratio(c, t), 2), f(ratio(fl, t), 2), f(ratio(u, t), 2)])
+    w(table(["shape", "tilepath", "us", "cuDNN BF16 us", "flash BF16 us", "unfused FP8 us",
+             "x vs cuDNN", "x vs flash", "x vs unfused FP8"], rr))
+    notes = [(p["batch"], p["context"], n) for p in peers for n in p.get("notes", [])]
+    if notes:
+        w("")
+        w("Peer notes from the file: " + "; ".join(f"B={b}, S={s}: {n}" for b, s, n in notes))
+    w("")
+
+    # ---- per shape: kernel resources and limits (sweep)
+    w("## Per shape: registers, occupancy and what limits the kernel (sweep database)")
+    w("")
+    w("The fastest sweep case of each dtype control at each peer shape (HBM-cold). Registers, dynamic shared "
+      "memory and theoretical occupancy come from `cudaFuncGetAttributes` / "
+      "`cudaOccupancyMaxActiveBlocksPerMultiprocessor` (`cases`); achieved occupancy is not in the database "
+      "(it needs a profiler; see the ncu section). *Tile* = one CTA step (`tile_tokens` tokens). "
+      "*Predicted II* is `predictions.ii_us` (model `ii_model/v1`) with its limiting stage and agent; "
+      "*tile interval* is the measured slope. *Load-only* is the sweep's load-only ablation kernel at the same "
+      "shape (`latency_load_only_us`), i.e. what the K/V stream alone takes. *Steady state* = waves x tiles per CTA "
+      "x tile interval; *outside the loop* = latency - steady state (ramp-up, tail, launches, combine).")
+    w("")
+    kr = []
+    for p, k8, k168, k16 in rows:
+        for cs in (k8, k168, k16):
+            if not cs:
+                kr.append([f"B={p['batch']}, S={p['context']}", ABSENT] + [ABSENT] * 14)
+                continue
+            c = cs[0]
+            m = c["m"]
+            lat, ff = m.get("latency_us"), m.get("floor_fraction")
+            bytes_, bw = m.get("bytes_moved"), m.get("read_bandwidth_gbps")
+            floor = (bytes_ / (bw * 1e3)) if (bytes_ and bw) else None
+            lo = m.get("latency_load_only_us")
+            waves, tpc, ti = m.get("waves"), m.get("tiles_per_cta"), m.get("tile_interval_us")
+            steady = waves * tpc * ti if None not in (waves, tpc, ti) else None
+            occ = c.get("occupancy_theoretical")
+            kr.append([f"B={p['batch']}, S={p['context']}", variant_name(c), f(lat), f(ff, 3),
+                       str(c.get("regs_per_thread") if c.get("regs_per_thread") is not None else ABSENT),
+                       f"{c.get('smem_dynamic_bytes')}" if c.get("smem_dynamic_bytes") is not None else ABSENT,
+                       f"{c['block_x']}", f"{f(m.get('blocks_per_sm'), 0)} / {f(waves, 0)}",
+                       str(c.get("splits_used")),
+                       f(occ * 100 if occ is not None else None, 2, "%"),
+                       f"{c.get('limiting_stage') or ABSENT} ({c.get('limiting_agent') or ABSENT})",
+                       f"{f(c.get('ii_us'), 3)} / {f(ti, 3)}",
+                       f"{f(lo)} ({f(ratio(lo, floor), 3)}x floor)",
+                       f(steady), f(lat - steady if (lat is not None and steady is not None) else None)])
+    w(table(["shape", "variant", "latency us", "floor fraction", "regs", "dyn smem B", "threads/CTA",
+             "CTAs per SM / waves", "splits", "theor. occupancy", "limiting stage (agent)",
+             "predicted II / tile interval us", "load-only us", "steady state us", "outside the loop us"], kr))
+    w("")
+
+    # ---- stage costs
+    w("### Stage costs of the fastest K8/V8 case (us per tile)")
+    w("")
+    w("From `stage_costs`: `isolated` (load-only kernel's slope, split between K and V by byte share), "
+      "`removed` = T(full) - T(stage removed), `doubled` = T(stage twice) - T(full), each per tile. Values "
+      "near zero or negative are within the timing noise: the stage hides under the loads.")
+    w("")
+    sr = []
+    for p, k8, _, _ in rows:
+        if not k8:
+            continue
+        c = k8[0]
+        cells = []
+        for st in STAGES:
+            vals = [f"{meth[0]} {c['sc'][(st, meth)]:.3f}" for meth in ("isolated", "removed", "doubled")
+                    if c["sc"].get((st, meth)) is not None]
+            cells.append(", ".join(vals) if vals else "-")
+        sr.append([f"B={p['batch']}, S={p['context']}", variant_name(c), f(c["m"].get("tile_interval_us"), 3)] + cells)
+    w(table(["shape", "variant", "tile interval"] + STAGES, sr))
+    w("")
+    w("(i = isolated, r = removed, d = doubled; '-' = the variant has no such stage.)")
+    w("")
+
+    # ---- all K8/V8 variants
+    w("### Every K8/V8 path and mode at the peer shapes (sweep, HBM-cold)")
+    w("")
+    w("Latency in us and floor fraction; the fastest per shape is in bold.")
+    w("")
+    variants = sorted({variant_name(c) for _, k8, _, _ in rows for c in k8})
+    vr = []
+    for v in variants:
+        line = [v]
+        for p, k8, _, _ in rows:
+            c = next((c for c in k8 if variant_name(c) == v), None)
+            if c is None:
+                line.append(ABSENT)
+                continue
+            cell = f"{f(c['m'].get('latency_us'))} ({f(c['m'].get('floor_fraction'), 3)})"
+            line.append(f"**{cell}**" if c is k8[0] else cell)
+        vr.append(line)
+    w(table(["variant"] + [f"B={p['batch']}, S={p['context']}" for p, _, _, _ in rows], vr))
+    w("")
+
+    # ---- ncu
+    w("## Nsight Compute (B=64, S=4096, HBM-cold, `--clock-control none`)")
+    w("")
+    w("Parsed from `bench/results/ncu/*.txt`: one launch of the main `decode_attention_kernel` per variant "
+      "(`--launch-count 1`, sections SpeedOfLight, Occupancy, WarpStateStats, MemoryWorkloadAnalysis, "
+      "LaunchStats, SchedulerStats). ncu ran the kernel at unlocked clocks (SM frequency as reported). "
+      "*Duration* is the main kernel alone under the profiler; the *CLI latency* line of the same report is "
+      "`tilepath run --repeats 1 --warmup 0` under ncu and is not comparable with the timings above.")
+    w("")
+    nr = []
+    for r in ncu:
+        nr.append([r["case"] or os.path.basename(r["file"]), f(r["duration_us"], 2), f(r["sm_ghz"], 2),
+                   f(r["dram_pct"], 2, "%"), f(r["mem_tbps"], 2), f(r["l2_hit_pct"], 2, "%"),
+                   f(r["compute_pct"], 2, "%"),
+                   f(r["achieved_occ_pct"], 2, "%"), f(r["theoretical_occ_pct"], 2, "%"),
+                   f(r["regs"], 0), f(r["block"], 0), f(r["grid"], 0), f(r["waves"], 2),
+                   f(r["eligible_pct"], 2, "%"), f(r["cycles_per_issue"], 2),
+                   f(r["cli_latency_us"])])
+    w(table(["case", "duration us", "SM GHz", "DRAM throughput", "memory TB/s", "L2 hit", "compute (SM)",
+             "achieved occupancy", "theoretical occupancy", "regs", "threads/CTA", "grid", "waves per SM",
+             "issue slots with an eligible warp", "warp cycles per issued instr.", "CLI latency us"], nr))
+    w("")
+    w("Stall reasons: the text reports contain no per-reason breakdown table (ncu notes that "
+      "`smsp__pcsamp_sample_count` was not collected); the reasons below are the ones ncu's WarpStateStats "
+      "rules flag, with the cycles per instruction and the share they quote. Occupancy limit as ncu states it.")
+    w("")
+    st = []
+    for r in ncu:
+        st.append([r["case"] or os.path.basename(r["file"]),
+                   "<br>".join(f"stalled {s[0]}: {s[1]:.1f} cycles, about {s[2]:.1f}% of {s[3]:.1f} cycles between issues"
+                               for s in r["stalls"]) or ABSENT,
+                   r["occ_limit"] or ABSENT])
+    w(table(["case", "flagged stall reasons", "theoretical occupancy limited by"], st))
+    w("")
+    if "ncu" not in " ".join(artifact_names).lower():
+        w("Issue 5 asks for the raw ncu output as an artifact in the database: it is **absent** from "
+          "`data/h200-sweep.sqlite` (its artifacts are " + ", ".join(f"`{a}`" for a in artifact_names)
+          + " only); the raw text is kept in `bench/results/ncu/`.")
+        w("")
+
+    # ---- FP8 MMA
+    w("## FP8 tensor cores: what the `fp8_qk` path is on sm_90a")
+    w("")
+    w("The `fp8_qk` path issues `mma.sync.m16n8k32` with E4M3 operands, an sm_89 instruction. On sm_90a ptxas "
+      "does not map it to Hopper's FP8 tensor-core instruction (`QGMMA`, reached only through `wgmma`); it "
+      "converts the operands and issues `HMMA` (perf-notes cites NVIDIA/cutlass issue 1986 for the FP16 "
+      "conversion). So `fp8_qk` is FP8 *storage* plus Q quantization with fewer conversions than `transform`, "
+      "**not native FP8 tensor-core math**.")
+    w("")
+    if sass_counts:
+        counts = {}
+        for line in sass_counts.splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                counts.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+        tot = {}
+        for fn, c in counts.items():
+            for op, n in c.items():
+                tot[op] = tot.get(op, 0) + n
+        w(f"Checked against this run's `{rel(sass_counts_path, root)}` ({len(counts)} kernels): "
+          + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
+        # The three ncu'd main kernels, found by their template arguments (DecodeTraits<K, V, sep, D, abl, x>).
+        for r in ncu:
+            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)>", r["ncu_kernel"] or "")
+            if not m:
+                continue
+            k, v, sep, d, abl, x = m.groups()
+            pat = (f"KOperandE{k}ELNS1_8VOperandE{v}ELb{sep}ELi{d}ELNS0_12AblationKindE{abl}EL"
+                   + (f"in{x[1:]}E" if x.startswith("-") else f"i{x}E"))
+            fn = next((fn for fn in counts if pat in fn), None)
+            if fn:
+                c = counts[fn]
+                w("")
+                w(f"- {r['case'].split(' B=')[0]} main kernel: " + ", ".join(
+                    f"{op} {c.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP", "LDGSTS", "LDSM")))
+    else:
+        w(f"Evidence in the repository, checked: this run's `{rel(sass_counts_path, root)}` (the opcode count per "
+          "kernel that the `sanity` step writes) is **absent** from `bench/results/h200-device-run/`, and "
+          "`resource-usage.txt` lists only registers/stack/shared/local per function, so this run's SASS cannot "
+          "be checked from the committed files.")
+        w("")
+        notes = read_text(os.path.join(root, "docs/perf-notes.md")) or ""
+        m = re.search(r"^### (SASS of v1[^\n]*)\n(.*?)(?=^#)", notes, re.M | re.S)
+        sass_rows = []
+        if m:
+            lines = [l for l in m.group(2).splitlines() if l.startswith("|")]
+            if lines:
+                hdr = [c.strip() for c in lines[0].strip("|").split("|")]
+                for l in lines[2:]:
+                    sass_rows.append(dict(zip(hdr, [c.strip() for c in l.strip("|").split("|")])))
+        if sass_rows:
+            hm = sorted({r.get("HMMA") for r in sass_rows})
+            qg = sorted({r.get("QGMMA") for r in sass_rows})
+            fp = next((r for r in sass_rows if "fp8_qk k_only" in next(iter(r.values()))), None)
+            w("The only SASS counts in the repository are in [perf-notes.md](perf-notes.md), section \""
+              + m.group(1) + "\" (an earlier device run, before the one-wave ring change): over its "
+              + f"{len(sass_rows)} variants `HMMA` is " + "/".join(hm) + " and `QGMMA` is " + "/".join(qg)
+              + (f"; k8v8 fp8_qk k_only: {fp.get('HMMA')} HMMA, {fp.get('F2FP')} F2FP, {fp.get('QGMMA')} QGMMA" if fp else "")
+              + ". They agree with the claim, but they are not this run's build, and the counter keeps only "
+              "the opcode (not the HMMA's operand type).")
+        else:
+            w("No SASS opcode counts were found in docs/perf-notes.md either: the claim above is **unchecked** "
+              "against this repository's files.")
+    w("")
+    spills = re.findall(r"Function (\S+):\s*\n\s*REG:(\d+) STACK:(\d+) SHARED:\d+ LOCAL:(\d+)", resource)
+    if spills:
+        d128 = [s for s in spills if "Li128ELNS0_12AblationKindE" in s[0]]
+        main128 = [s for s in d128 if "AblationKindE0E" in s[0]]
+        nz_main = [s for s in main128 if int(s[2]) or int(s[3])]
+        nz_abl = [s for s in d128 if s not in main128 and (int(s[2]) or int(s[3]))]
+        w(f"`resource-usage.txt` (`cuobjdump --dump-resource-usage` of this run's plugin): {len(spills)} functions, "
+          f"{sum(1 for s in spills if int(s[2]) or int(s[3]))} with non-zero STACK or LOCAL. "
+          f"D=128 main kernels (no ablation, `AblationKind` 0): {len(main128)}, registers "
+          f"{min(int(s[1]) for s in main128) if main128 else ABSENT}-{max(int(s[1]) for s in main128) if main128 else ABSENT}, "
+          + (f"{len(nz_main)} with stack/local" if nz_main else "all STACK:0 LOCAL:0")
+          + f"; D=128 ablation kernels with stack/local: {len(nz_abl)}"
+          + (" (" + ", ".join("AblationKind %s: REG %s, STACK %s, LOCAL %s" % (ablation_kind(s[0]), s[1], s[2], s[3])
+                              for s in nz_abl) + ")" if nz_abl else "")
+          + ".")
+        w("")
+
+    # ---- issue reference numbers
+    w("## Reference numbers quoted in issue 5 (not measured in our run)")
+    w("")
+    w("Issue 5 gives these for other kernels on a lent H200 (2026-11-29, same shapes, cold, median of 30, "
+      "floors at 4.55 TB/s). They were **not** measured in the run above (we cannot run XQA or FlashInfer), "
+      "so a comparison with our numbers crosses runs; our K8/V8 from the peers file is shown "
+      "beside them for orientation only.")
+    w("")
+    ir = []
+    for B, S, name, dt, us, xf in ISSUE_REFERENCE:
+        p, _, _, _ = find(B, S)
+        ours = p.get("tilepath_k8v8_us") if p else None
+        ir.append([f"B={B}, S={S}", name, dt, f(us), xf or "-", f(ours), f(ratio(us, ours), 2)])
+    w(table(["shape", "kernel (issue 5 text)", "dtype", "issue's us", "issue's x floor",
+             "our K8/V8 us (peers file)", "issue's us / ours"], ir))
+    w("")
+    w("See [perf-notes.md](perf-notes.md) for each optimisation's prediction and measured outcome.")
+    w("")
+
+    text = "\n".join(L)
+    with open(out_path, "w") as fh:
+        fh.write(text)
+    print(f"wrote {out_path} ({len(text)} bytes)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
