@@ -26,11 +26,18 @@ db=out/demo.sqlite
 echo
 echo "== a CPU sweep into $db (rerun resumes; Ctrl-C is safe) =="
 "$bin/tilepath" sweep data/sweeps/cpu-demo.json --backend cpu --db "$db"
-"$bin/tilepath" report --db "$db" --format md | head -n 20
+# Reports go to files (a pipe into head would end the report with SIGPIPE).
+"$bin/tilepath" report --db "$db" --format md >out/demo-report.md
+echo "report of the CPU sweep: out/demo-report.md ($(($(wc -l <out/demo-report.md) - 2)) cases)"
 if [ -f data/h200-sweep.sqlite ]; then
+  "$bin/tilepath" report --db data/h200-sweep.sqlite --format csv >out/h200-report.csv
+  echo "report of the bundled H200 sweep: out/h200-report.csv ($(($(wc -l <out/h200-report.csv) - 1)) cases)"
   echo
-  echo "== bundled H200 database (first rows) =="
-  "$bin/tilepath" report --db data/h200-sweep.sqlite --format md | head -n 15
+  echo "== measured on the H200: B=64 S=4096 Hq/Hk=32/8 D=128, HBM-cold =="
+  "$bin/tilepath" report --db data/h200-sweep.sqlite --format csv --batch 64 --context 4096 --cache hbm_cold |
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             { printf "%-7s %-9s %-12s %8.1f us  %5.1f%% of floor  limited by %s\n", $col["kv"], $col["k_path"],
+                      $col["mode"], $col["latency_us"], 100 * $col["floor_fraction"], $col["limiting_stage"] }'
 fi
 if [ -x "$bin/tilepath-gui" ]; then
   QT_QPA_PLATFORM=offscreen "$bin/tilepath-gui" --open "${TILEPATH_DB:-$db}" --view graph --screenshot out/graph.png &&
