@@ -188,8 +188,11 @@ bool MainWindow::openDatabase(const QString& path) {
 }
 
 void MainWindow::openStartupDatabase(bool waitForDemo) {
-  const QString bundled = bundledDatabasePath();
+  // The bundled H200 sweep, through the user's own copy so the shipped file never changes.
+  QString copy_error;
+  const QString bundled = workingCopyOfBundledDatabase(&copy_error);
   if (!bundled.isEmpty() && openDatabase(bundled)) return;
+  if (!copy_error.isEmpty()) statusBar()->showMessage(copy_error, 10000);
   const QString demo = demoDatabasePath();
   if (!openDatabase(demo)) return;
   if (!session_->cases().empty()) return;
@@ -229,6 +232,13 @@ void MainWindow::onDatabaseChanged() {
     const std::vector<CaseSummary>& cases = session_->cases();
     const CaseSummary* pick = nullptr;
     for (const char* backend : {"cuda", "hip", "sim", "cpu"}) {
+      // The headline shape (OperatingPoint's defaults: K8/V8 transform/full, B=64, S=4096, HBM-cold) when
+      // stored; otherwise the largest K8/V8 case with stage costs.
+      if (auto headline = findMatchingCase(cases, OperatingPoint{}, backend)) {
+        selected_case_ = *headline;
+        editor_->setOp(headline->record.op);
+        return;  // setOp → updateAnalysis
+      }
       for (const CaseSummary& c : cases)
         if (c.backend == backend && c.record.status == CaseStatus::ok && c.record.op.kv == KvDtype::k8v8 &&
             !c.record.stage_costs.empty() && (!pick || c.record.op.batch * c.record.op.context > pick->record.op.batch * pick->record.op.context))

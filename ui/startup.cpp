@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
 
@@ -18,12 +19,31 @@ QString bundledDatabasePath() {
   return {};
 }
 
-QString demoDatabasePath() {
+namespace {
+
+QString appDataDir() {
   QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
   if (dir.isEmpty()) dir = QDir::home().filePath(QStringLiteral(".local/share/tilepath"));
   QDir().mkpath(dir);
-  return QDir(dir).filePath(QStringLiteral("demo.sqlite"));
+  return dir;
 }
+
+}  // namespace
+
+QString workingCopyOfBundledDatabase(QString* error) {
+  const QString bundled = bundledDatabasePath();
+  if (bundled.isEmpty()) return {};
+  const QString copy = QDir(appDataDir()).filePath(QFileInfo(bundled).fileName());
+  if (QFileInfo(copy).isFile()) return copy;
+  if (!QFile::copy(bundled, copy)) {
+    if (error) *error = QStringLiteral("could not copy %1 to %2").arg(bundled, copy);
+    return {};
+  }
+  QFile::setPermissions(copy, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther);
+  return copy;
+}
+
+QString demoDatabasePath() { return QDir(appDataDir()).filePath(QStringLiteral("demo.sqlite")); }
 
 namespace {
 

@@ -14,6 +14,12 @@ namespace tilepath::ui {
 // source tree's data/. "" when neither exists.
 QString bundledDatabasePath();
 
+// The user's own copy of the bundled database, <AppDataLocation>/h200-sweep.sqlite:
+// made on first use so that opening it (WAL mode) and running cases into it never
+// touch the shipped file; an existing copy is kept as it is (it may hold the
+// user's runs). "" when there is no bundled database or the copy failed (*error says why).
+QString workingCopyOfBundledDatabase(QString* error = nullptr);
+
 // <AppDataLocation>/demo.sqlite (the folder is created).
 QString demoDatabasePath();
 
