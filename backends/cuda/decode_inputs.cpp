@@ -25,6 +25,21 @@ std::vector<float> scales_or_ones(const std::vector<float>& scales, int kv_heads
 
 }  // namespace
 
+DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
+  DecodeArgs args;
+  args.batch = op.batch;
+  args.q_heads = op.q_heads;
+  args.kv_heads = op.kv_heads;
+  args.head_dim = op.head_dim;
+  args.page_size = op.page_size;
+  args.kv_dtype = static_cast<int>(op.kv);
+  args.k_path = static_cast<int>(op.k_path);
+  args.mode = static_cast<int>(op.mode);
+  args.splits = std::max(1, splits);
+  args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
+  return args;
+}
+
 HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool allow_tiling,
                               double tile_above_host_bytes) {
   HostDecodeCase c;
@@ -169,18 +184,8 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   out_elems_ = std::size_t(op.batch) * q_row;
   out_.reserve(out_elems_ * sizeof(std::uint16_t));
 
-  args = DecodeArgs{};
-  args.batch = op.batch;
-  args.q_heads = op.q_heads;
-  args.kv_heads = op.kv_heads;
-  args.head_dim = op.head_dim;
-  args.page_size = op.page_size;
+  args = decode_shape_args(op, splits);
   args.max_pages_per_seq = c.max_pages_per_seq;
-  args.kv_dtype = static_cast<int>(op.kv);
-  args.k_path = static_cast<int>(op.k_path);
-  args.mode = static_cast<int>(op.mode);
-  args.splits = std::max(1, splits);
-  args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
   args.softmax_scale = src.softmax_scale;
 
   // Workspaces: each piece sized for its own use, and never below what the

@@ -41,6 +41,9 @@ inline constexpr int kPoolRequests = 16;
 // Reference work (tokens x q_heads x head_dim) above which only sampled rows are checked.
 inline constexpr double kFullCheckMaxWork = 1.5e8;
 
+// The shape and variant fields of the launch arguments (no pointers); splits >= 1.
+DecodeArgs decode_shape_args(const OperatingPoint& op, int splits);
+
 // allow_tiling=false forces the whole problem on the host (--save-tensors needs
 // the exact inputs of the output it writes).
 HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool allow_tiling = true,

@@ -14,29 +14,13 @@
 #include "backends/cuda/output_check.h"
 #include "backends/cuda/stage_cost_derivation.h"
 #include "core/numerics/fp8.h"
+#include "core/stage.h"
 
 namespace tilepath::cuda {
 namespace {
 
 // Stages with a remove/twice ablation (the loads are measured by load_only).
 constexpr int kAblatedStages[] = {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_PREP, TP_STAGE_PV};
-constexpr const char* kStageNames[TP_STAGE_COUNT] = {"k_load", "k_prep", "qk",      "softmax",  "v_load",
-                                                     "v_prep", "pv",     "accum",   "q_quant", "combine"};
-
-DecodeArgs shape_args(const OperatingPoint& op) {
-  DecodeArgs args;
-  args.batch = op.batch;
-  args.q_heads = op.q_heads;
-  args.kv_heads = op.kv_heads;
-  args.head_dim = op.head_dim;
-  args.page_size = op.page_size;
-  args.kv_dtype = static_cast<int>(op.kv);
-  args.k_path = static_cast<int>(op.k_path);
-  args.mode = static_cast<int>(op.mode);
-  args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
-  args.splits = std::max(1, op.splits);
-  return args;
-}
 
 std::vector<int> lengths_of(const OperatingPoint& op) {
   if (!op.context_lengths.empty()) return op.context_lengths;
@@ -72,7 +56,7 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   // cache (the reference includes the bias and checks that).
   if (op.rope != RopeLayout::post_rope)
     return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
-  const DecodeArgs args = shape_args(op);
+  const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))
     return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) + " k_path=" +
            std::string(to_string(op.k_path)) + " mode=" + std::string(to_string(op.mode)) +
@@ -204,7 +188,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         const Ablation ablation{kind, stage};
         ++done;
         if (!decode_variant_available(args, ablation)) continue;
-        const std::string label = std::string(kind == AblationKind::remove ? "remove_" : "twice_") + kStageNames[stage];
+        const std::string label =
+            std::string(kind == AblationKind::remove ? "remove_" : "twice_") + std::string(to_string(Stage(stage)));
         report(0.5 + 0.45 * done / 10.0, label.c_str());
         const double median = time_variant(ablation, label).median_us;
         (kind == AblationKind::remove ? latencies.removed_us : latencies.twice_us)[stage] = median;
