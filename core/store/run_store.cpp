@@ -581,9 +581,24 @@ RunStore::RunStore(sqlite3* db, std::string path) : db_(db), path_(std::move(pat
 
 RunStore::RunStore(RunStore&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
 
+namespace {
+
+// WAL while the store is open (crash safety, readers beside a writer); back to a
+// rollback journal at rest, so that later read-only opens (report, export, merge
+// inputs, a read-only bundled copy) need no -wal/-shm files and leave none behind.
+// Fails harmlessly (SQLITE_BUSY) while another connection still has the file open:
+// the last writer to close switches it.
+void close_store(sqlite3* db) {
+  if (db == nullptr) return;
+  if (sqlite3_db_readonly(db, "main") == 0) sqlite3_exec(db, "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(db);
+}
+
+}  // namespace
+
 RunStore& RunStore::operator=(RunStore&& o) noexcept {
   if (this != &o) {
-    sqlite3_close_v2(db_);
+    close_store(db_);
     db_ = o.db_;
     path_ = std::move(o.path_);
     o.db_ = nullptr;
@@ -591,7 +606,7 @@ RunStore& RunStore::operator=(RunStore&& o) noexcept {
   return *this;
 }
 
-RunStore::~RunStore() { sqlite3_close_v2(db_); }
+RunStore::~RunStore() { close_store(db_); }
 
 int RunStore::current_schema_version() { return store::kCurrentSchemaVersion; }
 
