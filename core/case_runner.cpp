@@ -8,13 +8,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <limits>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -32,50 +29,9 @@
 namespace tilepath {
 namespace {
 
-// The ABI cancel flag is a plain int32 the plugin polls; the host's flag is an
-// atomic<bool> that a signal handler or the GUI sets. This watcher mirrors one
-// into the other while a case runs, so cancellation reaches plugins that never
-// call the progress callback.
-class CancelBridge {
- public:
-  explicit CancelBridge(const std::atomic<bool>* source) : source_(source) {
-    if (source_ == nullptr) return;
-    watcher_ = std::thread([this] {
-      std::unique_lock lock(mutex_);
-      while (!done_) {
-        if (source_->load()) flag_ = 1;
-        wake_.wait_for(lock, std::chrono::milliseconds(10));
-      }
-    });
-  }
-  ~CancelBridge() {
-    if (!watcher_.joinable()) return;
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    watcher_.join();
-  }
-  CancelBridge(const CancelBridge&) = delete;
-  CancelBridge& operator=(const CancelBridge&) = delete;
-
-  const volatile std::int32_t* flag() { return source_ ? &flag_ : nullptr; }
-  void raise() { flag_ = 1; }
-  bool raised() const { return flag_ != 0 || (source_ && source_->load()); }
-
- private:
-  const std::atomic<bool>* source_;
-  volatile std::int32_t flag_ = 0;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread watcher_;
-};
-
 struct ProgressContext {
   ProgressObserver* observer;
-  CancelBridge* cancel;
+  const CancelFlag* cancel;
   std::string label;
 };
 
@@ -85,9 +41,9 @@ int forward_progress(void* user, double fraction, const char* phase) {
     std::string label = ctx->label;
     if (phase != nullptr && *phase != '\0') label += std::string(" [") + phase + "]";
     ctx->observer->progress(std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.0, label);
-    if (ctx->observer->cancelled()) ctx->cancel->raise();
+    if (ctx->observer->cancelled()) return 1;  // the ABI: nonzero here cancels like the flag
   }
-  return ctx->cancel->raised() ? 1 : 0;
+  return ctx->cancel != nullptr && ctx->cancel->load() != 0 ? 1 : 0;
 }
 
 std::uint64_t fresh_seed() {
@@ -235,7 +191,7 @@ std::string case_key(const OperatingPoint& op, const RunSettings& settings) {
 }
 
 CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunSettings& settings,
-                    ProgressObserver* observer, const std::atomic<bool>* cancel) {
+                    ProgressObserver* observer, const CancelFlag* cancel) {
   CaseRecord rec;
   rec.op = op;
   rec.case_key = case_key(op, settings);
@@ -258,8 +214,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   std::string why = backend.unsupported_reason(settings.device, op, settings.gpu_model);
   if (!why.empty()) return finish(CaseStatus::unsupported, why);
 
-  CancelBridge bridge(cancel);
-  ProgressContext progress{observer, &bridge, case_label(op)};
+  ProgressContext progress{observer, cancel, case_label(op)};
 
   tp_run_options options{};
   options.struct_size = sizeof(tp_run_options);
@@ -271,8 +226,8 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   options.save_tensors_dir = settings.save_tensors_dir.empty() ? nullptr : settings.save_tensors_dir.c_str();
   options.progress = &forward_progress;
   options.progress_user = &progress;
-  // Even without a host atomic, the observer may cancel through the progress callback.
-  options.cancel = bridge.flag();
+  // Plugins poll the host's flag directly; an observer cancels through the progress callback.
+  options.cancel = cancel != nullptr ? abi_cancel_flag(cancel) : nullptr;
 
   tp_result r = fresh_result();
   backend.run(settings.device, op, options, r, settings.gpu_model);

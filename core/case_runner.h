@@ -13,6 +13,15 @@
 
 namespace tilepath {
 
+// Set from a signal handler or another thread to stop long work. Plugins read the
+// same word through the ABI's `const volatile int32_t* cancel` (abi_cancel_flag):
+// a lock-free std::atomic<int32_t> has exactly int32_t's size and representation.
+using CancelFlag = std::atomic<std::int32_t>;
+static_assert(CancelFlag::is_always_lock_free && sizeof(CancelFlag) == sizeof(std::int32_t));
+inline const volatile std::int32_t* abi_cancel_flag(const CancelFlag* flag) {
+  return reinterpret_cast<const volatile std::int32_t*>(flag);
+}
+
 // Long work reports through this (the GUI adapts it to signals).
 class ProgressObserver {
  public:
@@ -38,7 +47,7 @@ struct RunSettings {
 // Run one case and build the record (does not store). Status unsupported/failed is
 // a record too. Cancellation: returns a record with status cancelled.
 CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunSettings& settings,
-                    ProgressObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
+                    ProgressObserver* observer = nullptr, const CancelFlag* cancel = nullptr);
 
 // The identity stored in cases.case_key.
 std::string case_key(const OperatingPoint& op, const RunSettings& settings);

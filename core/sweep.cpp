@@ -387,7 +387,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
-                       ProgressObserver* observer, const std::atomic<bool>* cancel) {
+                       ProgressObserver* observer, const CancelFlag* cancel) {
   SweepOutcome outcome;
   outcome.total = static_cast<int>(spec.cases.size());
   RunInfo info = make_run_info(backend, spec.settings, command);

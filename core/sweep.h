@@ -32,6 +32,6 @@ struct SweepOutcome {
 // Runs every case not already in the store (same backend, device, key); one
 // commit per finished case. Stops cleanly between cases when cancel is set.
 SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
-                       ProgressObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
+                       ProgressObserver* observer = nullptr, const CancelFlag* cancel = nullptr);
 
 }  // namespace tilepath

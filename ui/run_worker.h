@@ -30,9 +30,9 @@ class RunWorker : public QObject {
   void runSweep(const SweepSpec& spec, const Backend* backend, const QString& dbPath, const QString& command);
 
   // Thread-safe: the sweep stops between cases and the backend sees its cancel flag.
-  void requestCancel() { cancel_.store(true); }
-  void resetCancel() { cancel_.store(false); }
-  bool cancelRequested() const { return cancel_.load(); }
+  void requestCancel() { cancel_.store(1); }
+  void resetCancel() { cancel_.store(0); }
+  bool cancelRequested() const { return cancel_.load() != 0; }
 
  signals:
   void started(int totalCases);
@@ -43,7 +43,7 @@ class RunWorker : public QObject {
   void failed(const QString& message);  // the run could not start or aborted; nothing stored is lost
 
  private:
-  std::atomic<bool> cancel_{false};
+  CancelFlag cancel_{0};
 };
 
 class RunController : public QObject {

@@ -6,11 +6,10 @@
 namespace tilepath::cli {
 namespace {
 
-std::atomic<bool> g_cancel{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the flag is written from a signal handler");
+CancelFlag g_cancel{0};  // lock-free (asserted in case_runner.h): safe to write from a signal handler
 
 extern "C" void on_cancel_signal(int) {
-  g_cancel.store(true);
+  g_cancel.store(1);
   static const char note[] = "\ntilepath: interrupted; finishing the run (signal again to abort)\n";
   // write(2) is async-signal-safe; stdio is not.
   ssize_t ignored = write(STDERR_FILENO, note, sizeof note - 1);
@@ -19,7 +18,7 @@ extern "C" void on_cancel_signal(int) {
 
 }  // namespace
 
-std::atomic<bool>& cancel_flag() { return g_cancel; }
+CancelFlag& cancel_flag() { return g_cancel; }
 
 void install_cancel_handlers() {
   struct sigaction action {};

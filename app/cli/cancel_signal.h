@@ -1,12 +1,12 @@
 #pragma once
 // SIGINT / SIGTERM -> a cancel flag that long commands poll between and inside cases.
 
-#include <atomic>
+#include "core/case_runner.h"
 
 namespace tilepath::cli {
 
 // The process-wide flag the handlers set.
-std::atomic<bool>& cancel_flag();
+CancelFlag& cancel_flag();
 
 // Installs the handlers. The first signal sets the flag (the run finishes
 // cleanly); the handler then resets itself, so a second signal ends the process.

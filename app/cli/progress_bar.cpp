@@ -24,7 +24,7 @@ std::string clock_text(double seconds) {
 
 }  // namespace
 
-ProgressBar::ProgressBar(int total, const std::atomic<bool>* cancel)
+ProgressBar::ProgressBar(int total, const CancelFlag* cancel)
     : total_(total), cancel_(cancel), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { finish(); }

@@ -12,7 +12,7 @@ namespace tilepath::cli {
 class ProgressBar final : public ProgressObserver {
  public:
   // total: cases in the sweep; cancel: flag reported by cancelled().
-  ProgressBar(int total, const std::atomic<bool>* cancel);
+  ProgressBar(int total, const CancelFlag* cancel);
   ~ProgressBar() override;
 
   void progress(double fraction, const std::string& label) override;
@@ -27,7 +27,7 @@ class ProgressBar final : public ProgressObserver {
 
   int total_;
   int done_ = 0;
-  const std::atomic<bool>* cancel_;
+  const CancelFlag* cancel_;
   bool tty_;
   bool line_open_ = false;
   // ETA counts only cases actually run: skipped (already stored) ones are instant.

@@ -126,7 +126,7 @@ TEST_F(CaseRunnerTest, UnsupportedPathIsARecordWithTheReason) {
 }
 
 TEST_F(CaseRunnerTest, CancelledBeforeStartRunsNothing) {
-  std::atomic<bool> cancel{true};
+  CancelFlag cancel{1};
   CaseRecord rec = run_case(*sim_, small_point(KvDtype::k16v8), RunSettings{}, nullptr, &cancel);
   EXPECT_EQ(rec.status, CaseStatus::cancelled);
   EXPECT_TRUE(rec.measurements.empty());
