@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/perf/model_file.h"
+
 namespace tilepath::perf {
 namespace {
 
@@ -17,7 +19,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& problem) {
-  throw std::runtime_error(file + ": field '" + field + "': " + problem);
+  fail_field(file, field, problem);
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -27,9 +29,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 }
 
 std::string read_string(const json& j, const std::string& key, const std::string& file) {
-  if (!j.contains(key)) fail(file, key, "missing (a non-empty string)");
-  if (!j[key].is_string() || j[key].get<std::string>().empty()) fail(file, key, "must be a non-empty string");
-  return j[key].get<std::string>();
+  return read_string_field(j, key, file);
 }
 
 // Every number is {"value": x, "unit": "...", "source": "..."}: the unit must be one
@@ -156,15 +156,7 @@ GpuModel parse_gpu_model(const json& j, const std::string& id, const std::string
 }
 
 GpuModel load_gpu_model_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open GPU model file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
-  return parse_gpu_model(j, fs::path(path).stem().string(), path);
+  return parse_gpu_model(read_model_json(path, "GPU model"), fs::path(path).stem().string(), path);
 }
 
 std::string models_dir() {
@@ -196,16 +188,8 @@ std::string models_dir() {
 }
 
 std::vector<GpuModel> load_gpu_models(const std::string& dir) {
-  const fs::path gpus_dir = fs::path(dir) / "gpus";
-  std::error_code ec;
-  if (!fs::is_directory(gpus_dir, ec)) throw std::runtime_error(gpus_dir.string() + ": not a directory");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(gpus_dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());  // stable device order
   std::vector<GpuModel> out;
-  for (const auto& f : files) out.push_back(load_gpu_model_file(f));
+  for (const auto& f : model_files(dir, "gpus")) out.push_back(load_gpu_model_file(f));
   return out;
 }
 

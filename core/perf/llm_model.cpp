@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/perf/model_file.h"
+
 namespace tilepath::perf {
 namespace {
 
@@ -14,7 +16,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& problem) {
-  throw std::runtime_error(file + ": field '" + field + "': " + problem);
+  fail_field(file, field, problem);
 }
 
 const json& require(const json& j, const std::string& key, const std::string& file, const char* what) {
@@ -30,27 +32,13 @@ int read_positive_int(const json& j, const std::string& key, const std::string& 
 
 std::string read_string(const json& j, const std::string& key, const std::string& file,
                         const std::vector<std::string>& allowed = {}) {
-  const json& v = require(j, key, file, "a string");
-  if (!v.is_string() || v.get<std::string>().empty()) fail(file, key, "must be a non-empty string");
-  const std::string s = v.get<std::string>();
+  const std::string s = read_string_field(j, key, file);
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
     fail(file, key, "'" + s + "' is not allowed; allowed: " + list);
   }
   return s;
-}
-
-std::vector<std::string> llm_files(const std::string& dir) {
-  const fs::path llms = fs::path(dir) / "llms";
-  std::error_code ec;
-  if (!fs::is_directory(llms, ec)) throw std::runtime_error(llms.string() + ": not a directory");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(llms)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 }  // namespace
@@ -98,25 +86,17 @@ LlmModel parse_llm_model(const json& j, const std::string& id, const std::string
 }
 
 LlmModel load_llm_model_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open LLM model file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
-  return parse_llm_model(j, fs::path(path).stem().string(), path);
+  return parse_llm_model(read_model_json(path, "LLM model"), fs::path(path).stem().string(), path);
 }
 
 std::vector<LlmModel> load_llm_models(const std::string& dir) {
   std::vector<LlmModel> out;
-  for (const auto& f : llm_files(dir)) out.push_back(load_llm_model_file(f));
+  for (const auto& f : model_files(dir, "llms")) out.push_back(load_llm_model_file(f));
   return out;
 }
 
 LlmModel load_llm_model(const std::string& id, const std::string& dir) {
-  const auto files = llm_files(dir);
+  const auto files = model_files(dir, "llms");
   std::string known;
   for (const auto& f : files) {
     const std::string stem = fs::path(f).stem().string();
