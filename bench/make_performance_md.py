@@ -3,8 +3,11 @@
 
 Inputs (all produced by the one device call quoted in backends/cuda/README.md):
   bench/results/h200-peers.json           issue-5 peers rows (tilepath, cuDNN/flash SDPA, unfused FP8)
-  data/h200-sweep.sqlite                  the sweep's run store (docs/schema.md), opened read-only
-  bench/results/ncu/*.txt                 Nsight Compute text output (--clock-control none)
+  data/h200-sweep.sqlite                  the sweep's run store (docs/schema.md), opened read-only; the
+                                          raw ncu reports `tilepath attach --ncu` stored on its cases
+                                          (artifacts, occupancy_achieved, ncu_* measurements) when present
+  bench/results/ncu/*.txt                 Nsight Compute text output (--clock-control none), the fallback
+                                          when the database holds no ncu report
   bench/results/h200-device-run/*         sanity, GPU tests, resource usage, sweep and peers logs
   backends/cuda/README.md                 the exact device command (quoted, not run)
 
@@ -108,10 +111,18 @@ def variant_name(c):
     return c["kv"] + " " + c["k_path"] + "/" + c["mode"]
 
 
+STALL_METRIC = re.compile(r"^\s+smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active\.ratio"
+                          r"(?:\s+\S+)??\s+([\d,.]+)\s*$", re.M)
+
+
 def parse_ncu(path):
+    """parse_ncu_text of one file."""
+    return parse_ncu_text(open(path, errors="replace").read(), path)
+
+
+def parse_ncu_text(text, source):
     """Numbers from one ncu text report: case line, CLI latency, SOL, occupancy, launch, stalls."""
-    text = open(path, errors="replace").read()
-    r = {"file": path}
+    r = {"file": source}
 
     def metric(name, unit_pat=r"\S*"):
         m = re.search(r"^\s+" + re.escape(name) + r"\s+(" + unit_pat + r")\s+([\d,.]+)\s*$", text, re.M)
@@ -150,9 +161,56 @@ def parse_ncu(path):
         reason = re.sub(r" \(local, global, surface, texture\)", "", reason)
         stalls.append((reason, float(m.group(1)), float(m.group(3)), float(m.group(4))))
     r["stalls"] = stalls
+    # Per-reason stall metrics (device_run.sh's --metrics regex:smsp__average_warps_issue_stalled_...):
+    # cycles per issued instruction that each reason accounts for.
+    r["stall_metrics"] = {m.group(1): float(m.group(2).replace(",", "")) for m in STALL_METRIC.finditer(text)}
     m = re.search(r"theoretical occupancy \(([\d.]+)%\) is limited by (.+?)\.", flat)
     r["occ_limit"] = m.group(2) if m else None
     return r
+
+
+def db_ncu(con):
+    """The ncu reports stored in the database (`tilepath attach --ncu`), one per case that has them:
+    the raw text (artifact) parsed like a file, with the values attach stored on the case taking
+    precedence (occupancy_achieved, ncu_* measurements). Empty when the database holds none."""
+    out = []
+    case_ids = [r[0] for r in con.execute(
+        "SELECT DISTINCT case_id FROM measurements WHERE name = 'ncu_duration_us' ORDER BY case_id")]
+    for cid in case_ids:
+        arts = con.execute("SELECT name, data FROM artifacts WHERE case_id = ? ORDER BY id", (cid,)).fetchall()
+        reports = [(n, d) for n, d in arts if n.lower().startswith("ncu") and n.lower().endswith(".txt")]
+        if not reports:
+            continue
+        name, data = reports[-1]
+        r = parse_ncu_text(bytes(data).decode("utf-8", errors="replace"), f"data/h200-sweep.sqlite case {cid}: {name}")
+        m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (cid,))}
+        for key, metric in [("duration_us", "ncu_duration_us"), ("dram_pct", "ncu_dram_throughput_pct"),
+                            ("sm_ghz", "ncu_sm_frequency_ghz"), ("achieved_occ_pct", "ncu_achieved_occupancy_pct")]:
+            if m.get(metric) is not None:
+                r[key] = m[metric]
+        stalls = {n[len("ncu_stall_"):-len("_cycles")]: v for n, v in m.items()
+                  if n.startswith("ncu_stall_") and n.endswith("_cycles") and v is not None}
+        if stalls:
+            r["stall_metrics"] = stalls
+        row = con.execute("SELECT * FROM cases WHERE id = ?", (cid,)).fetchone()
+        r["occupancy_achieved"] = row["occupancy_achieved"] if row else None
+        if not r["case"] and row:  # a report without the `tilepath run` summary: the case as the CLI names it
+            variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == "none" else f"/{row['mode']}")
+            r["case"] = (f"{variant} B={row['batch']} S={row['context']} "
+                         f"Hq/Hk={row['q_heads']}/{row['kv_heads']} D={row['head_dim']} P={row['page_size']} "
+                         f"{row['cache']}")
+        r["case_id"] = cid
+        r["artifacts"] = [n for n, _ in arts]
+        out.append(r)
+    return sorted(out, key=lambda r: r["case"] or "")
+
+
+def top_stalls(r, n=3):
+    """The n largest per-reason stalls (cycles per issued instruction), leaving out `selected` (the issue
+    itself, not a stall) and `*_not_issued` variants (a subset of their reason)."""
+    items = [(k, v) for k, v in (r.get("stall_metrics") or {}).items()
+             if k != "selected" and not k.endswith("_not_issued") and v is not None]
+    return sorted(items, key=lambda kv: -kv[1])[:n]
 
 
 def ablation_kind(mangled):
@@ -193,7 +251,10 @@ def main():
     resource = read_text(os.path.join(devrun, "resource-usage.txt")) or ""
     sass_counts_path = os.path.join(devrun, "sass-opcode-counts.txt")
     sass_counts = read_text(sass_counts_path)
-    ncu = [parse_ncu(p) for p in sorted(glob.glob(os.path.join(root, "bench/results/ncu/*.txt")))]
+    ncu = db_ncu(con)
+    ncu_from_db = bool(ncu)
+    if not ncu_from_db:
+        ncu = [parse_ncu(p) for p in sorted(glob.glob(os.path.join(root, "bench/results/ncu/*.txt")))]
 
     L = []
     w = L.append
@@ -465,7 +526,10 @@ def main():
     # ---- ncu
     w("## Nsight Compute (B=64, S=4096, HBM-cold, `--clock-control none`)")
     w("")
-    w("Parsed from `bench/results/ncu/*.txt`: one launch of the main `decode_attention_kernel` per variant "
+    source = ("Parsed from the raw ncu reports stored in `data/h200-sweep.sqlite` (artifacts that "
+              "`tilepath attach --ncu` put on the matching sweep cases, with the `occupancy_achieved` and `ncu_*` "
+              "measurements it stored): " if ncu_from_db else "Parsed from `bench/results/ncu/*.txt`: ")
+    w(source + "one launch of the main `decode_attention_kernel` per variant "
       "(`--launch-count 1`, sections SpeedOfLight, Occupancy, WarpStateStats, MemoryWorkloadAnalysis, "
       "LaunchStats, SchedulerStats). ncu ran the kernel at unlocked clocks (SM frequency as reported). "
       "*Duration* is the main kernel alone under the profiler; the *CLI latency* line of the same report is "
@@ -484,19 +548,41 @@ def main():
              "achieved occupancy", "theoretical occupancy", "regs", "threads/CTA", "grid", "waves per SM",
              "issue slots with an eligible warp", "warp cycles per issued instr.", "CLI latency us"], nr))
     w("")
-    w("Stall reasons: the text reports contain no per-reason breakdown table (ncu notes that "
-      "`smsp__pcsamp_sample_count` was not collected); the reasons below are the ones ncu's WarpStateStats "
-      "rules flag, with the cycles per instruction and the share they quote. Occupancy limit as ncu states it.")
+    have_stall_metrics = any(r.get("stall_metrics") for r in ncu)
+    if have_stall_metrics:
+        w("Stall reasons: *top 3* are the largest per-reason metrics "
+          "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio` (cycles per issued instruction "
+          "that the reason accounts for; `selected` is the issue itself and left out), with their share of the "
+          "warp cycles per issued instruction; *flagged* are the reasons ncu's WarpStateStats rules name, with "
+          "the cycles and share they quote. Occupancy limit as ncu states it.")
+    else:
+        w("Stall reasons: the text reports contain no per-reason breakdown table (ncu notes that "
+          "`smsp__pcsamp_sample_count` was not collected); the reasons below are the ones ncu's WarpStateStats "
+          "rules flag, with the cycles per instruction and the share they quote. Occupancy limit as ncu states it.")
     w("")
     st = []
     for r in ncu:
-        st.append([r["case"] or os.path.basename(r["file"]),
-                   "<br>".join(f"stalled {s[0]}: {s[1]:.1f} cycles, about {s[2]:.1f}% of {s[3]:.1f} cycles between issues"
-                               for s in r["stalls"]) or ABSENT,
-                   r["occ_limit"] or ABSENT])
-    w(table(["case", "flagged stall reasons", "theoretical occupancy limited by"], st))
+        flagged = "<br>".join(f"stalled {s[0]}: {s[1]:.1f} cycles, about {s[2]:.1f}% of {s[3]:.1f} cycles between issues"
+                              for s in r["stalls"]) or ABSENT
+        row = [r["case"] or os.path.basename(r["file"])]
+        if have_stall_metrics:
+            total = r.get("cycles_per_issue") or sum(v for v in r["stall_metrics"].values() if v is not None)
+            top = top_stalls(r)
+            row.append("<br>".join(f"{k}: {v:.2f} cycles" + (f" ({100 * v / total:.1f}%)" if total else "")
+                                   for k, v in top) or ABSENT)
+        row += [flagged, r["occ_limit"] or ABSENT]
+        st.append(row)
+    w(table(["case"] + (["top 3 stall reasons (per issued instruction)"] if have_stall_metrics else [])
+            + ["flagged stall reasons", "theoretical occupancy limited by"], st))
     w("")
-    if "ncu" not in " ".join(artifact_names).lower():
+    if ncu_from_db:
+        w("The raw ncu output is kept as artifacts in `data/h200-sweep.sqlite`: "
+          + "; ".join(f"case {r['case_id']} ({r['case'] or ABSENT}): "
+                      + ", ".join(f"`{a}`" for a in r["artifacts"])
+                      + f", `occupancy_achieved` {f(r['occupancy_achieved'], 4)}" for r in ncu)
+          + ". `tilepath report --db data/h200-sweep.sqlite` lists them per case.")
+        w("")
+    elif "ncu" not in " ".join(artifact_names).lower():
         w("Issue 5 asks for the raw ncu output as an artifact in the database: it is **absent** from "
           "`data/h200-sweep.sqlite` (its artifacts are " + ", ".join(f"`{a}`" for a in artifact_names)
           + " only); the raw text is kept in `bench/results/ncu/`.")
@@ -535,7 +621,7 @@ def main():
             if fn:
                 c = counts[fn]
                 w("")
-                w(f"- {r['case'].split(' B=')[0]} main kernel: " + ", ".join(
+                w(f"- {(r['case'] or os.path.basename(r['file'])).split(' B=')[0]} main kernel: " + ", ".join(
                     f"{op} {c.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP", "LDGSTS", "LDSM")))
     else:
         w(f"Evidence in the repository, checked: this run's `{rel(sass_counts_path, root)}` (the opcode count per "

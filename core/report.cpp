@@ -130,6 +130,14 @@ const std::vector<Column>& columns() {
          return q ? number(q->threshold) : std::string();
        }},
       {"message", [](const CaseSummary& c) { return c.record.message; }},
+      {"artifacts",
+       [](const CaseSummary& c) {
+         // "kernel.json (758 B); ncu-k8v8-transform-k_only.txt (10803 B)"
+         std::string s;
+         for (const ArtifactInfo& a : c.artifacts)
+           s += (s.empty() ? "" : "; ") + a.name + " (" + std::to_string(a.size) + " B)";
+         return s;
+       }},
   };
   return table;
 }

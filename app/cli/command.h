@@ -43,5 +43,6 @@ Command add_graph_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+Command add_attach_command(CLI::App& app);
 
 }  // namespace tilepath::cli

@@ -46,6 +46,10 @@ nlohmann::json case_record_json(const CaseRecord& rec) {
                        {"passed", q.passed},
                        {"distribution", q.distribution}});
   j["quality"] = quality;
+  json artifacts = json::array();
+  for (const Artifact& a : rec.artifacts)
+    artifacts.push_back({{"name", a.name}, {"mime", a.mime}, {"size", a.data.size()}});
+  j["artifacts"] = artifacts;
   const KernelMeta& k = rec.kernel;
   j["kernel"] = {{"name", k.kernel_name},
                  {"cubin_sha256", k.cubin_sha256},

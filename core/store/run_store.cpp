@@ -289,7 +289,17 @@ class ChildRowLoader {
                      "FROM predictions WHERE case_id = ? ORDER BY id"),
         quality_(db, path,
                  "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id"),
-        artifacts_(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id") {}
+        artifacts_(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id"),
+        artifact_infos_(db, path, "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? ORDER BY id") {}
+
+  std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) {
+    std::vector<ArtifactInfo> out;
+    artifact_infos_.reset();
+    artifact_infos_.bind(1, case_id);
+    while (artifact_infos_.step())
+      out.push_back({artifact_infos_.text(0), artifact_infos_.text(1), artifact_infos_.int64(2), artifact_infos_.text(3)});
+    return out;
+  }
 
   void load(CaseRecord& rec, bool with_artifacts) {
     measurements_.reset();
@@ -328,7 +338,7 @@ class ChildRowLoader {
 
  private:
   const std::string& path_;
-  Statement measurements_, stage_costs_, predictions_, quality_, artifacts_;
+  Statement measurements_, stage_costs_, predictions_, quality_, artifacts_, artifact_infos_;
 };
 
 void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id, const CaseRecord& rec) {
@@ -710,6 +720,62 @@ std::int64_t RunStore::add_case(std::int64_t run_id, CaseRecord& rec) {
   return case_id;
 }
 
+AnnotationResult RunStore::annotate_case(std::int64_t case_id, const CaseAnnotation& a) {
+  const std::string where = path_ + ": case " + std::to_string(case_id);
+  for (const Artifact& art : a.artifacts)
+    if (art.name.empty()) throw StoreError(where + ": an artifact needs a name");
+  for (const Measurement& m : a.measurements)
+    if (m.name.empty()) throw StoreError(where + ": a measurement needs a name");
+  if (a.occupancy_achieved && std::isfinite(*a.occupancy_achieved) &&
+      (*a.occupancy_achieved < 0.0 || *a.occupancy_achieved > 1.0))
+    throw StoreError(where + ": occupancy_achieved " + std::to_string(*a.occupancy_achieved) +
+                     " is not a fraction 0..1");
+
+  AnnotationResult result;
+  // One transaction: the artifact and the numbers read from it land together or not at all.
+  Transaction tx(db_, path_);
+  {
+    Statement exists(db_, path_, "SELECT 1 FROM cases WHERE id = ?");
+    exists.bind(1, case_id);
+    if (!exists.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
+  }
+  {
+    Statement old(db_, path_, "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? AND name = ? ORDER BY id");
+    Statement drop(db_, path_, "DELETE FROM artifacts WHERE case_id = ? AND name = ?");
+    for (const Artifact& art : a.artifacts) {
+      old.reset();
+      old.bind(1, case_id).bind(2, art.name);
+      while (old.step()) result.replaced_artifacts.push_back({old.text(0), old.text(1), old.int64(2), old.text(3)});
+      drop.reset();
+      drop.bind(1, case_id).bind(2, art.name).run();
+    }
+  }
+  {
+    Statement drop(db_, path_, "DELETE FROM measurements WHERE case_id = ? AND name = ?");
+    for (const Measurement& m : a.measurements) {
+      drop.reset();
+      drop.bind(1, case_id).bind(2, m.name).run();
+      if (sqlite3_changes(db_) > 0) result.replaced_measurements.push_back(m.name);
+    }
+  }
+  if (a.occupancy_achieved) {
+    Statement s(db_, path_, "UPDATE cases SET occupancy_achieved = ? WHERE id = ?");
+    s.bind(1, *a.occupancy_achieved).bind(2, case_id).run();
+  }
+  CaseRecord children;
+  children.measurements = a.measurements;
+  children.artifacts = a.artifacts;
+  insert_children(db_, path_, case_id, children);
+  tx.commit();
+  return result;
+}
+
+AnnotationResult RunStore::add_artifact(std::int64_t case_id, const Artifact& artifact) {
+  CaseAnnotation a;
+  a.artifacts.push_back(artifact);
+  return annotate_case(case_id, a);
+}
+
 void RunStore::finish_run(std::int64_t run_id) {
   Transaction tx(db_, path_);
   Statement s(db_, path_, "UPDATE runs SET finished_at = ? WHERE id = ?");
@@ -767,7 +833,10 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
     out.push_back(std::move(s));
   }
   ChildRowLoader children(db_, path_);
-  for (auto& s : out) children.load(s.record, false);
+  for (auto& s : out) {
+    children.load(s.record, false);
+    s.artifacts = children.artifact_infos(s.case_id);
+  }
   return out;
 }
 
@@ -785,6 +854,10 @@ std::int64_t RunStore::case_count() const {
   Statement q(db_, path_, "SELECT count(*) FROM cases");
   q.step();
   return q.int64(0);
+}
+
+std::vector<ArtifactInfo> RunStore::artifact_infos(std::int64_t case_id) const {
+  return ChildRowLoader(db_, path_).artifact_infos(case_id);
 }
 
 bool RunStore::has_case(const std::string& backend, const std::string& device, const std::string& case_key) const {

@@ -81,6 +81,26 @@ struct Artifact {
   std::vector<std::uint8_t> data;
 };
 
+// An artifact as listed without its bytes (cases(), artifact_infos()).
+struct ArtifactInfo {
+  std::string name, mime;
+  std::int64_t size = 0;
+  std::string sha256;  // lowercase hex of the bytes
+};
+
+// What is added to a case that is already stored (RunStore::annotate_case), e.g. a
+// profiler report and the numbers read from it (`tilepath attach`).
+struct CaseAnnotation {
+  std::vector<Artifact> artifacts;           // one with a name the case already has replaces that one
+  std::vector<Measurement> measurements;     // one with a name the case already has replaces that one
+  std::optional<double> occupancy_achieved;  // fraction 0..1 (NaN stores NULL); unset leaves the column
+};
+
+struct AnnotationResult {
+  std::vector<ArtifactInfo> replaced_artifacts;     // the stored ones that an artifact of the same name replaced
+  std::vector<std::string> replaced_measurements;   // names of measurements whose old value was replaced
+};
+
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };
 std::string_view to_string(CaseStatus s);
 // Throws StoreError naming the allowed values.
@@ -115,7 +135,8 @@ struct CaseFilter {
 struct CaseSummary {
   std::int64_t case_id = 0, run_id = 0;
   std::string run_uuid, backend, device;
-  CaseRecord record;  // without artifacts
+  CaseRecord record;                    // without artifacts
+  std::vector<ArtifactInfo> artifacts;  // the case's artifacts, listed without their bytes
 };
 
 class RunStore {
@@ -139,12 +160,20 @@ class RunStore {
   // Writes one finished case with all its child rows in ONE transaction (commit per case).
   std::int64_t add_case(std::int64_t run_id, CaseRecord& rec);
   void finish_run(std::int64_t run_id);
+  // Adds artifacts, sets measurements and the achieved occupancy of an already stored
+  // case in ONE transaction (all or nothing). Throws StoreError when the case does not
+  // exist, an artifact or measurement has no name, or the occupancy is outside 0..1.
+  AnnotationResult annotate_case(std::int64_t case_id, const CaseAnnotation& annotation);
+  // annotate_case with one artifact only.
+  AnnotationResult add_artifact(std::int64_t case_id, const Artifact& artifact);
 
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t run_id) const;
   std::vector<CaseSummary> cases(const CaseFilter& filter = {}) const;
   CaseRecord load_case(std::int64_t case_id, bool with_artifacts = false) const;
   std::int64_t case_count() const;
+  // The case's artifacts without their bytes, in the order they were stored.
+  std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) const;
   // Is a case with this key already stored (any run, same backend + device)? Used for sweep resume.
   bool has_case(const std::string& backend, const std::string& device, const std::string& case_key) const;
 

@@ -10,7 +10,9 @@
 #   tests   the GPU tests (gtest XML + log)
 #   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
 #   ncu     Nsight Compute (--clock-control none) on the main kernel of K8/V8
-#           (transform/k_only and fp8_qk/k_only) and K16/V16 at B=64, S=4096, cold
+#           (transform/k_only and fp8_qk/k_only) and K16/V16 at B=64, S=4096, cold,
+#           with the per-reason stall metrics; each raw report is kept in logs and
+#           attached (`tilepath attach --ncu`) to the matching case of the sweep database
 #   peers   bench/peers.py (issue 5), if present
 # Environment:
 #   OUT            where results go (the run tool sets it; default ./out)
@@ -96,16 +98,31 @@ PY
 run_ncu() {
   step ncu
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
+  # Per-reason stalls: smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio is
+  # the cycles between two issued instructions of a warp that <reason> accounts for
+  # (the reasons add up to WarpStateStats' "Warp Cycles Per Issued Instruction").
+  local stall_metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
   for v in "k8v8 transform k_only" "k8v8 fp8_qk k_only" "k16v16 k16 none"; do
     set -- $v
-    timeout 90 ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
+    local report="$LOGS/ncu-$1-$2-$3.txt"
+    # The same operating point for the profiled run and for finding its case in the sweep database.
+    local op=(--kv "$1" --k-path "$2" --mode "$3" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
+              --head-dim 128 --page-size 16 --cache hbm_cold)
+    timeout 120 ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-        --section LaunchStats --section SchedulerStats \
-        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite --kv "$1" --k-path "$2" --mode "$3" \
-        --batch 64 --context 4096 --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 \
-        --cache hbm_cold --repeats 1 --warmup 0 --no-ablations \
-        >"$LOGS/ncu-$1-$2-$3.txt" 2>&1
-    grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Duration|Registers Per" "$LOGS/ncu-$1-$2-$3.txt" | head -n 8
+        --section LaunchStats --section SchedulerStats --metrics "$stall_metrics" \
+        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${op[@]}" --repeats 1 --warmup 0 --no-ablations \
+        >"$report" 2>&1
+    grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Duration|Registers Per" "$report" | head -n 8
+    # The raw report onto the matching case of the sweep database (the sweep step runs
+    # first in the same call), with occupancy_achieved and the ncu_* measurements. A
+    # database without that case makes attach say which cases it has; the step goes on.
+    if [ -f "$DB" ]; then
+      "$TILEPATH" attach --db "$DB" --ncu --file "$report" --backend cuda "${op[@]}" 2>&1 | tee -a "$LOGS/attach.log" \
+        || echo "attach of $report failed (the report stays in logs)"
+    else
+      echo "no sweep database at $DB: $report stays in logs only"
+    fi
   done
 }
 

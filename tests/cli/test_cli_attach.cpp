@@ -1,0 +1,183 @@
+// `tilepath attach` end to end: an ncu text report onto the case a cpu-backend run stored,
+// checked through RunStore and `report --json`; refusals leave the database byte-identical.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.h"
+#include "core/store/run_store.h"
+
+namespace tilepath::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> kShape = {"--batch",    "2", "--context",  "300", "--q-heads",   "8",
+                                         "--kv-heads", "2", "--head-dim", "64",  "--page-size", "16"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string fixture(const std::string& name) {
+  return read_file(std::string(TILEPATH_TEST_DATA_DIR) + "/core/fixtures/" + name);
+}
+
+// The report without its `tilepath run` summary line, so it fits any case.
+std::string without_case_line(const std::string& text) {
+  std::string out;
+  for (const std::string& line : lines(text))
+    if (line.rfind("case ", 0) != 0) out += line + "\n";
+  return out;
+}
+
+class AttachTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("attach");
+    db_ = path("runs.sqlite");
+    CliResult r = run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--no-ablations",
+                                  "--seed", "3", "--db", db_},
+                                 kShape));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    RunStore store = RunStore::open_read_only(db_);
+    ASSERT_EQ(store.case_count(), 1);
+    case_id_ = store.cases().front().case_id;
+    report_ = path("ncu-k8v8.txt");
+    write_file(report_, without_case_line(fixture("ncu-h200-k8v8-fp8_qk-k_only-stalls.txt")));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  CliResult attach(std::vector<std::string> extra) const {
+    return run_cli(concat(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k8v8"}, kShape), extra));
+  }
+
+  // One line on stderr naming `must_mention`, a non-zero exit, and the database as it was.
+  void expect_refused(const CliResult& r, const std::string& must_mention, const std::string& before) const {
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    auto err = lines(r.err);
+    ASSERT_EQ(err.size(), 1u) << "stderr:\n" << r.err;
+    EXPECT_NE(err[0].find("error"), std::string::npos) << err[0];
+    EXPECT_NE(err[0].find(must_mention), std::string::npos) << err[0];
+    EXPECT_EQ(read_file(db_), before) << "the database changed";
+  }
+
+  std::string dir_, db_, report_;
+  std::int64_t case_id_ = 0;
+};
+
+TEST_F(AttachTest, NcuReportLandsOnTheCaseWithItsNumbers) {
+  CliResult r = attach({"--ncu", "--file", report_});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("attached  ncu-k8v8.txt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("long_scoreboard 1.78"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("replaced"), std::string::npos) << r.out;
+
+  RunStore store = RunStore::open_read_only(db_);
+  CaseRecord rec = store.load_case(case_id_, /*with_artifacts=*/true);
+  const std::string bytes = read_file(report_);
+  int found = 0;
+  for (const Artifact& a : rec.artifacts)
+    if (a.name == "ncu-k8v8.txt") {
+      ++found;
+      EXPECT_EQ(a.mime, "text/plain");
+      EXPECT_EQ(std::string(a.data.begin(), a.data.end()), bytes);
+    }
+  EXPECT_EQ(found, 1);
+  EXPECT_DOUBLE_EQ(rec.kernel.occupancy_achieved, 0.1179);  // 11.79 % as a fraction
+  EXPECT_EQ(rec.measurement("ncu_achieved_occupancy_pct"), 11.79);
+  EXPECT_EQ(rec.measurement("ncu_dram_throughput_pct"), 84.32);
+  EXPECT_EQ(rec.measurement("ncu_duration_us"), 133.06);
+  EXPECT_EQ(rec.measurement("ncu_sm_frequency_ghz"), 1.74);
+  EXPECT_EQ(rec.measurement("ncu_stall_long_scoreboard_cycles"), 1.78);
+  EXPECT_EQ(rec.measurement("ncu_stall_selected_cycles"), 1.0);
+  EXPECT_TRUE(rec.measurement("latency_us")) << "the run's own measurements stay";
+
+  // `report --json` names the artifacts and shows the achieved occupancy.
+  CliResult rep = run_cli({"report", "--db", db_, "--json"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  json rows = json::parse(rep.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0]["artifacts"].get<std::string>().find("ncu-k8v8.txt (" + std::to_string(bytes.size()) + " B)"),
+            std::string::npos)
+      << rows[0]["artifacts"];
+  EXPECT_EQ(rows[0]["occupancy_achieved"], "0.1179");
+
+  // Attaching the same name again replaces it (and says so).
+  write_file(report_, read_file(report_) + "\n");
+  CliResult again = attach({"--ncu", "--file", report_, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json j = json::parse(again.out);
+  EXPECT_EQ(j["case_id"], case_id_);
+  EXPECT_EQ(j["artifact"]["size"], bytes.size() + 1);
+  ASSERT_EQ(j["replaced_artifacts"].size(), 1u);
+  EXPECT_EQ(j["replaced_artifacts"][0]["size"], bytes.size());
+  EXPECT_DOUBLE_EQ(j["occupancy_achieved"].get<double>(), 0.1179);
+  CliResult text = attach({"--ncu", "--file", report_});
+  EXPECT_NE(text.out.find("replaced  the artifact 'ncu-k8v8.txt'"), std::string::npos) << text.out;
+  RunStore after = RunStore::open_read_only(db_);
+  int named = 0, occupancy_rows = 0;
+  CaseRecord rec2 = after.load_case(case_id_, true);
+  for (const Artifact& a : rec2.artifacts) named += a.name == "ncu-k8v8.txt";
+  for (const Measurement& m : rec2.measurements) occupancy_rows += m.name == "ncu_achieved_occupancy_pct";
+  EXPECT_EQ(named, 1);
+  EXPECT_EQ(occupancy_rows, 1);
+}
+
+TEST_F(AttachTest, PlainFileByCaseIdWithAName) {
+  write_file(path("notes.bin"), std::string("a\0b", 3));
+  CliResult r = run_cli({"attach", "--db", db_, "--case", std::to_string(case_id_), "--file", path("notes.bin"),
+                         "--name", "notes", "--mime", "application/octet-stream"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CaseRecord rec = RunStore::open_read_only(db_).load_case(case_id_, true);
+  ASSERT_FALSE(rec.artifacts.empty());
+  EXPECT_EQ(rec.artifacts.back().name, "notes");
+  EXPECT_EQ(rec.artifacts.back().mime, "application/octet-stream");
+  EXPECT_EQ(rec.artifacts.back().data, (std::vector<std::uint8_t>{'a', 0, 'b'}));
+  EXPECT_TRUE(std::isnan(rec.kernel.occupancy_achieved)) << "without --ncu nothing but the file is stored";
+}
+
+TEST_F(AttachTest, RefusalsNameTheProblemAndLeaveTheDatabaseAlone) {
+  const std::string before = read_file(db_);
+  // No ok case at that operating point: the stored cases are listed.
+  CliResult missing =
+      run_cli(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k16v16", "--ncu", "--file", report_}, kShape));
+  expect_refused(missing, "no ok case for k16v16", before);
+  EXPECT_NE(missing.err.find("k8v8/transform/full B=2"), std::string::npos) << missing.err;
+  // The default backend (cuda) has no case in this database.
+  expect_refused(run_cli(concat({"attach", "--db", db_, "--kv", "k8v8", "--file", report_}, kShape)),
+                 "no case of backend cuda", before);
+  // No case at that batch.
+  expect_refused(run_cli({"attach", "--db", db_, "--backend", "cpu", "--kv", "k8v8", "--file", report_}),
+                 "stored batches: 2", before);
+  // The report of another case (its `tilepath run` summary names B=64).
+  write_file(path("other.txt"), fixture("ncu-h200-k8v8-fp8_qk-k_only.txt"));
+  expect_refused(attach({"--ncu", "--file", path("other.txt")}), "is the ncu report of case", before);
+  // Not an ncu report; an ncu report without the Occupancy section.
+  write_file(path("plain.txt"), "hello\n");
+  expect_refused(attach({"--ncu", "--file", path("plain.txt")}), "no profiled kernel launch", before);
+  std::string no_occupancy;
+  for (const std::string& line : lines(read_file(report_)))
+    if (line.find("Achieved Occupancy") == std::string::npos) no_occupancy += line + "\n";
+  write_file(path("no-occ.txt"), no_occupancy);
+  expect_refused(attach({"--ncu", "--file", path("no-occ.txt")}), "'Achieved Occupancy'", before);
+  // Missing file, bad flags, unknown case id, --case beside operating-point flags.
+  expect_refused(attach({"--file", path("absent.txt")}), "absent.txt", before);
+  expect_refused(run_cli(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k9v9", "--file", report_}, kShape)),
+                 "k9v9", before);
+  expect_refused(run_cli({"attach", "--db", db_, "--case", "999", "--file", report_}), "--case 999", before);
+  expect_refused(run_cli({"attach", "--db", db_, "--case", "1", "--kv", "k8v8", "--file", report_}), "--kv", before);
+  // A database that does not exist is not created.
+  CliResult no_db = run_cli(concat({"attach", "--db", path("none.sqlite"), "--kv", "k8v8", "--file", report_}, kShape));
+  EXPECT_NE(no_db.exit_code, 0);
+  EXPECT_FALSE(fs::exists(path("none.sqlite")));
+}
+
+}  // namespace
+}  // namespace tilepath::testing
