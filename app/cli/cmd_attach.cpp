@@ -36,9 +36,9 @@ struct AttachFlags {
 
 bool given(const CLI::App* sub, const char* name) { return sub->get_option(name)->count() > 0; }
 
-constexpr const char* kOpFlagNames[] = {"--batch",  "--context", "--context-lengths", "--q-heads", "--kv-heads",
-                                        "--head-dim", "--page-size", "--kv",            "--k-path",  "--mode",
-                                        "--cache",  "--k-repr",  "--scale",           "--rope",    "--splits"};
+constexpr const char* kOpFlagNames[] = {
+    "--batch",  "--context", "--context-lengths", "--q-heads", "--kv-heads", "--head-dim", "--page-size", "--kv",
+    "--k-path", "--mode",    "--cache",           "--k-repr",  "--scale",    "--rope",     "--splits"};
 
 // The case the file goes to.
 struct Target {
@@ -77,7 +77,8 @@ std::string not_found_message(const RunStore& store, const AttachFlags& f, const
     for (const RunInfo& r : store.runs()) backends.insert(r.backend + " (" + r.device + ")");
     std::string list;
     for (const std::string& b : backends) list += (list.empty() ? "" : ", ") + b;
-    return msg + "; it holds no case of " + where + (list.empty() ? " (the database is empty)" : "; runs stored: " + list);
+    return msg + "; it holds no case of " + where +
+           (list.empty() ? " (the database is empty)" : "; runs stored: " + list);
   }
   std::vector<const CaseSummary*> same_batch;
   std::set<int> batches;
@@ -140,8 +141,8 @@ Target find_target(const RunStore& store, const AttachFlags& f, const std::optio
   for (const CaseSummary& c : found) {
     if (!(c.record.op == *op)) continue;
     // Newest: the latest finish time; the later-stored case among equals.
-    if (newest == nullptr || std::make_pair(c.record.finished_at, c.case_id) >
-                                 std::make_pair(newest->record.finished_at, newest->case_id))
+    if (newest == nullptr ||
+        std::make_pair(c.record.finished_at, c.case_id) > std::make_pair(newest->record.finished_at, newest->case_id))
       newest = &c;
   }
   if (newest == nullptr) throw std::runtime_error(not_found_message(store, f, *op));
@@ -191,8 +192,8 @@ int attach(const AttachFlags& f) {
     for (const char* name : {"--backend", "--device"})
       if (given(sub, name)) clash += std::string(clash.empty() ? "" : " ") + name;
     if (!clash.empty())
-      throw UsageError("--case picks the case by id; leave out the flags that pick it by operating point (given: " +
-                       clash + ")");
+      throw UsageError(
+          "--case picks the case by id; leave out the flags that pick it by operating point (given: " + clash + ")");
     if (f.case_id < 1) throw UsageError("--case must be a case id >= 1");
   } else {
     op = build_operating_point(f.op);
@@ -271,17 +272,19 @@ int attach(const AttachFlags& f) {
     std::printf("replaced  the artifact '%s' stored before (%lld bytes, sha256 %s)\n", a.name.c_str(),
                 static_cast<long long>(a.size), a.sha256.substr(0, 16).c_str());
   if (report) {
-    std::printf("ncu       DRAM throughput %s%%, duration %s us, SM %s GHz, achieved occupancy %s%% (stored as %s)\n",
-                human_number(report->dram_throughput_pct()).c_str(), human_number(report->duration_us(), "%.2f").c_str(),
-                human_number(report->sm_frequency_ghz(), "%.3g").c_str(),
-                human_number(report->achieved_occupancy_pct()).c_str(),
-                human_number(*annotation.occupancy_achieved).c_str());
+    std::printf(
+        "ncu       DRAM throughput %s%%, duration %s us, SM %s GHz, achieved occupancy %s%% (stored as %s)\n",
+        human_number(report->dram_throughput_pct()).c_str(), human_number(report->duration_us(), "%.2f").c_str(),
+        human_number(report->sm_frequency_ghz(), "%.3g").c_str(),
+        human_number(report->achieved_occupancy_pct()).c_str(), human_number(*annotation.occupancy_achieved).c_str());
     if (report->stalls.empty())
-      std::printf("stalls    none in the report (profile with --metrics "
-                  "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio)\n");
+      std::printf(
+          "stalls    none in the report (profile with --metrics "
+          "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio)\n");
     else
-      std::printf("stalls    %zu reasons stored as ncu_stall_<reason>_cycles; top: %s (cycles per issued instruction)\n",
-                  report->stalls.size(), top_stalls(*report, 3).c_str());
+      std::printf(
+          "stalls    %zu reasons stored as ncu_stall_<reason>_cycles; top: %s (cycles per issued instruction)\n",
+          report->stalls.size(), top_stalls(*report, 3).c_str());
     if (!result.replaced_measurements.empty())
       std::printf("replaced  %zu measurements stored before under the same names\n",
                   result.replaced_measurements.size());

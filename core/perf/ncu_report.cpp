@@ -84,8 +84,9 @@ std::vector<NcuStall> NcuReport::top_stalls(std::size_t n) const {
   static const std::string not_issued = "_not_issued";
   std::vector<NcuStall> out;
   for (const NcuStall& s : stalls) {
-    const bool is_not_issued = s.reason.size() > not_issued.size() &&
-                               s.reason.compare(s.reason.size() - not_issued.size(), not_issued.size(), not_issued) == 0;
+    const bool is_not_issued =
+        s.reason.size() > not_issued.size() &&
+        s.reason.compare(s.reason.size() - not_issued.size(), not_issued.size(), not_issued) == 0;
     if (s.reason != "selected" && !is_not_issued && std::isfinite(s.cycles_per_issue)) out.push_back(s);
   }
   std::stable_sort(out.begin(), out.end(),
@@ -101,15 +102,13 @@ const NcuMetricRow& required(const NcuReport& r, const char* name, const char* s
   if (row == nullptr)
     throw NcuReportError(std::string("no '") + name + "' row (ncu prints it in section " + section +
                          "; profile with --section " + section + ")");
-  if (std::isnan(row->value))
-    throw NcuReportError(std::string("'") + name + "' is '" + row->text + "', not a number");
+  if (std::isnan(row->value)) throw NcuReportError(std::string("'") + name + "' is '" + row->text + "', not a number");
   return *row;
 }
 
 double percent(const NcuReport& r, const char* name, const char* section) {
   const NcuMetricRow& row = required(r, name, section);
-  if (row.unit != "%")
-    throw NcuReportError(std::string("'") + name + "' has unit '" + row.unit + "'; expected '%'");
+  if (row.unit != "%") throw NcuReportError(std::string("'") + name + "' has unit '" + row.unit + "'; expected '%'");
   return row.value;
 }
 

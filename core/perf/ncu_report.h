@@ -23,9 +23,9 @@ class NcuReportError : public std::runtime_error {
 struct NcuMetricRow {
   std::string section;  // "Occupancy", "GPU Speed Of Light Throughput", "Command line profiler metrics", ...
   std::string name;
-  std::string unit;     // may be empty
-  std::string text;     // the value cell as printed ("232,484", "no data")
-  double value = NAN;   // the cell as a number (thousands separators removed); NaN when not a number
+  std::string unit;    // may be empty
+  std::string text;    // the value cell as printed ("232,484", "no data")
+  double value = NAN;  // the cell as a number (thousands separators removed); NaN when not a number
 };
 
 // smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio: the average number
@@ -38,8 +38,8 @@ struct NcuStall {
 };
 
 struct NcuReport {
-  std::string kernel;             // the profiled launch as ncu names it ("void decode_attention_kernel<...>(...)")
-  std::string tilepath_case;      // the "case ..." line of the `tilepath run` summary, if the report has one
+  std::string kernel;              // the profiled launch as ncu names it ("void decode_attention_kernel<...>(...)")
+  std::string tilepath_case;       // the "case ..." line of the `tilepath run` summary, if the report has one
   std::vector<NcuMetricRow> rows;  // every section-table row, in report order
   std::vector<NcuStall> stalls;    // per-reason stall metrics, in report order (empty when not collected)
 

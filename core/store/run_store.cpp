@@ -297,7 +297,8 @@ class ChildRowLoader {
     artifact_infos_.reset();
     artifact_infos_.bind(1, case_id);
     while (artifact_infos_.step())
-      out.push_back({artifact_infos_.text(0), artifact_infos_.text(1), artifact_infos_.int64(2), artifact_infos_.text(3)});
+      out.push_back(
+          {artifact_infos_.text(0), artifact_infos_.text(1), artifact_infos_.int64(2), artifact_infos_.text(3)});
     return out;
   }
 
@@ -740,7 +741,8 @@ AnnotationResult RunStore::annotate_case(std::int64_t case_id, const CaseAnnotat
     if (!exists.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
   }
   {
-    Statement old(db_, path_, "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? AND name = ? ORDER BY id");
+    Statement old(db_, path_,
+                  "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? AND name = ? ORDER BY id");
     Statement drop(db_, path_, "DELETE FROM artifacts WHERE case_id = ? AND name = ?");
     for (const Artifact& art : a.artifacts) {
       old.reset();

@@ -97,8 +97,8 @@ struct CaseAnnotation {
 };
 
 struct AnnotationResult {
-  std::vector<ArtifactInfo> replaced_artifacts;     // the stored ones that an artifact of the same name replaced
-  std::vector<std::string> replaced_measurements;   // names of measurements whose old value was replaced
+  std::vector<ArtifactInfo> replaced_artifacts;    // the stored ones that an artifact of the same name replaced
+  std::vector<std::string> replaced_measurements;  // names of measurements whose old value was replaced
 };
 
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };

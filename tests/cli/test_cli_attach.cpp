@@ -41,9 +41,9 @@ class AttachTest : public ::testing::Test {
   void SetUp() override {
     dir_ = make_temp_dir("attach");
     db_ = path("runs.sqlite");
-    CliResult r = run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--no-ablations",
-                                  "--seed", "3", "--db", db_},
-                                 kShape));
+    CliResult r = run_cli(concat(
+        {"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "2", "--no-ablations", "--seed", "3", "--db", db_},
+        kShape));
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     RunStore store = RunStore::open_read_only(db_);
     ASSERT_EQ(store.case_count(), 1);
@@ -146,8 +146,8 @@ TEST_F(AttachTest, PlainFileByCaseIdWithAName) {
 TEST_F(AttachTest, RefusalsNameTheProblemAndLeaveTheDatabaseAlone) {
   const std::string before = read_file(db_);
   // No ok case at that operating point: the stored cases are listed.
-  CliResult missing =
-      run_cli(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k16v16", "--ncu", "--file", report_}, kShape));
+  CliResult missing = run_cli(
+      concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k16v16", "--ncu", "--file", report_}, kShape));
   expect_refused(missing, "no ok case for k16v16", before);
   EXPECT_NE(missing.err.find("k8v8/transform/full B=2"), std::string::npos) << missing.err;
   // The default backend (cuda) has no case in this database.
@@ -169,8 +169,9 @@ TEST_F(AttachTest, RefusalsNameTheProblemAndLeaveTheDatabaseAlone) {
   expect_refused(attach({"--ncu", "--file", path("no-occ.txt")}), "'Achieved Occupancy'", before);
   // Missing file, bad flags, unknown case id, --case beside operating-point flags.
   expect_refused(attach({"--file", path("absent.txt")}), "absent.txt", before);
-  expect_refused(run_cli(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k9v9", "--file", report_}, kShape)),
-                 "k9v9", before);
+  expect_refused(
+      run_cli(concat({"attach", "--db", db_, "--backend", "cpu", "--kv", "k9v9", "--file", report_}, kShape)), "k9v9",
+      before);
   expect_refused(run_cli({"attach", "--db", db_, "--case", "999", "--file", report_}), "--case 999", before);
   expect_refused(run_cli({"attach", "--db", db_, "--case", "1", "--kv", "k8v8", "--file", report_}), "--kv", before);
   // A database that does not exist is not created.

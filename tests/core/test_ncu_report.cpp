@@ -35,7 +35,9 @@ std::string without_lines(const std::string& text, const std::string& needle) {
 // A row of a section table laid out as ncu prints it (name column `name_width` wide,
 // unit 11, value 12, right-aligned).
 std::string row(const std::string& name, std::size_t name_width, const std::string& unit, const std::string& value) {
-  auto right = [](const std::string& s, std::size_t w) { return std::string(w > s.size() ? w - s.size() : 0, ' ') + s; };
+  auto right = [](const std::string& s, std::size_t w) {
+    return std::string(w > s.size() ? w - s.size() : 0, ' ') + s;
+  };
   return "    " + name + std::string(name_width - name.size(), ' ') + " " + right(unit, 11) + " " + right(value, 12);
 }
 constexpr std::size_t kSolWidth = 23, kOccupancyWidth = 31;
@@ -134,19 +136,18 @@ TEST(NcuReport, MissingRowsAreNamedWithTheirSection) {
   }
   const NcuReport no_dram = parse_ncu_report(without_lines(text, "DRAM Throughput"), "x.txt");
   EXPECT_THROW(no_dram.dram_throughput_pct(), NcuReportError);
-  const NcuReport odd = parse_ncu_report(
-      replace_first(text, row("Duration", kSolWidth, "us", "133.06"), row("Duration", kSolWidth, "fortnight", "133.06")),
-      "x.txt");
+  const NcuReport odd = parse_ncu_report(replace_first(text, row("Duration", kSolWidth, "us", "133.06"),
+                                                       row("Duration", kSolWidth, "fortnight", "133.06")),
+                                         "x.txt");
   try {
     odd.duration_us();
     FAIL() << "no error";
   } catch (const NcuReportError& e) {
     EXPECT_NE(std::string(e.what()).find("fortnight"), std::string::npos) << e.what();
   }
-  const NcuReport nan = parse_ncu_report(
-      replace_first(text, row("Achieved Occupancy", kOccupancyWidth, "%", "11.79"),
-                    row("Achieved Occupancy", kOccupancyWidth, "%", "n/a")),
-      "x.txt");
+  const NcuReport nan = parse_ncu_report(replace_first(text, row("Achieved Occupancy", kOccupancyWidth, "%", "11.79"),
+                                                       row("Achieved Occupancy", kOccupancyWidth, "%", "n/a")),
+                                         "x.txt");
   EXPECT_THROW(nan.achieved_occupancy_pct(), NcuReportError);
 }
 
