@@ -186,6 +186,7 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
 
   args = decode_shape_args(op, splits);
   args.max_pages_per_seq = c.max_pages_per_seq;
+  args.split_tokens = split_tokens_for(*std::max_element(c.lengths.begin(), c.lengths.end()), args.splits);
   args.softmax_scale = src.softmax_scale;
 
   // Workspaces: each piece sized for its own use, and never below what the
@@ -194,8 +195,6 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   const std::size_t rows = std::size_t(op.batch) * op.q_heads;
   partial_out_.reserve(std::max(std::size_t(args.splits) * rows * op.head_dim * sizeof(float), asked) + 256);
   partial_lse_.reserve(std::max(std::size_t(args.splits) * rows * sizeof(float), asked) + 256);
-  q8_.reserve(std::max(rows * op.head_dim, asked) + 256);
-  q8_scale_.reserve(std::max(rows * sizeof(float), asked) + 256);
 
   args.q = q_.as<std::uint16_t>();
   args.k_pages = k_pages_.get();
@@ -207,8 +206,6 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   args.out = out_.as<std::uint16_t>();
   args.partial_out = partial_out_.as<float>();
   args.partial_lse = partial_lse_.as<float>();
-  args.q8 = q8_.as<std::uint8_t>();
-  args.q8_scale = q8_scale_.as<float>();
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 
@@ -231,7 +228,7 @@ std::vector<std::uint16_t> DeviceDecodeInputs::download_output(cudaStream_t stre
 double DeviceDecodeInputs::device_bytes() const {
   return double(q_.capacity() + k_pages_.capacity() + v_pages_.capacity() + page_table_.capacity() +
                 lengths_.capacity() + k_scale_.capacity() + v_scale_.capacity() + out_.capacity() +
-                partial_out_.capacity() + partial_lse_.capacity() + q8_.capacity() + q8_scale_.capacity());
+                partial_out_.capacity() + partial_lse_.capacity());
 }
 
 }  // namespace tilepath::cuda

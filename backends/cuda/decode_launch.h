@@ -33,6 +33,7 @@ struct DecodeArgs {
   int k_path = TP_KPATH_TRANSFORM; // enum tp_k_path
   int mode = TP_MODE_FULL;         // enum tp_transform_mode
   int splits = 1;                  // >= 1; 1 = no combine kernel
+  int split_tokens = 0;            // tokens per split, a multiple of 32: split_tokens_for(max length, splits)
   int scale_per_head = 1;          // 0: k_scale[0]/v_scale[0] apply to all heads
   float softmax_scale = 0;         // 1/sqrt(head_dim)
 
@@ -48,8 +49,6 @@ struct DecodeArgs {
   // workspaces (sized by decode_workspace_bytes)
   float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim]
   float* partial_lse = nullptr;          // [splits][batch][q_heads]
-  std::uint8_t* q8 = nullptr;            // [batch][q_heads][head_dim] E4M3 (fp8_qk)
-  float* q8_scale = nullptr;             // [batch][q_heads]
 };
 
 // What was launched for the main kernel (for the case's metadata).
@@ -64,13 +63,19 @@ struct KernelInfo {
 // True if a kernel for this (dtype, path, mode, head_dim, ablation) is compiled in.
 bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation);
 
-// Workspace bytes needed (partial outputs for splits, q8 for fp8_qk).
+// Workspace bytes needed (partial outputs for splits).
 std::size_t decode_workspace_bytes(const DecodeArgs& args);
 
-// Launch the whole step on stream: q_quant (fp8_qk), the main kernel, combine (splits > 1).
+// Launch the whole step on stream: the main kernel (q_quant fused into its prologue for
+// fp8_qk), then combine (splits > 1).
 // Returns the first CUDA error (launch errors included). Fills *info when non-null.
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream,
                           KernelInfo* info);
+
+// Tokens per split: split s covers [s·t, (s+1)·t) of every request (a shorter one
+// leaves its last splits empty). Known before any length is read, so the kernel's
+// first page-table reads need not wait for one. Multiple of 32 (a warp tile).
+int split_tokens_for(int max_len, int splits);
 
 // Split-KV count for small batch x long context: enough CTAs to fill sm_count SMs.
 int choose_splits(int batch, int kv_heads, int max_len, int sm_count);

@@ -1,6 +1,7 @@
 #include "backends/cuda/event_timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "backends/cuda/cuda_check.h"
@@ -35,11 +36,22 @@ double median_of(std::vector<double> values) {
 }
 
 TimingStats time_launches(const std::function<void()>& launch, const std::function<void()>& before_each,
-                          cudaStream_t stream, int warmup, int repeats) {
+                          cudaStream_t stream, int warmup, int repeats, double min_warmup_ms) {
   repeats = std::max(1, repeats);
-  for (int i = 0; i < warmup; ++i) {
-    if (before_each) before_each();
-    launch();
+  // Warm up in batches until both the count and the device time are reached; the
+  // synchronise per batch makes the host clock measure device work.
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  constexpr int kBatch = 8, kMaxWarmup = 4096;
+  if (warmup <= 0) min_warmup_ms = 0;
+  for (int done = 0; done < kMaxWarmup && (done < warmup || elapsed_ms() < min_warmup_ms);) {
+    for (int i = 0; i < kBatch && (done < warmup || min_warmup_ms > 0); ++i, ++done) {
+      if (before_each) before_each();
+      launch();
+    }
+    TP_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   EventPairs events(repeats);
   for (int i = 0; i < repeats; ++i) {

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "backends/cuda/decode_launch.h"
+
 namespace tilepath::cuda {
 
 int tiles_per_cta(const std::vector<int>& lengths, int splits, int tile_tokens) {
   if (lengths.empty() || tile_tokens <= 0) return 0;
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
-  splits = std::max(1, splits);
-  const int per_split = (max_len + splits - 1) / splits;
+  const int per_split = std::min(max_len, split_tokens_for(max_len, splits));  // as the kernel splits
   return (per_split + tile_tokens - 1) / tile_tokens;
 }
 

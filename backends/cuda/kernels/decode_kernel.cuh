@@ -17,6 +17,15 @@
 
 namespace tilepath::cuda::kernels {
 
+#ifdef TILEPATH_KERNEL_TRACE
+__shared__ long long tp_trace[8];
+__device__ __forceinline__ unsigned long long tp_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
+__device__ __forceinline__ unsigned tp_smid() { unsigned r; asm volatile("mov.u32 %0, %smid;" : "=r"(r)); return r; }
+#define TP_TRACE(i) do { if (threadIdx.x == 0) tp_trace[i] = clock64(); } while (0)
+#else
+#define TP_TRACE(i) do {} while (0)
+#endif
+
 struct KernelParams {
   DecodeArgs args;
   int head_chunks;     // ceil(group / 8): CTAs sharing one kv head
@@ -29,6 +38,7 @@ struct CtaWork {
   int batch, kv_head, split;
   int head0, heads;       // first query head and count (<= 8)
   int begin, end;         // token range [begin, end) of this split
+  float v_scale;          // dequantization scale of V (1 for BF16 V)
 };
 
 __device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
@@ -41,25 +51,28 @@ __device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
   const int group = a.q_heads / a.kv_heads;
   w.head0 = w.kv_head * group + chunk * 8;
   w.heads = min(8, group - chunk * 8);
+  // Splits are fixed token ranges (split_tokens_for): begin needs no memory read, so
+  // the first page-table reads go out together with the length read, not after it.
+  w.begin = w.split * a.split_tokens;
   const int len = a.lengths[w.batch];
-  // splits cut the context into equal ranges rounded to 32 tokens
-  const int per_split = ((len + a.splits - 1) / a.splits + 31) / 32 * 32;
-  w.begin = min(len, w.split * per_split);
-  w.end = min(len, w.begin + per_split);
+  w.end = max(w.begin, min(len, w.begin + a.split_tokens));
+  w.v_scale = a.v_scale ? a.v_scale[a.scale_per_head ? w.kv_head : 0] : 1.0f;  // read now, used at the end
   return w;
 }
 
 // Row (in rows of one kv head) of the token a lane loads for warp tile `tile`; ~0u past the end.
 // Called one tile ahead of its cp.async so the page-table read overlaps a tile of compute.
+// The page-table read does not wait for the length: its index is clamped into the row
+// and the entry is discarded past the end.
 template <class T>
 __device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const CtaWork& w, int warp, int tile,
-                                                  int tiles, int lane) {
+                                                  int lane) {
   const DecodeArgs& a = p.args;
   const int token = w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp) + lane;
-  if (tile >= tiles || token >= w.end) return ~0u;
-  const int page_index = p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size;
+  const int page_index = min(p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size, a.max_pages_per_seq - 1);
   const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
   const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
+  if (token >= w.end) return ~0u;  // past the end of the split (every later tile too)
   return (static_cast<std::uint32_t>(page) * a.page_size + slot) * a.kv_heads + w.kv_head;
 }
 
@@ -79,6 +92,59 @@ __device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int t
 // Q fragment: row g = query head head0+g, in the d-order of the K chunks
 // ============================================================================
 
+// q_quant (fp8_qk), fused into the kernel's prologue: q8 = e4m3(q / s) with
+// s = amax|q| / 448 per query head, the float ops of reference_decode. A lane holds
+// the d ranges of its K chunks (16 d each); the 4 lanes of a quad share one row, so
+// two shuffles give the row's amax. Every CTA of a head group recomputes its own
+// <= 8 rows (D bf16 each): cheaper than a separate launch and a grid dependency.
+template <class T>
+__device__ __forceinline__ float q_quant(const std::uint16_t* q_row, bool live, const Lane& ln, QFragment<T>& q) {
+  constexpr int kGroups = QFragment<T>::kChunkGroups;
+  constexpr int kWords = QFragment<T>::kWordsPerChunk;
+  static_assert(kWords == 4, "an E4M3 K chunk is 16 bytes = 4 words of Q");
+  const uint4* src = reinterpret_cast<const uint4*>(q_row);  // 8 bf16 per uint4
+  float x[kGroups][16];
+  float amax = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    const int chunk = 4 * j + ln.quad;  // d = 16·chunk .. 16·chunk + 15
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint4 v = live ? src[2 * chunk + h] : make_uint4(0, 0, 0, 0);
+      const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        x[j][8 * h + 2 * k] = __uint_as_float(words[k] << 16);             // bf16 -> f32, exact
+        x[j][8 * h + 2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 16; ++e) amax = fmaxf(amax, fabsf(x[j][e]));
+  }
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+  const float scale = amax > 0.0f ? amax / 448.0f : 1.0f;
+  // x / scale, correctly rounded, without 32 IEEE divisions: each one is a branchy
+  // reciprocal + check + slow-path call (~10 us of this kernel's prologue, measured).
+  // With y = RN(1/scale) and q0 = RN(x·y), RN(q0 + (x - scale·q0)·y) is RN(x/scale)
+  // (Markstein); |x/scale| <= 448 never overflows, and quotients small enough to
+  // underflow round to 0 in E4M3 either way.
+  const float y = __frcp_rn(scale);
+  const auto quotient = [&](float v) {
+    const float q0 = __fmul_rn(v, y);
+    return __fmaf_rn(__fmaf_rn(-scale, q0, v), y, q0);
+  };
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      q.w[j * kWords + k] = pack_e4m3x4(quotient(x[j][4 * k]), quotient(x[j][4 * k + 1]),
+                                        quotient(x[j][4 * k + 2]), quotient(x[j][4 * k + 3]));
+    }
+  }
+  return scale;
+}
+
 template <class T>
 __device__ __forceinline__ void load_q(const KernelParams& p, const CtaWork& w, const Lane& ln, QFragment<T>& q,
                                        float& row_scale) {
@@ -90,14 +156,8 @@ __device__ __forceinline__ void load_q(const KernelParams& p, const CtaWork& w, 
   const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
   row_scale = a.softmax_scale * kLog2e * k_scale;
   if constexpr (T::kQFp8) {
-    // E4M3 Q: 16 bytes per K chunk (d 16c..16c+15), q = q8·q_scale applied in score space
-    const uint4* src = reinterpret_cast<const uint4*>(a.q8 + row * T::kHeadDim);
-#pragma unroll
-    for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
-      const uint4 v = live ? src[4 * j + ln.quad] : make_uint4(0, 0, 0, 0);
-      q.w[j * kWords + 0] = v.x, q.w[j * kWords + 1] = v.y, q.w[j * kWords + 2] = v.z, q.w[j * kWords + 3] = v.w;
-    }
-    row_scale *= live ? a.q8_scale[row] : 1.0f;
+    // E4M3 Q: q = q8·q_scale, the scale applied in score space (dead rows: q8 = 0, scale 1)
+    row_scale *= q_quant<T>(a.q + row * T::kHeadDim, live, ln, q);
   } else {
     // BF16 Q: the K chunk's d range (8 d for BF16 K, 16 d for E4M3 K converted)
     constexpr int kChunkD = 16 / T::kKConsumedBytes;
@@ -171,7 +231,7 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
     }
   }
   __syncthreads();
-  const float v_scale = T::kV == VOperand::bf16 ? 1.0f : a.v_scale[a.scale_per_head ? w.kv_head : 0];
+  const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
   const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
   for (int idx = threadIdx.x; idx < w.heads * kD; idx += T::kThreads) {
     const int h = idx / kD, d = idx % kD;
@@ -187,7 +247,9 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
         o_sum += merge_o[(u * kH + h) * kD + d] * weight;
       }
     }
-    const float value = l_sum > 0.0f ? o_sum / l_sum * out_scale : 0.0f;
+    // __fdividef (2 ulp, no branch): an IEEE division per element is a branchy slow
+    // path; the result is rounded to BF16 or merged again in fp32 by combine.
+    const float value = l_sum > 0.0f ? __fdividef(o_sum, l_sum) * out_scale : 0.0f;
     const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + h;
     if (a.splits == 1) {
       a.out[row * kD + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value));
@@ -221,16 +283,21 @@ struct WarpRing {
     }
     cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
   }
+  // The page-table reads of the first kStages tiles go out together (one round trip,
+  // not kStages dependent ones), then the first kStages-1 tiles are issued.
   __device__ void prologue(const KernelParams& p, const CtaWork& w, int warp, int lane) {
-#pragma unroll 1
-    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, tile_row<T>(p, w, warp, tile, tiles, lane), lane);
-    next_row = tile_row<T>(p, w, warp, T::kStages - 1, tiles, lane);
+    std::uint32_t rows[T::kStages];
+#pragma unroll
+    for (int tile = 0; tile < T::kStages; ++tile) rows[tile] = tile_row<T>(p, w, warp, tile, lane);
+#pragma unroll
+    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, rows[tile], lane);
+    next_row = rows[T::kStages - 1];
   }
   // Makes tile `tile` readable by the whole warp and keeps kStages-1 tiles in flight.
   __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
     __syncwarp();  // every lane is done reading the slot refilled next
     issue(p.args, tile + T::kStages - 1, next_row, lane);
-    next_row = tile_row<T>(p, w, warp, tile + T::kStages, tiles, lane);
+    next_row = tile_row<T>(p, w, warp, tile + T::kStages, lane);
     cp_async_wait<T::kStages - 1>();
     __syncwarp();  // the tile's chunks from all lanes are visible
   }
@@ -244,8 +311,11 @@ __device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const 
 #pragma unroll 1
   for (int tile = 0; tile < ring.tiles; ++tile) {
     ring.advance(p, w, warp, tile, ln.lane);
+    if (tile == 0) TP_TRACE(4);
     consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
                     ln, acc, sink, p.salt);
+    if (tile == 0) TP_TRACE(5);
+    if (tile == 1) TP_TRACE(6);
   }
 }
 
@@ -306,6 +376,10 @@ __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const Cta
 template <class T>
 __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __grid_constant__ KernelParams p) {
   extern __shared__ __align__(128) char smem[];
+#ifdef TILEPATH_KERNEL_TRACE
+  const unsigned long long g0 = tp_gtime();
+  const long long c0 = clock64();
+#endif
   const CtaWork w = cta_work(p);
   const int warp = threadIdx.x / 32;
   const Lane ln{static_cast<int>(threadIdx.x % 32), static_cast<int>(threadIdx.x % 32) / 4,
@@ -332,15 +406,18 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;
   WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, ring_owner), 0u};
   if (loads) ring.prologue(p, w, ring_owner, ln.lane);
-  // Programmatic dependent launch: q8 comes from q_quant, and the outputs may still be
-  // read by the previous step's combine; wait for the previous grid before either.
+  TP_TRACE(0);
+  // Programmatic dependent launch: the outputs may still be read by the previous
+  // step's combine, and Q written by the previous kernel; wait for it before either.
   grid_dependency_wait();
   grid_dependents_launch();
+  TP_TRACE(1);
 
   if (warp < T::kMmaWarps) {
     QFragment<T> q;
     float row_scale;
     load_q<T>(p, w, ln, q, row_scale);
+    TP_TRACE(2);
     if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
     } else {
@@ -350,7 +427,18 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     converter_warp<T>(p, w, smem_base, ring, ring_owner, ln);
   }
 
+  TP_TRACE(3);
   merge_and_store<T>(p, w, smem, warp, ln, acc);
+#ifdef TILEPATH_KERNEL_TRACE
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const long long c9 = clock64();
+    const unsigned long long g9 = tp_gtime();
+    printf("TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld merge %lld tiles %d\n",
+           blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
+           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, c9 - c0, ring.tiles);
+  }
+#endif
   if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live
 }
 

@@ -1,5 +1,5 @@
-// backends/cuda/decode_launch.h: variant lookup, the once-per-step kernels
-// (q_quant, combine) and the launch of a whole decode step.
+// backends/cuda/decode_launch.h: variant lookup, the split combine kernel and the
+// launch of a whole decode step.
 #include "backends/cuda/decode_launch.h"
 
 #include <algorithm>
@@ -87,44 +87,22 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 }  // namespace
 
 // ============================================================================
-// q_quant: q8 = e4m3(q / s), s = amax|q| / 448 per (request, q head)  (as reference_decode)
-// ============================================================================
-
-template <int kD>
-__global__ void __launch_bounds__(32) q_quant_kernel(const std::uint16_t* q, std::uint8_t* q8, float* q8_scale) {
-  constexpr int kPerLane = kD / 32;
-  kernels::grid_dependents_launch();  // the main kernel (a programmatic dependent) may start its K/V prologue
-  const std::size_t row = blockIdx.x;
-  const int lane = threadIdx.x;
-  float x[kPerLane];
-  float amax = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    x[i] = __bfloat162float(__ushort_as_bfloat16(q[row * kD + lane * kPerLane + i]));
-    amax = fmaxf(amax, fabsf(x[i]));
-  }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-  const float scale = amax > 0.0f ? amax / 448.0f : 1.0f;
-#pragma unroll
-  for (int i = 0; i < kPerLane; i += 2) {
-    const std::uint32_t two = kernels::pack_e4m3x2(x[i] / scale, x[i + 1] / scale);
-    q8[row * kD + lane * kPerLane + i] = static_cast<std::uint8_t>(two & 0xFF);
-    q8[row * kD + lane * kPerLane + i + 1] = static_cast<std::uint8_t>(two >> 8);
-  }
-  if (lane == 0) q8_scale[row] = scale;
-}
-
-// ============================================================================
 // combine: O = Σ_s 2^(lse_s - max) · O_s / Σ_s 2^(lse_s - max)
-// One block per (request, q head). The split weights are computed once, in parallel,
-// into shared memory; for the weighted sum the block's threads cover (split group, d),
-// each keeping 8 independent partial loads in flight (a serial loop over splits costs
-// one L2 round trip per split: ~13 us at 33 splits on the H200 in v1).
+// One block per (request, q head, 32-wide d slice). Each thread reads at most one
+// split's lse and keeps its weight in a register and in shared memory; for the
+// weighted sum the block's 8 warps take every 8th split of the slice, with all of a
+// thread's partial loads issued before the first is used: three dependent L2 round
+// trips per block in all (lse, partials, store) whatever the split count. (v1 looped
+// over the splits serially; the 256-thread version re-read the lse and kept 8 loads
+// in flight: ~5 round trips at 66 splits.)
 // ============================================================================
 
-constexpr int kCombineThreads = 256;  // a multiple of every head dim (64, 128, 256)
-constexpr int kMaxCombineSplits = 256;  // OperatingPoint validates splits <= 256
+constexpr int kCombineSlice = 32;                         // d per block: one coalesced 128-byte row
+constexpr int kCombineGroups = 8;                         // warps, each over every 8th split
+constexpr int kCombineThreads = kCombineSlice * kCombineGroups;
+constexpr int kMaxCombineSplits = 256;                    // OperatingPoint validates splits <= 256
+constexpr int kSplitsPerThread = kMaxCombineSplits / kCombineGroups;
+static_assert(kCombineThreads >= kMaxCombineSplits, "one lse per thread");
 
 __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
 #pragma unroll
@@ -147,35 +125,41 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const float* p
                                                                  std::uint16_t* out) {
   __shared__ float weight[kMaxCombineSplits];
   __shared__ float scratch[kCombineThreads / 32];
+  __shared__ float group_sum[kCombineGroups][kCombineSlice];
   kernels::grid_dependency_wait();  // the partials of the main kernel
   const std::size_t row = blockIdx.x;
-  float lse_max = -INFINITY;
-  for (int s = threadIdx.x; s < splits; s += kCombineThreads) {
-    lse_max = fmaxf(lse_max, partial_lse[static_cast<std::size_t>(s) * rows + row]);
-  }
-  lse_max = block_reduce(lse_max, true, scratch);
-  float weight_sum = 0.0f;
-  for (int s = threadIdx.x; s < splits; s += kCombineThreads) {
-    // empty split (lse = -inf): weight 0; every split empty: all weights 0, output 0
-    const float w = lse_max == -INFINITY ? 0.0f : exp2f(partial_lse[static_cast<std::size_t>(s) * rows + row] - lse_max);
-    weight[s] = w;
-    weight_sum += w;
-  }
-  weight_sum = block_reduce(weight_sum, false, scratch);  // its barrier also publishes weight[]
+  const int own = threadIdx.x;  // the split whose lse this thread reads
+  const float lse = own < splits ? partial_lse[static_cast<std::size_t>(own) * rows + row] : -INFINITY;
+  const float lse_max = block_reduce(lse, true, scratch);
+  // empty split (lse = -inf): weight 0; every split empty: all weights 0, output 0
+  const float w = (lse_max == -INFINITY || own >= splits) ? 0.0f : exp2f(lse - lse_max);
+  weight[own] = w;
+  const float weight_sum = block_reduce(w, false, scratch);  // its barriers also publish weight[]
   const float inv_sum = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
-  __shared__ float group_sum[kCombineThreads];
-  const int groups = kCombineThreads / head_dim;  // split groups summed in parallel
-  const int d = threadIdx.x % head_dim, group = threadIdx.x / head_dim;
-  const float* column = partial_out + row * head_dim + d;
+
+  const int lane = threadIdx.x % kCombineSlice, group = threadIdx.x / kCombineSlice;
   const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
-  float value = 0.0f;
-#pragma unroll 8
-  for (int s = group; s < splits; s += groups) value += weight[s] * column[s * split_stride];
-  group_sum[threadIdx.x] = value;
-  __syncthreads();
-  if (group == 0) {
-    for (int g = 1; g < groups; ++g) value += group_sum[g * head_dim + d];
-    out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
+  // d slices: one per block when the grid has them (few rows), else the block loops.
+  for (int d0 = blockIdx.y * kCombineSlice; d0 < head_dim; d0 += gridDim.y * kCombineSlice) {
+    const int d = d0 + lane;
+    const float* column = partial_out + row * head_dim + d;
+    float part[kSplitsPerThread];
+#pragma unroll
+    for (int i = 0; i < kSplitsPerThread; ++i) {  // every load in flight before the first use
+      const int s = group + i * kCombineGroups;
+      part[i] = s < splits ? column[s * split_stride] : 0.0f;
+    }
+    float value = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kSplitsPerThread; ++i) value += weight[group + i * kCombineGroups] * part[i];
+    group_sum[group][lane] = value;
+    __syncthreads();
+    if (group == 0) {
+#pragma unroll
+      for (int g = 1; g < kCombineGroups; ++g) value += group_sum[g][lane];
+      out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
+    }
+    __syncthreads();  // group_sum is reused by the next slice
   }
 }
 
@@ -195,39 +179,25 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
     bytes += align256(splits * rows * args.head_dim * sizeof(float));  // partial_out
     bytes += align256(splits * rows * sizeof(float));                  // partial_lse
   }
-  if (args.k_path == TP_KPATH_FP8_QK) {
-    bytes += align256(rows * args.head_dim);   // q8
-    bytes += align256(rows * sizeof(float));   // q8_scale
-  }
   return bytes;
 }
 
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
-      args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 || !args.q ||
+      args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
+      args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q ||
       !args.k_pages ||
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
     return cudaErrorInvalidValue;
   }
-  if ((args.k_path == TP_KPATH_FP8_QK && (!args.q8 || !args.q8_scale)) ||
-      (args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
-      kCombineThreads % args.head_dim != 0 ||
+  if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
+      args.head_dim % kCombineSlice != 0 ||
       (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
   const VariantEntry* entry = find_variant(args, ablation);
   if (!entry) return cudaErrorNotSupported;
   const int rows = args.batch * args.q_heads;
-
-  if (args.k_path == TP_KPATH_FP8_QK) {  // q_quant: once per decode step
-    switch (args.head_dim) {
-      case 64: q_quant_kernel<64><<<rows, 32, 0, stream>>>(args.q, args.q8, args.q8_scale); break;
-      case 128: q_quant_kernel<128><<<rows, 32, 0, stream>>>(args.q, args.q8, args.q8_scale); break;
-      case 256: q_quant_kernel<256><<<rows, 32, 0, stream>>>(args.q, args.q8, args.q8_scale); break;
-      default: return cudaErrorInvalidValue;
-    }
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  }
 
   if (const cudaError_t e = entry->launch(args, head_chunks_of(args), stream, info); e != cudaSuccess) return e;
   if (info) info->name = variant_name(*entry);
@@ -237,7 +207,10 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config{};
-    config.gridDim = dim3(rows);
+    // A block per d slice while that stays within ~2 blocks per SM slot (B=1, S=32768:
+    // 32 rows x 4 slices); many rows (B=16: 512) get one block each, looping the slices.
+    const int slices = args.head_dim / kCombineSlice;
+    config.gridDim = dim3(rows, rows * slices <= 1024 ? slices : 1);
     config.blockDim = dim3(kCombineThreads);
     config.stream = stream;
     config.attrs = &attr;
@@ -250,6 +223,11 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     }
   }
   return cudaSuccess;
+}
+
+int split_tokens_for(int max_len, int splits) {
+  splits = std::max(1, splits);
+  return std::max(32, ((std::max(1, max_len) + splits - 1) / splits + 31) / 32 * 32);
 }
 
 int choose_splits(int batch, int kv_heads, int max_len, int sm_count) {

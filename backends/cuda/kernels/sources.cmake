@@ -5,10 +5,11 @@
 # Notes for the host side (backends/cuda/decode_launch.h is unchanged):
 #  - launch_decode launches the main kernel and combine with programmatic dependent
 #    launch: the main kernel's K/V prologue may overlap the previous kernel in the
-#    stream; it waits (griddepcontrol.wait) before reading q8 or writing any output.
+#    stream; it waits (griddepcontrol.wait) before reading Q or writing any output.
+#    q_quant (fp8_qk) runs inside the main kernel's prologue, not as its own launch.
 #    K/V pages, page table and lengths must therefore not be written by a *kernel*
 #    immediately before launch_decode (memcpy/memset are ordinary stream operations).
-#  - KernelInfo::tile_tokens = tokens per CTA-wide pipeline step (4 warps x 32 tokens).
+#  - KernelInfo::tile_tokens = tokens per CTA-wide pipeline step (MMA warps x 32 tokens).
 #  - prebias needs no kernel support: the exact bias adds q.b to every score of a row,
 #    which softmax cancels, so the plain kernel over the residual cache is exact.
 #  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the

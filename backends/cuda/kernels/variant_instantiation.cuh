@@ -27,7 +27,7 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
   const KernelParams params{args, head_chunks, page_shift, 0u};
   // Programmatic dependent launch: the ring prologue overlaps the previous kernel's tail
-  // (the kernel waits on it before reading q8 or writing any output).
+  // (the kernel waits on it before reading Q or writing any output).
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;

@@ -10,7 +10,7 @@
 
 namespace tilepath::cuda::kernels {
 
-// Launches the main kernel of one variant (q_quant / combine are launched around it).
+// Launches the main kernel of one variant (combine is launched after it when splits > 1).
 using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream,
                                      KernelInfo* info);
 
