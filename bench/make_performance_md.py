@@ -300,7 +300,12 @@ def main():
     w(f"- **Device**: {dev_line or ABSENT} (`tilepath backends`); driver {driver[0] or ABSENT}, CUDA {driver[1] or ABSENT}. "
       f"nvidia-smi clocks at the start (`name, driver, sm, mem, max sm, max mem, power, temp`): `{clocks or ABSENT}`.")
     w(f"- **Code**: kernels at commit {kernels_commit or ABSENT} (README); the database's `runs.git_revision` is "
-      + (", ".join(r["git_revision"] for r in run) if run else ABSENT) + " (the build's revision).")
+      + (", ".join(r["git_revision"] for r in run) if run else ABSENT)
+      + (" (the revision the build folder recorded; it differs from the kernels' commit because that build "
+         "captured the revision when it was configured, not when it was rebuilt, which builds now fix; the "
+         "cubin hashes in `cubin-sha256.txt` identify the kernels that ran)."
+         if run and kernels_commit and any(not r["git_revision"].startswith(kernels_commit) for r in run)
+         else " (the build's revision)."))
     if peer_bw:
         w(f"- **Read bandwidth** (the plugin's 16-byte streaming read kernel, measured by each `tilepath run` process "
           f"of the peers step): {min(peer_bw):.1f} to {max(peer_bw):.1f} GB/s over the {len(peer_bw)} shapes "
@@ -321,7 +326,7 @@ def main():
     w("")
     m = re.search(r"bundled database `data/h200-sweep.sqlite` is\s*`([^`]+)`", readme)
     w("Within it the sweep is `" + (m.group(1) if m else ABSENT) + "` (spec `data/sweeps/h200-cuda.json`, "
-      "5 warm-up + 20 timed launches per case, ablations at half the repeats) and the peers step is "
+      "at least 5 warm-up launches and 30 ms of device work, then 20 timed launches per case; ablations at half the repeats) and the peers step is "
       "`bench/peers.py` (tilepath via `tilepath run --json --no-ablations --repeats 30`; torch SDPA and the "
       "unfused FP8 path timed with CUDA events, median of 30, a 4x-L2 read before every timed launch). "
       "The two steps are separate processes, so the same kernel has two latencies below: "
@@ -443,8 +448,8 @@ def main():
     w("")
     w("The fastest sweep case of each dtype control at each peer shape (HBM-cold). Registers, dynamic shared "
       "memory and theoretical occupancy come from `cudaFuncGetAttributes` / "
-      "`cudaOccupancyMaxActiveBlocksPerMultiprocessor` (`cases`); achieved occupancy is not in the database "
-      "(it needs a profiler; see the ncu section). *Tile* = one CTA step (`tile_tokens` tokens). "
+      "`cudaOccupancyMaxActiveBlocksPerMultiprocessor` (`cases`); achieved occupancy needs a profiler, so the "
+      "database has it only for the cases ncu profiled (see the ncu section). *Tile* = one CTA step (`tile_tokens` tokens). "
       "*Predicted II* is `predictions.ii_us` (model `ii_model/v1`) with its limiting stage and agent; "
       "*tile interval* is the measured slope. *Load-only* is the sweep's load-only ablation kernel at the same "
       "shape (`latency_load_only_us`), i.e. what the K/V stream alone takes. *Steady state* = waves x tiles per CTA "

@@ -17,6 +17,11 @@
 
 namespace tilepath::cuda::kernels {
 
+// Phase stamps for a diagnostic build (-DTILEPATH_KERNEL_TRACE; compiled out otherwise):
+// thread 0 of each CTA records clock64 at the phases below and prints one line at the end
+// (bench/kernel_trace.py summarises them). Slots: 0 ring prologue issued, 1 grid-dependency
+// wait passed, 2 Q fragment ready, 3 last tile consumed, 4 first tile visible, 5 first tile
+// consumed, 6 second tile consumed.
 #ifdef TILEPATH_KERNEL_TRACE
 __shared__ long long tp_trace[8];
 __device__ __forceinline__ unsigned long long tp_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Summarise the per-CTA phase stamps of a trace build of the CUDA plugin.
+
+A build configured with -DCMAKE_CUDA_FLAGS=-DTILEPATH_KERNEL_TRACE makes every CTA of the
+decode kernel print one line at its end (device printf):
+
+  TR <blockIdx.x> <y> <z> sm <smid> g0 <globaltimer at start> g9 <at end>
+     prolog <cycles> wait <c> q <c> tile0 <c> cons0 <c> cons1 <c> loop <c> merge <c> tiles <n>
+
+with clock64 cycles since the CTA started at: ring prologue issued, grid-dependency wait
+passed, Q fragment ready (incl. the fused q_quant), first tile's data visible, first and second
+tile consumed, last tile consumed, output written. Every launch prints, so run one case with
+`tilepath run ... --repeats 1 --warmup 0 --no-ablations`; this script keeps the last launch
+(the last N lines, N = distinct CTAs) and prints medians in ns (cycles over the CTA's own
+cycles-per-ns) and the spread of CTA end times. printf perturbs the timing: use the phases,
+not the trace build's latency.
+
+Usage: tilepath run ... > out.txt; python3 bench/kernel_trace.py out.txt
+"""
+import statistics
+import sys
+
+PHASES = ["prolog", "wait", "q", "tile0", "cons0", "cons1", "loop", "merge"]
+
+
+def summarise(path):
+    lines = [l.split() for l in open(path) if l.startswith("TR ")]
+    if not lines:
+        return f"{path}: no TR lines (was the plugin built with -DTILEPATH_KERNEL_TRACE?)"
+    ctas = len({tuple(l[1:4]) for l in lines})
+    last = lines[-ctas:]
+
+    def field(l, key):
+        return int(l[l.index(key) + 1])
+
+    start = min(field(l, "g0") for l in last)
+    ghz = statistics.median(field(l, "merge") / (field(l, "g9") - field(l, "g0"))
+                            for l in last if field(l, "g9") > field(l, "g0"))
+    ends = [field(l, "g9") - start for l in last]
+    out = [f"{path}: {ctas} CTAs, {ghz:.2f} cycles/ns; CTA end after the first start: "
+           f"min {min(ends)} med {statistics.median(ends):.0f} max {max(ends)} ns"]
+    for key in PHASES:
+        values = [field(l, key) / ghz for l in last if 0 < field(l, key) < 1 << 40]  # unset stamps are garbage
+        if values:
+            out.append(f"  {key:7s} median {statistics.median(values):8.0f} ns  (min {min(values):.0f}, max {max(values):.0f})")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for p in sys.argv[1:]:
+        print(summarise(p))
