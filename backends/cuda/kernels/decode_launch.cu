@@ -91,8 +91,8 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 // One block per (request, q head, 32-wide d slice). Each thread reads at most one
 // split's lse and keeps its weight in a register and in shared memory; for the
 // weighted sum the block's 8 warps take every 8th split of the slice, with a thread's
-// partial loads issued in batches of 16 before the first is used: three dependent L2
-// round trips per block (lse, partials, store) up to 128 splits. (v1 looped
+// partial loads issued in batches of 16 before the first is used: up to 128 splits, one
+// L2 round trip for the lse and one per d slice for the partials. (v1 looped
 // over the splits serially; the 256-thread version re-read the lse and kept 8 loads
 // in flight: ~5 round trips at 66 splits.)
 // ============================================================================
