@@ -86,6 +86,13 @@ std::vector<KernelCase> all_cases() {
       op.k_repr = KRepr::prebias;
       add(op);
     }
+    {  // many splits: two batches of combine loads (> 128) and empty trailing splits
+      OperatingPoint op = base_op(kv, path, mode);
+      op.batch = 1;
+      op.context_lengths = {8000};
+      op.splits = 200;  // 64 tokens per split: splits 125..199 see no token
+      add(op);
+    }
     OperatingPoint op = base_op(kv, path, mode);   // one request of one token, and GQA 1 and 8
     op.batch = 1;
     op.context_lengths = {1};

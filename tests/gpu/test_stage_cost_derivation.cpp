@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "backends/cuda/decode_launch.h"
 #include "backends/cuda/stage_cost_derivation.h"
 
 using namespace tilepath::cuda;
@@ -12,6 +13,19 @@ TEST(TilesPerCta, LongestRequestSplitAndRoundedUp) {
   EXPECT_EQ(tiles_per_cta({1000}, 4, 64), 4);            // ceil(250/64)
   EXPECT_EQ(tiles_per_cta({1}, 8, 64), 1);
   EXPECT_EQ(tiles_per_cta({}, 1, 64), 0);
+}
+
+TEST(SplitTokens, EqualRangesOf32TokenMultiplesThatCoverTheLongestRequest) {
+  EXPECT_EQ(split_tokens_for(32768, 66), 512);  // ceil(32768/66) = 497 -> 512
+  EXPECT_EQ(split_tokens_for(1000, 4), 256);
+  EXPECT_EQ(split_tokens_for(8000, 200), 64);   // 125 splits hold tokens, the rest are empty
+  EXPECT_EQ(split_tokens_for(1, 1), 32);
+  for (int len : {1, 31, 33, 4095, 65536})
+    for (int splits : {1, 3, 66, 256}) {
+      const int t = split_tokens_for(len, splits);
+      EXPECT_EQ(t % 32, 0);
+      EXPECT_GE(static_cast<long long>(t) * splits, len);
+    }
 }
 
 TEST(ShortenedLengths, HalvesRoundingUpAndKeepsAtLeastOneToken) {
