@@ -15,15 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/git_revision.h"
 #include "core/ii_model.h"
 #include "core/perf/gpu_model.h"
 #include "core/stage_graph.h"
 
 #ifndef TILEPATH_VERSION
 #define TILEPATH_VERSION "unknown"
-#endif
-#ifndef TILEPATH_GIT_REVISION
-#define TILEPATH_GIT_REVISION "unknown"
 #endif
 
 namespace tilepath {
@@ -280,7 +278,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
 RunInfo make_run_info(const Backend& backend, int device, const std::string& command) {
   RunInfo info;
   info.tool_version = TILEPATH_VERSION;
-  info.git_revision = TILEPATH_GIT_REVISION;
+  info.git_revision = build_git_revision();  // generated at build time
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) info.host = host;
   info.backend = backend.name();
