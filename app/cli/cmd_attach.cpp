@@ -36,10 +36,6 @@ struct AttachFlags {
 
 bool given(const CLI::App* sub, const char* name) { return sub->get_option(name)->count() > 0; }
 
-constexpr const char* kOpFlagNames[] = {
-    "--batch",  "--context", "--context-lengths", "--q-heads", "--kv-heads", "--head-dim", "--page-size", "--kv",
-    "--k-path", "--mode",    "--cache",           "--k-repr",  "--scale",    "--rope",     "--splits"};
-
 // The case the file goes to.
 struct Target {
   std::int64_t case_id = 0;
@@ -187,8 +183,7 @@ int attach(const AttachFlags& f) {
   std::optional<OperatingPoint> op;
   if (given(sub, "--case")) {
     std::string clash;
-    for (const char* name : kOpFlagNames)
-      if (given(sub, name)) clash += std::string(clash.empty() ? "" : " ") + name;
+    for (const std::string& name : given_op_flags(f.op)) clash += (clash.empty() ? "" : " ") + name;
     for (const char* name : {"--backend", "--device"})
       if (given(sub, name)) clash += std::string(clash.empty() ? "" : " ") + name;
     if (!clash.empty())

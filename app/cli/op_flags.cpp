@@ -7,13 +7,15 @@ namespace {
 
 bool given(const CLI::App* sub, const char* name) { return sub->get_option(name)->count() > 0; }
 
+constexpr const char* kGroup = "Operating point";  // every flag add_op_flags registers
+
 }  // namespace
 
 void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
   f.sub = sub;
   const OperatingPoint& d = f.defaults;
   auto shape = [&](const char* name, int& target, const char* help, int default_value) {
-    CLI::Option* o = sub->add_option(name, target, help)->group("Operating point");
+    CLI::Option* o = sub->add_option(name, target, help)->group(kGroup);
     if (shape_required)
       o->required();
     else
@@ -26,33 +28,40 @@ void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
   shape("--head-dim", f.head_dim, "head dimension: 64, 128, 256", d.head_dim);
   shape("--page-size", f.page_size, "KV page size: power of two 1..256", d.page_size);
   CLI::Option* kv =
-      sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group("Operating point");
+      sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group(kGroup);
   if (shape_required)
     kv->required();
   else
     kv->default_str(std::string(to_string(d.kv)));
   sub->add_option("--context-lengths", f.context_lengths, "ragged batch: one length per request (comma separated)")
       ->delimiter(',')
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--k-path", f.k_path, "transform, fp8_qk, k16 (default: the dtype control's default)")
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--mode", f.mode, "none, full, k_only, separate_kv (default: the path's default)")
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")
       ->default_str(std::string(to_string(d.cache)))
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--k-repr", f.k_repr, "plain, prebias")
       ->default_str(std::string(to_string(d.k_repr)))
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--scale", f.scale, "per_tensor, per_head")
       ->default_str(std::string(to_string(d.scale)))
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--rope", f.rope, "post_rope, pre_rope")
       ->default_str(std::string(to_string(d.rope)))
-      ->group("Operating point");
+      ->group(kGroup);
   sub->add_option("--splits", f.splits, "split-KV count; 0 = backend chooses")
       ->default_str("0")
-      ->group("Operating point");
+      ->group(kGroup);
+}
+
+std::vector<std::string> given_op_flags(const OpFlags& f) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : f.sub->get_options())
+    if (o->get_group() == kGroup && o->count() > 0) names.push_back(o->get_name());
+  return names;
 }
 
 OperatingPoint build_operating_point(const OpFlags& f) {

@@ -23,6 +23,10 @@ struct OpFlags {
 // With shape_required the shape flags and --kv must be given (as `run` documents).
 void add_op_flags(CLI::App* sub, OpFlags& flags, bool shape_required);
 
+// The operating-point flags the user gave on the command line (e.g. "--batch"), in
+// registration order: for commands that also accept another way to pick a case.
+std::vector<std::string> given_op_flags(const OpFlags& flags);
+
 // The validated operating point; throws ValidationError naming the flag.
 // A missing --k-path / --mode follows the dtype control's default.
 OperatingPoint build_operating_point(const OpFlags& flags);

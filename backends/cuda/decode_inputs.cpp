@@ -209,8 +209,10 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 
-void DeviceDecodeInputs::set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream) {
+void DeviceDecodeInputs::set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream,
+                                     DecodeArgs& args) {
   lengths_.upload(lengths, stream);
+  args.split_tokens = split_tokens_for(*std::max_element(lengths.begin(), lengths.end()), args.splits);
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -59,8 +59,9 @@ class DeviceDecodeInputs {
  public:
   // Upload c (replicating the pool when tiled) and fill args' pointers and shape.
   void upload(const HostDecodeCase& c, int splits, cudaStream_t stream, DecodeArgs& args);
-  // Replace the per-request lengths (same page table), e.g. for the tile-interval run.
-  void set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream);
+  // Replace the per-request lengths (same page table), e.g. for the tile-interval run;
+  // args' split ranges follow the new longest request.
+  void set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream, DecodeArgs& args);
   // Fill the output with 0xFFFF (a BF16 NaN) so unwritten elements are visible.
   void poison_output(cudaStream_t stream);
   std::vector<std::uint16_t> download_output(cudaStream_t stream);

@@ -177,12 +177,10 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     geometry.tiles_short = tiles_per_cta(short_lengths, splits, meta.tile_tokens);
     if (geometry.tiles_short < geometry.tiles) {
       report(0.45, "tile interval (short context)");
-      inputs_.set_lengths(std::vector<std::int32_t>(short_lengths.begin(), short_lengths.end()), stream_);
-      args.split_tokens = split_tokens_for(*std::max_element(short_lengths.begin(), short_lengths.end()), splits);
+      inputs_.set_lengths(std::vector<std::int32_t>(short_lengths.begin(), short_lengths.end()), stream_, args);
       latencies.full_short_us = time_variant(Ablation{}, "full_short_context").median_us;
       if (want_costs && has_load_only) latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
-      inputs_.set_lengths(host.lengths, stream_);
-      args.split_tokens = split_tokens_for(max_len, splits);
+      inputs_.set_lengths(host.lengths, stream_, args);
     }
   }
   if (check.passed && want_costs) {
