@@ -136,24 +136,42 @@ TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   inputs.upload(host, splits, stream, args);
   ASSERT_TRUE(decode_variant_available(args, Ablation{})) << "no kernel for " << GetParam().label;
 
-  inputs.poison_output(stream);
-  KernelInfo info;
-  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &info), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  const std::vector<std::uint16_t> out16 = inputs.download_output(stream);
-  cudaStreamDestroy(stream);
-  EXPECT_NE(info.name, nullptr);
-  EXPECT_GT(info.tile_tokens, 0);
-
-  const long long unwritten = std::count(out16.begin(), out16.end(), std::uint16_t(0xFFFF));
-  EXPECT_EQ(unwritten, 0) << "output elements never written";
-  std::vector<float> out(out16.size());
-  std::transform(out16.begin(), out16.end(), out.begin(), numerics::bf16_to_float);
   const auto ref = numerics::reference_decode(host.source);
-  ASSERT_EQ(ref.size(), out.size());
-  const numerics::ErrorStats err = numerics::compare(out, ref);
-  EXPECT_TRUE(err.all_finite);
-  EXPECT_LE(err.rel_l2, numerics::default_tolerance(op)) << "max_abs " << err.max_abs;
+  // One launch into a poisoned output, checked against the float64 reference.
+  const auto launch_and_check = [&](const DecodeArgs& launch_args, const std::string& what) {
+    SCOPED_TRACE(what);
+    inputs.poison_output(stream);
+    KernelInfo info;
+    ASSERT_EQ(launch_decode(launch_args, Ablation{}, stream, &info), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const std::vector<std::uint16_t> out16 = inputs.download_output(stream);
+    EXPECT_NE(info.name, nullptr);
+    EXPECT_GT(info.tile_tokens, 0);
+    const long long unwritten = std::count(out16.begin(), out16.end(), std::uint16_t(0xFFFF));
+    EXPECT_EQ(unwritten, 0) << "output elements never written";
+    std::vector<float> out(out16.size());
+    std::transform(out16.begin(), out16.end(), out.begin(), numerics::bf16_to_float);
+    ASSERT_EQ(ref.size(), out.size());
+    const numerics::ErrorStats err = numerics::compare(out, ref);
+    EXPECT_TRUE(err.all_finite);
+    EXPECT_LE(err.rel_l2, numerics::default_tolerance(op)) << "max_abs " << err.max_abs;
+  };
+  launch_and_check(args, std::string("first launch, tile schedule ") + to_string(TileSchedule(args.tile_schedule)));
+  if (splits > 1) {
+    // Every tile schedule; the queue three times in a row: its counters must be back
+    // at 0 after each step (combine resets them), or a later launch would skip tiles.
+    DecodeArgs scheduled = args;
+    for (TileSchedule s : {TileSchedule::split_ranges, TileSchedule::interleaved, TileSchedule::queue}) {
+      scheduled.tile_schedule = static_cast<int>(s);
+      for (int launch = 0; launch < (s == TileSchedule::queue ? 3 : 1); ++launch)
+        launch_and_check(scheduled, std::string("tile schedule ") + to_string(s) + ", launch " + std::to_string(launch + 1));
+    }
+    for (int tiles_per_claim : {1, 3}) {  // claims of one tile, and claims the row end cuts
+      scheduled.tiles_per_claim = tiles_per_claim;
+      launch_and_check(scheduled, "tile queue, " + std::to_string(tiles_per_claim) + " tiles per claim");
+    }
+  }
+  cudaStreamDestroy(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, DecodeKernel, ::testing::ValuesIn(all_cases()),

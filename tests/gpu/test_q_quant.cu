@@ -51,30 +51,34 @@ std::uint16_t bf16_bits(float x) {
 
 // Rows that stress the rounding: random normals at several magnitudes, exact E4M3
 // midpoints (x / scale lands halfway between two E4M3 values when amax = 448·scale),
-// tiny values next to a large one (quotients below E4M3's smallest subnormal), zeros,
-// every bf16 pattern of one exponent, and the largest finite bf16. Not covered: rows
-// with amax below ~2^-119, where the kernel's 1/scale overflows (a known gap, see
-// decode_kernel.cuh's q_quant).
+// tiny values next to a large one (quotients below E4M3's smallest subnormal), +0 and -0,
+// every bf16 pattern of one exponent, the largest finite bf16, and tiny rows whose
+// 1/scale would overflow a float (amax from ~2^-140 to 2^-100, subnormal bf16
+// included), which the kernel rescales by 2^64. Rows below ~2^-141 are left out:
+// there scale = amax / 448 is 0 in the reference itself.
+constexpr int kStressKinds = 7;
+
 std::vector<std::uint16_t> stress_rows(int d, int rows, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<std::uint16_t> q(static_cast<std::size_t>(rows) * d);
   for (int r = 0; r < rows; ++r) {
     std::uint16_t* row = &q[static_cast<std::size_t>(r) * d];
-    const int kind = r % 6;
+    const int kind = r % kStressKinds;
     for (int i = 0; i < d; ++i) {
       float x = 0.0f;
       switch (kind) {
         case 0: x = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20); break;
         case 1: x = (i == 0 ? 448.0f : (static_cast<float>(rng() % 900) + 0.5f) * 0.5f); break;  // halfway points
         case 2: x = i == 0 ? 3.0e4f : normal(rng) * 1e-3f; break;                                 // underflow side
-        case 3: x = i % 3 == 0 ? 0.0f : -normal(rng); break;
+        case 3: x = i % 3 == 0 ? (i % 2 ? -0.0f : 0.0f) : -normal(rng); break;                 // signed zeros
         case 4: {  // every mantissa of one binade, both signs
           const std::uint16_t bits = static_cast<std::uint16_t>(0x3F80u | ((i + r) & 0x7Fu) | ((i & 1u) << 15));
           row[i] = bits;
           continue;
         }
-        default: x = i == d - 1 ? 3.3895e38f : normal(rng); break;                                // largest bf16
+        case 5: x = i == d - 1 ? 3.3895e38f : normal(rng); break;                                 // largest bf16
+        default: x = normal(rng) * std::ldexp(1.0f, -100 - static_cast<int>(rng() % 40)); break;  // tiny rows
       }
       row[i] = bf16_bits(x);
     }
@@ -114,7 +118,7 @@ void expect_bit_identical(int rows, std::uint32_t seed) {
     if (!same && ++mismatched_rows <= 3) {
       for (int i = 0; i < kD; ++i) {
         if (expected[i] != q8[static_cast<std::size_t>(r) * kD + i]) {
-          ADD_FAILURE() << "D=" << kD << " row " << r << " (kind " << r % 6 << ") d " << i << ": kernel 0x" << std::hex
+          ADD_FAILURE() << "D=" << kD << " row " << r << " (kind " << r % kStressKinds << ") d " << i << ": kernel 0x" << std::hex
                         << int(q8[static_cast<std::size_t>(r) * kD + i]) << ", reference 0x" << int(expected[i]);
           break;
         }
