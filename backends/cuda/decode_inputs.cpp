@@ -5,8 +5,6 @@
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <stdexcept>
-#include <string>
 
 namespace tilepath::cuda {
 namespace {
@@ -27,15 +25,6 @@ std::vector<float> scales_or_ones(const std::vector<float>& scales, int kv_heads
 }
 
 }  // namespace
-
-TileSchedule tile_schedule_from_environment() {
-  const char* v = std::getenv("TILEPATH_CUDA_TILE_SCHEDULE");
-  if (!v || !*v) return kDefaultTileSchedule;
-  for (TileSchedule s : {TileSchedule::split_ranges, TileSchedule::interleaved, TileSchedule::queue})
-    if (std::strcmp(v, to_string(s)) == 0) return s;
-  throw std::invalid_argument(std::string("TILEPATH_CUDA_TILE_SCHEDULE=") + v +
-                              ": allowed values are split_ranges, interleaved, queue");
-}
 
 DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
   DecodeArgs args;
@@ -92,7 +81,7 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
   std::iota(ids.begin(), ids.end(), 0);
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
   // TILEPATH_CUDA_PAGE_ORDER=sequential (A/B runs only): pages in request order, to
-  // measure what scattered pages cost the kernel.
+  // measure what scattered pages cost the kernel (bench/results/ab).
   const char* page_order = std::getenv("TILEPATH_CUDA_PAGE_ORDER");
   if (!(page_order && std::strcmp(page_order, "sequential") == 0)) std::shuffle(ids.begin(), ids.end(), rng);
   c.page_table.assign(std::size_t(op.batch) * c.max_pages_per_seq, 0);
@@ -221,13 +210,7 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   args.out = out_.as<std::uint16_t>();
   args.partial_out = partial_out_.as<float>();
   args.partial_lse = partial_lse_.as<float>();
-  // The tile queue's counters start at 0 (combine puts them back after each launch).
-  const std::size_t counters = tile_counter_ints(args);
-  tile_counters_.reserve(counters * sizeof(int) + 1);
-  TP_CUDA_CHECK(cudaMemsetAsync(tile_counters_.get(), 0, counters * sizeof(int), stream));
-  args.tile_counters = tile_counters_.as<int>();
-  args.tile_schedule = static_cast<int>(tile_schedule_from_environment());
-  if (const char* g = std::getenv("TILEPATH_CUDA_TILES_PER_CLAIM"); g && *g) args.tiles_per_claim = std::max(1, std::atoi(g));
+  if (const char* v = std::getenv("TILEPATH_CUDA_L2_PREFETCH_TILES"); v && *v) args.l2_prefetch_tiles = std::atoi(v);
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 

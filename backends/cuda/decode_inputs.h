@@ -41,12 +41,6 @@ inline constexpr int kPoolRequests = 16;
 // Reference work (tokens x q_heads x head_dim) above which only sampled rows are checked.
 inline constexpr double kFullCheckMaxWork = 1.5e8;
 
-// The tile schedule upload() puts in DecodeArgs: kDefaultTileSchedule, or the
-// TILEPATH_CUDA_TILE_SCHEDULE environment variable (split_ranges, interleaved, queue;
-// for A/B runs). Throws std::invalid_argument naming the allowed values.
-inline constexpr TileSchedule kDefaultTileSchedule = TileSchedule::split_ranges;
-TileSchedule tile_schedule_from_environment();
-
 // The shape and variant fields of the launch arguments (no pointers); splits >= 1.
 DecodeArgs decode_shape_args(const OperatingPoint& op, int splits);
 
@@ -75,7 +69,7 @@ class DeviceDecodeInputs {
 
  private:
   DeviceBuffer q_, k_pages_, v_pages_, page_table_, lengths_, k_scale_, v_scale_, out_;
-  DeviceBuffer partial_out_, partial_lse_, tile_counters_;
+  DeviceBuffer partial_out_, partial_lse_;
   std::size_t out_elems_ = 0;
 };
 

@@ -35,6 +35,7 @@ struct DecodeArgs {
   int splits = 1;                  // >= 1; 1 = no combine kernel
   int split_tokens = 0;            // tokens per split, a multiple of 32: split_tokens_for(max length, splits)
   int scale_per_head = 1;          // 0: k_scale[0]/v_scale[0] apply to all heads
+  int l2_prefetch_tiles = 0;       // 0..2: tiles a warp prefetches into L2 ahead of its ring
   float softmax_scale = 0;         // 1/sqrt(head_dim)
 
   const std::uint16_t* q = nullptr;      // [batch][q_heads][head_dim] BF16
@@ -49,28 +50,7 @@ struct DecodeArgs {
   // workspaces (sized by decode_workspace_bytes)
   float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim]
   float* partial_lse = nullptr;          // [splits][batch][q_heads]
-  int tile_schedule = 0;                 // enum TileSchedule (splits > 1; separate_kv always split_ranges)
-  int tiles_per_claim = 16;              // TileSchedule::queue: most consecutive 32-token tiles one claim takes
-  // TileSchedule::queue: one counter per (request, kv head, group of 8 query heads),
-  // kTileCounterStride ints apart, all 0 before the first launch; combine puts them
-  // back to 0.
-  int* tile_counters = nullptr;
 };
-
-// Which tiles of a row (request, kv head) each MMA warp reads when the row has
-// several splits (CTAs). Every schedule gives each split one partial for combine.
-enum class TileSchedule : int {
-  split_ranges = 0,  // split s reads tokens [s·split_tokens, (s+1)·split_tokens)
-  interleaved = 1,   // the row's P = splits·warps warps deal its 32-token tiles round robin
-  queue = 2,         // each warp's first ring-depth tiles as interleaved, the rest claimed
-                     // from the row's counter: a warp on a slower SM takes fewer
-};
-const char* to_string(TileSchedule s);
-
-// One counter per 128-byte line, so rows' claims do not queue on one L2 line.
-inline constexpr int kTileCounterStride = 32;
-// Ints of DecodeArgs::tile_counters for TileSchedule::queue.
-std::size_t tile_counter_ints(const DecodeArgs& args);
 
 // What was launched for the main kernel (for the case's metadata).
 struct KernelInfo {
@@ -88,7 +68,7 @@ bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation);
 std::size_t decode_workspace_bytes(const DecodeArgs& args);
 
 // Launch the whole step on stream: the main kernel (q_quant fused into its prologue for
-// fp8_qk), then combine (splits > 1; it also resets the tile queue's counters).
+// fp8_qk), then combine (splits > 1).
 // Returns the first CUDA error (launch errors included). Fills *info when non-null.
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream,
                           KernelInfo* info);

@@ -156,20 +156,11 @@ TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
     EXPECT_TRUE(err.all_finite);
     EXPECT_LE(err.rel_l2, numerics::default_tolerance(op)) << "max_abs " << err.max_abs;
   };
-  launch_and_check(args, std::string("first launch, tile schedule ") + to_string(TileSchedule(args.tile_schedule)));
-  if (splits > 1) {
-    // Every tile schedule; the queue three times in a row: its counters must be back
-    // at 0 after each step (combine resets them), or a later launch would skip tiles.
-    DecodeArgs scheduled = args;
-    for (TileSchedule s : {TileSchedule::split_ranges, TileSchedule::interleaved, TileSchedule::queue}) {
-      scheduled.tile_schedule = static_cast<int>(s);
-      for (int launch = 0; launch < (s == TileSchedule::queue ? 3 : 1); ++launch)
-        launch_and_check(scheduled, std::string("tile schedule ") + to_string(s) + ", launch " + std::to_string(launch + 1));
-    }
-    for (int tiles_per_claim : {1, 3}) {  // claims of one tile, and claims the row end cuts
-      scheduled.tiles_per_claim = tiles_per_claim;
-      launch_and_check(scheduled, "tile queue, " + std::to_string(tiles_per_claim) + " tiles per claim");
-    }
+  // Every L2 prefetch distance: prefetches of rows past the end must stay in bounds.
+  for (int ahead = 0; ahead <= 2; ++ahead) {
+    DecodeArgs prefetching = args;
+    prefetching.l2_prefetch_tiles = ahead;
+    launch_and_check(prefetching, "l2_prefetch_tiles " + std::to_string(ahead));
   }
   cudaStreamDestroy(stream);
 }

@@ -1,13 +1,8 @@
 #pragma once
 // The decode-attention kernel: one CTA per (request, kv head, split, group of <= 8
-// query heads). Each MMA warp walks its own 32-token tiles with its own online
+// query heads). Each MMA warp walks its own 32-token tiles of the CTA's range
+// (tile i of warp w starts at range_begin + 32·(i·warps + w)) with its own online
 // softmax; the warps merge once at the end (a log-sum-exp merge through shared memory).
-// Which tiles a warp walks (TileSchedule; tile_first_static, WarpRing::advance):
-//   split_ranges : tile i of warp w starts at split_begin + 32·(i·warps + w);
-//   interleaved  : the row's P = splits·warps warps deal its tiles round robin:
-//                  warp k = split·warps + w takes row tiles k, k + P, k + 2P, ...;
-//   queue        : the first kStages tiles as interleaved, the rest claimed from a
-//                  per-row counter, so a warp on a slower SM takes fewer tiles.
 //
 // Producer/consumer:
 //   full / k_only : the memory pipe (cp.async ring, kStages deep per warp) produces,
@@ -47,21 +42,10 @@ struct KernelParams {
 struct CtaWork {
   int batch, kv_head, split;
   int head0, heads;       // first query head and count (<= 8)
-  int begin, end;         // token range [begin, end): the split's, or the whole row's when interleaved
+  int begin, end;         // token range [begin, end) of this split
   float v_scale;          // dequantization scale of V (1 for BF16 V)
-  bool interleaved;       // TileSchedule interleaved or queue
-  int* tile_counter;      // TileSchedule queue: the row's counter; else null
 };
 
-// The schedule a CTA follows: split_ranges with one split per row (nothing to share)
-// and for separate_kv (its MMA warps walk the converter's tiles without seeing them).
-template <class T>
-__device__ __forceinline__ TileSchedule tile_schedule(const DecodeArgs& a) {
-  if (T::kSeparate || a.splits == 1) return TileSchedule::split_ranges;
-  return static_cast<TileSchedule>(a.tile_schedule);
-}
-
-template <class T>
 __device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
   const DecodeArgs& a = p.args;
   CtaWork w;
@@ -74,33 +58,22 @@ __device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
   w.heads = min(8, group - chunk * 8);
   // Splits are fixed token ranges (split_tokens_for): begin needs no memory read, so
   // the first page-table reads go out together with the length read, not after it.
+  w.begin = w.split * a.split_tokens;
   const int len = a.lengths[w.batch];
-  const TileSchedule schedule = tile_schedule<T>(a);
-  w.interleaved = schedule != TileSchedule::split_ranges;
-  w.tile_counter = nullptr;
-  if (w.interleaved) {
-    w.begin = 0;
-    w.end = len;
-    if (schedule == TileSchedule::queue) {
-      const std::size_t row = (static_cast<std::size_t>(w.batch) * a.kv_heads + w.kv_head) * p.head_chunks + chunk;
-      w.tile_counter = a.tile_counters + row * kTileCounterStride;
-    }
-  } else {
-    w.begin = w.split * a.split_tokens;
-    w.end = max(w.begin, min(len, w.begin + a.split_tokens));
-  }
+  w.end = max(w.begin, min(len, w.begin + a.split_tokens));
   w.v_scale = a.v_scale ? a.v_scale[a.scale_per_head ? w.kv_head : 0] : 1.0f;  // read now, used at the end
   return w;
 }
 
-// Row (in rows of one kv head) of the token a lane loads for the tile starting at
-// `tile_first`; ~0u past the end. Called one tile ahead of its cp.async so the
-// page-table read overlaps a tile of compute. The page-table read does not wait for
-// the length: its index is clamped into the row and the entry is discarded past the end.
+// Row (in rows of one kv head) of the token a lane loads for warp tile `tile`; ~0u past the end.
+// Called one tile ahead of its cp.async so the page-table read overlaps a tile of compute.
+// The page-table read does not wait for the length: its index is clamped into the row
+// and the entry is discarded past the end.
 template <class T>
-__device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const CtaWork& w, int tile_first, int lane) {
+__device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const CtaWork& w, int warp, int tile,
+                                                  int lane) {
   const DecodeArgs& a = p.args;
-  const int token = tile_first + lane;
+  const int token = w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp) + lane;
   const int page_index = min(p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size, a.max_pages_per_seq - 1);
   const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
   const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
@@ -108,22 +81,15 @@ __device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const C
   return (static_cast<std::uint32_t>(page) * a.page_size + slot) * a.kv_heads + w.kv_head;
 }
 
-// Tiles of warp w with static splits: first tokens begin + 32·(i·warps + w) < end.
+// Tiles of warp w: first tokens begin + 32·(i·warps + w) < end.
 template <class T>
 __device__ __forceinline__ int warp_tile_count(const CtaWork& w, int warp) {
   const int remaining = w.end - w.begin - T::kWarpTokens * warp;
   return remaining > 0 ? (remaining + T::kCtaTokens - 1) / T::kCtaTokens : 0;
 }
 
-// First token of the warp's tile i when that tile is fixed in advance: every tile of
-// split_ranges and interleaved; the first kStages of the queue (so its claimed tiles,
-// kStages·P + c, come after all of them).
 template <class T>
-__device__ __forceinline__ int tile_first_static(const CtaWork& w, int warp, int tile) {
-  if (w.interleaved) {
-    const int workers = static_cast<int>(gridDim.x) * T::kMmaWarps;
-    return T::kWarpTokens * (w.split * T::kMmaWarps + warp + tile * workers);
-  }
+__device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int tile) {
   return w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp);
 }
 
@@ -311,117 +277,69 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
 // Warp roles
 // ============================================================================
 
-// Ring of one warp: issue tile t+S-1 while tile t is consumed; the page-table read of
-// the tile after that is started before consuming, so its latency hides behind compute.
-// With the tile queue, that tile's claim was made one tile earlier still.
+// Ring of one warp: issue tile t+S-1 while tile t is consumed. Ahead of that, the
+// page-table read of tile t+S+2 and, with l2_prefetch_tiles = D > 0, an L2 prefetch
+// of tile t+S-1+D: its HBM reads (and address translations) start D tiles before
+// its cp.async, so more bytes are in flight than the ring's slots hold.
 template <class T>
 struct WarpRing {
+  static constexpr int kRowsAhead = 3;  // rows of tiles t+S-1, t+S, t+S+1
   std::uint32_t base;
-  int first[T::kStages];   // first tokens of the next kStages tiles, in consume order (>= end: none)
-  std::uint32_t next_row;  // this lane's row of the last of them, issued at the next advance
-  // Queue: tiles come in claims of consecutive tiles, guided: a claim takes the tiles
-  // still unclaimed / (2·warps of the row), at most tiles_per_claim and at least one,
-  // so claims are long while much is left and single tiles at the end. The next claim
-  // is requested when the current one starts, so its round trip to L2 (long under
-  // full HBM load) hides behind that claim's tiles.
-  int claim_next;          // lane 0: the counter's answer (first dynamic tile) for the next claim
-  int claim_next_size;     // lane 0: its tile count
-  int claim_tile;          // next tile (row tile index) of the current claim
-  int claim_left;          // tiles left in the current claim
+  int tiles;
+  std::uint32_t rows[kRowsAhead];  // this lane's rows of the next tiles to issue (page table read)
   __device__ std::uint32_t k_slot(int tile) const { return base + (tile % T::kStages) * T::kRawStageBytes; }
   __device__ std::uint32_t v_slot(int tile) const { return k_slot(tile) + T::kRawKTileBytes; }
-  // A warp's tiles come in increasing order, so the first one past the end is its last.
-  __device__ bool has_tile(const CtaWork& w) const { return first[0] < w.end; }
 
-  __device__ void issue(const DecodeArgs& a, const CtaWork& w, int tile, int tile_first, std::uint32_t row, int lane) {
-    if (tile_first < w.end) {
+  __device__ void issue(const DecodeArgs& a, int tile, std::uint32_t row, int lane) {
+    if (tile < tiles) {
       k_load<T>(k_slot(tile), a, row, lane);  // K(32 tok, D) -> ring
       v_load<T>(v_slot(tile), a, row, lane);  // V(32 tok, D) -> ring
     }
     cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
   }
-  // The page-table reads of the first kStages tiles go out together (one round trip,
-  // not kStages dependent ones), then the first kStages-1 tiles are issued.
+  // The page-table reads of the first kStages+2 tiles go out together (one round trip,
+  // not dependent ones), then the first kStages-1 tiles are issued and the next D
+  // prefetched.
   __device__ void prologue(const KernelParams& p, const CtaWork& w, int warp, int lane) {
-    std::uint32_t rows[T::kStages];
+    std::uint32_t first[T::kStages - 1];
 #pragma unroll
-    for (int tile = 0; tile < T::kStages; ++tile) {
-      first[tile] = tile_first_static<T>(w, warp, tile);
-      rows[tile] = tile_row<T>(p, w, first[tile], lane);
-    }
+    for (int tile = 0; tile < T::kStages - 1; ++tile) first[tile] = tile_row<T>(p, w, warp, tile, lane);
 #pragma unroll
-    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, w, tile, first[tile], rows[tile], lane);
-    next_row = rows[T::kStages - 1];
-    claim_next = claim_next_size = claim_tile = claim_left = 0;
+    for (int i = 0; i < kRowsAhead; ++i) rows[i] = tile_row<T>(p, w, warp, T::kStages - 1 + i, lane);
+#pragma unroll
+    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, first[tile], lane);
+#pragma unroll
+    for (int i = 0; i + 1 < kRowsAhead; ++i)
+      if (i < p.args.l2_prefetch_tiles) kv_prefetch_l2<T>(p.args, rows[i]);
   }
-  // Queue: request a claim sized for `unclaimed` dynamic tiles left (lane 0).
-  __device__ void request_claim(const DecodeArgs& a, const CtaWork& w, int unclaimed) {
-    const int workers = static_cast<int>(gridDim.x) * T::kMmaWarps;
-    claim_next_size = max(1, min(a.tiles_per_claim, unclaimed / (2 * workers)));
-    claim_next = atomicAdd(w.tile_counter, claim_next_size);
-  }
-  // Dynamic tiles of the row: those after every warp's kStages fixed ones.
-  __device__ int dynamic_tiles(const CtaWork& w) const {
-    const int workers = static_cast<int>(gridDim.x) * T::kMmaWarps;
-    return (w.end + T::kWarpTokens - 1) / T::kWarpTokens - T::kStages * workers;
-  }
-  // Queue: the first claim, after the grid-dependency wait (the previous step's
-  // combine resets the counters). A thread's atomics on one address are answered in
-  // order, so a warp's claimed tiles come in increasing order.
-  __device__ void start_claims(const DecodeArgs& a, const CtaWork& w, int lane) {
-    if (w.tile_counter && lane == 0) request_claim(a, w, dynamic_tiles(w));
-  }
-  // Queue: first token of the warp's next claimed tile.
-  __device__ int next_claimed_tile_first(const DecodeArgs& a, const CtaWork& w, int lane) {
-    if (claim_left == 0) {
-      const int workers = static_cast<int>(gridDim.x) * T::kMmaWarps;
-      const int start = __shfl_sync(0xffffffffu, claim_next, 0);
-      claim_tile = T::kStages * workers + start;
-      claim_left = __shfl_sync(0xffffffffu, claim_next_size, 0);
-      // used when this claim is spent; sized by what was unclaimed after this one
-      if (lane == 0) request_claim(a, w, dynamic_tiles(w) - start - claim_left);
-    }
-    --claim_left;
-    return T::kWarpTokens * claim_tile++;
-  }
-  // Makes tile `tile` (first[0] before the call) readable by the whole warp and keeps
-  // kStages-1 tiles in flight.
+  // Makes tile `tile` readable by the whole warp and keeps kStages-1 tiles in flight.
   __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
     __syncwarp();  // every lane is done reading the slot refilled next
-    issue(p.args, w, tile + T::kStages - 1, first[T::kStages - 1], next_row, lane);
-    int later;  // first token of tile + kStages
-    if (w.tile_counter) {
-      later = next_claimed_tile_first(p.args, w, lane);
-    } else {
-      later = tile_first_static<T>(w, warp, tile + T::kStages);
-    }
-    next_row = tile_row<T>(p, w, later, lane);
+    issue(p.args, tile + T::kStages - 1, rows[0], lane);
+    const int ahead = p.args.l2_prefetch_tiles;  // 0..2, checked by launch_decode
+    if (ahead > 0) kv_prefetch_l2<T>(p.args, ahead == 1 ? rows[1] : rows[2]);  // tile + S - 1 + ahead
 #pragma unroll
-    for (int i = 0; i + 1 < T::kStages; ++i) first[i] = first[i + 1];
-    first[T::kStages - 1] = later;
+    for (int i = 0; i + 1 < kRowsAhead; ++i) rows[i] = rows[i + 1];
+    rows[kRowsAhead - 1] = tile_row<T>(p, w, warp, tile + T::kStages + kRowsAhead - 1, lane);
     cp_async_wait<T::kStages - 1>();
     __syncwarp();  // the tile's chunks from all lanes are visible
   }
 };
 
-// full / k_only: the MMA warp issues its own ring loads and consumes them. Returns the
-// number of tiles it consumed.
+// full / k_only: the MMA warp issues its own ring loads and consumes them.
 template <class T>
-__device__ __forceinline__ int mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring,
+__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring,
                                                    int warp, const Lane& ln, const QFragment<T>& q,
                                                    float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
-  int tiles = 0;
 #pragma unroll 1
-  for (int tile = 0; ring.has_tile(w); ++tile) {
-    const int tile_first = ring.first[0];
+  for (int tile = 0; tile < ring.tiles; ++tile) {
     ring.advance(p, w, warp, tile, ln.lane);
     if (tile == 0) TP_TRACE(4);
-    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, tile_first, w.end, ln, acc, sink, p.salt);
+    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
+                    ln, acc, sink, p.salt);
     if (tile == 0) TP_TRACE(5);
     if (tile == 1) TP_TRACE(6);
-    tiles = tile + 1;
   }
-  return tiles;
 }
 
 template <class T>
@@ -445,7 +363,7 @@ __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaW
                                                WarpRing<T>& ring, int pair, const Lane& ln) {
   const SeparateKvLayout<T> lay(smem, pair);
 #pragma unroll 1
-  for (int tile = 0; ring.has_tile(w); ++tile) {  // static splits: the same tiles as mma_warp_staged's
+  for (int tile = 0; tile < ring.tiles; ++tile) {
     ring.advance(p, w, pair, tile, ln.lane);
     if constexpr (T::kLoadOnly) continue;
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
@@ -468,7 +386,7 @@ __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const Cta
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
     mbarrier_wait(lay.full_bar + slot * 8, use & 1);
-    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, tile_first_static<T>(w, warp, tile), w.end,
+    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
                     ln, acc, sink, p.salt);
     mbarrier_arrive(lay.empty_bar + slot * 8);
   }
@@ -485,7 +403,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const unsigned long long g0 = tp_gtime();
   const long long c0 = clock64();
 #endif
-  const CtaWork w = cta_work<T>(p);
+  const CtaWork w = cta_work(p);
   const int warp = threadIdx.x / 32;
   const Lane ln{static_cast<int>(threadIdx.x % 32), static_cast<int>(threadIdx.x % 32) / 4,
                 static_cast<int>(threadIdx.x % 4)};
@@ -509,18 +427,15 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   // that waits on the previous kernel: K/V pages are never written by a kernel.
   const bool loads = T::kSeparate ? warp >= T::kMmaWarps : true;
   const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;
-  WarpRing<T> ring;
-  ring.base = smem_base + ring_owner * T::kStages * T::kRawStageBytes;
+  WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, ring_owner), {}};
   if (loads) ring.prologue(p, w, ring_owner, ln.lane);
   TP_TRACE(0);
   // Programmatic dependent launch: the outputs may still be read by the previous
   // step's combine, and Q written by the previous kernel; wait for it before either.
   grid_dependency_wait();
   grid_dependents_launch();
-  if (loads) ring.start_claims(p.args, w, ln.lane);
   TP_TRACE(1);
 
-  [[maybe_unused]] int tp_tiles = 0;  // tiles this warp consumed (for the trace build)
   if (warp < T::kMmaWarps) {
     QFragment<T> q;
     float row_scale;
@@ -529,7 +444,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
     } else {
-      tp_tiles = mma_warp_with_ring<T>(p, w, ring, warp, ln, q, row_scale, acc, sink);
+      mma_warp_with_ring<T>(p, w, ring, warp, ln, q, row_scale, acc, sink);
     }
   } else if constexpr (T::kSeparate) {
     converter_warp<T>(p, w, smem_base, ring, ring_owner, ln);
@@ -544,7 +459,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     const unsigned long long g9 = tp_gtime();
     printf("TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld merge %lld tiles %d\n",
            blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
-           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, c9 - c0, tp_tiles);
+           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, c9 - c0, ring.tiles);
   }
 #endif
   if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live

@@ -125,28 +125,13 @@ __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scr
   return r;
 }
 
-// Where combine block `row` (request b, query head h) resets the tile queue: the first
-// block of each counter's 8 query heads does it, once the main kernel is complete.
-struct TileCounterReset {
-  int* counters;  // null: static splits, nothing to reset
-  int q_heads, group, head_chunks;
-};
-
 __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float* partial_out, const float* partial_lse,
                                                                  int splits, int rows, int head_dim,
-                                                                 std::uint16_t* out, TileCounterReset reset) {
+                                                                 std::uint16_t* out) {
   __shared__ float weight[kMaxCombineSplits];
   __shared__ float scratch[kCombineThreads / 32];
   __shared__ float group_sum[kCombineGroups][kCombineSlice];
   kernels::grid_dependency_wait();  // the partials of the main kernel
-  if (reset.counters && blockIdx.y == 0 && threadIdx.x == 0) {
-    const int b = blockIdx.x / reset.q_heads, h = blockIdx.x % reset.q_heads;
-    if (h % reset.group % 8 == 0) {
-      const int kv_heads = reset.q_heads / reset.group;
-      const int row = (b * kv_heads + h / reset.group) * reset.head_chunks + h % reset.group / 8;
-      reset.counters[static_cast<std::size_t>(row) * kTileCounterStride] = 0;
-    }
-  }
   const std::size_t row = blockIdx.x;
   const int own = threadIdx.x;  // the split whose lse this thread reads
   const float lse = own < splits ? partial_lse[static_cast<std::size_t>(own) * rows + row] : -INFINITY;
@@ -194,20 +179,6 @@ bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation) 
   return find_variant(args, ablation) != nullptr;
 }
 
-const char* to_string(TileSchedule s) {
-  switch (s) {
-    case TileSchedule::split_ranges: return "split_ranges";
-    case TileSchedule::interleaved: return "interleaved";
-    case TileSchedule::queue: return "queue";
-  }
-  return "unknown";
-}
-
-std::size_t tile_counter_ints(const DecodeArgs& args) {
-  if (args.batch < 1 || args.kv_heads < 1 || args.q_heads < args.kv_heads) return 0;
-  return static_cast<std::size_t>(args.batch) * args.kv_heads * head_chunks_of(args) * kTileCounterStride;
-}
-
 std::size_t decode_workspace_bytes(const DecodeArgs& args) {
   const std::size_t rows = static_cast<std::size_t>(std::max(0, args.batch)) * std::max(0, args.q_heads);
   const std::size_t splits = static_cast<std::size_t>(std::max(1, args.splits));
@@ -222,13 +193,10 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
       args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
-      args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q ||
+      args.split_tokens < 32 || args.split_tokens % 32 != 0 || args.l2_prefetch_tiles < 0 ||
+      args.l2_prefetch_tiles > 2 || !args.q ||
       !args.k_pages ||
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
-    return cudaErrorInvalidValue;
-  }
-  if (args.tile_schedule < 0 || args.tile_schedule > static_cast<int>(TileSchedule::queue) ||
-      (args.tile_schedule == static_cast<int>(TileSchedule::queue) && (!args.tile_counters || args.tiles_per_claim < 1))) {
     return cudaErrorInvalidValue;
   }
   if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
@@ -256,12 +224,9 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     config.stream = stream;
     config.attrs = &attr;
     config.numAttrs = 1;
-    const bool queue = args.tile_schedule == static_cast<int>(TileSchedule::queue);
-    const TileCounterReset reset{queue ? args.tile_counters : nullptr, args.q_heads, args.q_heads / args.kv_heads,
-                                 head_chunks_of(args)};
     if (const cudaError_t e = cudaLaunchKernelEx(&config, combine_kernel, static_cast<const float*>(args.partial_out),
                                                  static_cast<const float*>(args.partial_lse), args.splits, rows,
-                                                 args.head_dim, args.out, reset);
+                                                 args.head_dim, args.out);
         e != cudaSuccess) {
       return e;
     }
