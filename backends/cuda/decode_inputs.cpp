@@ -210,7 +210,6 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   args.out = out_.as<std::uint16_t>();
   args.partial_out = partial_out_.as<float>();
   args.partial_lse = partial_lse_.as<float>();
-  if (const char* v = std::getenv("TILEPATH_CUDA_L2_PREFETCH_TILES"); v && *v) args.l2_prefetch_tiles = std::atoi(v);
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 

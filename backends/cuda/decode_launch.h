@@ -35,7 +35,6 @@ struct DecodeArgs {
   int splits = 1;                  // >= 1; 1 = no combine kernel
   int split_tokens = 0;            // tokens per split, a multiple of 32: split_tokens_for(max length, splits)
   int scale_per_head = 1;          // 0: k_scale[0]/v_scale[0] apply to all heads
-  int l2_prefetch_tiles = 0;       // 0..2: tiles a warp prefetches into L2 ahead of its ring
   float softmax_scale = 0;         // 1/sqrt(head_dim)
 
   const std::uint16_t* q = nullptr;      // [batch][q_heads][head_dim] BF16
@@ -77,6 +76,11 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 // leaves its last splits empty). Known before any length is read, so the kernel's
 // first page-table reads need not wait for one. Multiple of 32 (a warp tile).
 int split_tokens_for(int max_len, int splits);
+
+// Kv heads one CTA of the main kernel covers for these arguments (1 or 2): two for
+// K8/V8 at D=128 (not separate_kv) once a CTA's token range (split_tokens) reaches
+// 4096, where it measured faster.
+int kv_heads_per_cta_for(const DecodeArgs& args);
 
 // Split-KV count for small batch x long context: enough CTAs to fill sm_count SMs.
 int choose_splits(int batch, int kv_heads, int max_len, int sm_count);

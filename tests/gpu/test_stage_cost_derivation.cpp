@@ -28,6 +28,36 @@ TEST(SplitTokens, EqualRangesOf32TokenMultiplesThatCoverTheLongestRequest) {
     }
 }
 
+TEST(KvHeadsPerCta, TwoForK8V8AtD128FromFourThousandTokensPerCta) {
+  DecodeArgs a;
+  a.kv_dtype = TP_KV_K8V8;
+  a.k_path = TP_KPATH_FP8_QK;
+  a.mode = TP_MODE_K_ONLY;
+  a.head_dim = 128;
+  a.q_heads = 32;
+  a.kv_heads = 8;
+  a.split_tokens = 4096;
+  EXPECT_EQ(kv_heads_per_cta_for(a), 2);
+  a.split_tokens = 4064;  // one warp tile short
+  EXPECT_EQ(kv_heads_per_cta_for(a), 1);
+  a.split_tokens = 8192;
+  a.mode = TP_MODE_SEPARATE_KV;  // converter/MMA pairs of one head
+  EXPECT_EQ(kv_heads_per_cta_for(a), 1);
+  a.mode = TP_MODE_FULL;
+  a.head_dim = 64;
+  EXPECT_EQ(kv_heads_per_cta_for(a), 1);
+  a.head_dim = 128;
+  a.kv_heads = 1;  // nothing to pair
+  a.q_heads = 4;
+  EXPECT_EQ(kv_heads_per_cta_for(a), 1);
+  a.kv_heads = 8;
+  a.q_heads = 32;
+  a.kv_dtype = TP_KV_K16V16;  // measured no faster
+  a.k_path = TP_KPATH_K16;
+  a.mode = TP_MODE_NONE;
+  EXPECT_EQ(kv_heads_per_cta_for(a), 1);
+}
+
 TEST(ShortenedLengths, HalvesRoundingUpAndKeepsAtLeastOneToken) {
   EXPECT_EQ(shortened_lengths({1, 2, 3, 4096}), (std::vector<int>{1, 1, 2, 2048}));
 }

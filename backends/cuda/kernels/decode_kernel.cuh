@@ -46,11 +46,13 @@ struct CtaWork {
   float v_scale;          // dequantization scale of V (1 for BF16 V)
 };
 
-__device__ __forceinline__ CtaWork cta_work(const KernelParams& p) {
+// The work of the CTA's kv head `slot` (< kKvHeadsPerCta).
+template <class T>
+__device__ __forceinline__ CtaWork cta_work(const KernelParams& p, int slot) {
   const DecodeArgs& a = p.args;
   CtaWork w;
   w.split = blockIdx.x;
-  w.kv_head = blockIdx.y / p.head_chunks;
+  w.kv_head = blockIdx.y / p.head_chunks * T::kKvHeadsPerCta + slot;
   const int chunk = blockIdx.y % p.head_chunks;
   w.batch = blockIdx.z;
   const int group = a.q_heads / a.kv_heads;
@@ -73,7 +75,7 @@ template <class T>
 __device__ __forceinline__ std::uint32_t tile_row(const KernelParams& p, const CtaWork& w, int warp, int tile,
                                                   int lane) {
   const DecodeArgs& a = p.args;
-  const int token = w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp) + lane;
+  const int token = w.begin + T::kWarpTokens * (tile * T::kWarpsPerHead + warp) + lane;
   const int page_index = min(p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size, a.max_pages_per_seq - 1);
   const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
   const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
@@ -90,7 +92,7 @@ __device__ __forceinline__ int warp_tile_count(const CtaWork& w, int warp) {
 
 template <class T>
 __device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int tile) {
-  return w.begin + T::kWarpTokens * (tile * T::kMmaWarps + warp);
+  return w.begin + T::kWarpTokens * (tile * T::kWarpsPerHead + warp);
 }
 
 // ============================================================================
@@ -242,17 +244,24 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
     }
   }
   __syncthreads();
-  const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
-  const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
-  for (int idx = threadIdx.x; idx < w.heads * kD; idx += T::kThreads) {
-    const int h = idx / kD, d = idx % kD;
+  // Every kv head of the CTA (slot) has the same head count; its warps are
+  // slot·kWarpsPerHead + u.
+  const int group = a.q_heads / a.kv_heads;
+  for (int idx = threadIdx.x; idx < T::kKvHeadsPerCta * w.heads * kD; idx += T::kThreads) {
+    const int slot = idx / (w.heads * kD), h = idx / kD % w.heads, d = idx % kD;
+    const int slot_kv_head = w.kv_head + (slot - w.kv_head % T::kKvHeadsPerCta);
+    const float v_scale = T::kV == VOperand::bf16 ? 1.0f
+                          : T::kKvHeadsPerCta == 1 ? w.v_scale
+                                                   : a.v_scale[a.scale_per_head ? slot_kv_head : 0];
+    const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
+    const int u0 = slot * T::kWarpsPerHead;
     float m_max = -INFINITY;
 #pragma unroll
-    for (int u = 0; u < T::kMmaWarps; ++u) m_max = fmaxf(m_max, merge_m[u * kH + h]);
+    for (int u = u0; u < u0 + T::kWarpsPerHead; ++u) m_max = fmaxf(m_max, merge_m[u * kH + h]);
     float l_sum = 0.0f, o_sum = 0.0f;
     if (m_max != -INFINITY) {
 #pragma unroll
-      for (int u = 0; u < T::kMmaWarps; ++u) {
+      for (int u = u0; u < u0 + T::kWarpsPerHead; ++u) {
         const float weight = fast_exp2(merge_m[u * kH + h] - m_max);  // empty warps: 2^-inf = 0
         l_sum += merge_l[u * kH + h] * weight;
         o_sum += merge_o[(u * kH + h) * kD + d] * weight;
@@ -261,7 +270,8 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
     // __fdividef (2 ulp, no branch): an IEEE division per element is a branchy slow
     // path; the result is rounded to BF16 or merged again in fp32 by combine.
     const float value = l_sum > 0.0f ? __fdividef(o_sum, l_sum) * out_scale : 0.0f;
-    const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + h;
+    const int head0 = w.head0 + (slot_kv_head - w.kv_head) * group;
+    const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + head0 + h;
     if (a.splits == 1) {
       a.out[row * kD + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value));
     } else {
@@ -277,16 +287,13 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
 // Warp roles
 // ============================================================================
 
-// Ring of one warp: issue tile t+S-1 while tile t is consumed. Ahead of that, the
-// page-table read of tile t+S+2 and, with l2_prefetch_tiles = D > 0, an L2 prefetch
-// of tile t+S-1+D: its HBM reads (and address translations) start D tiles before
-// its cp.async, so more bytes are in flight than the ring's slots hold.
+// Ring of one warp: issue tile t+S-1 while tile t is consumed; the page-table read of
+// the tile after that is started before consuming, so its latency hides behind compute.
 template <class T>
 struct WarpRing {
-  static constexpr int kRowsAhead = 3;  // rows of tiles t+S-1, t+S, t+S+1
   std::uint32_t base;
   int tiles;
-  std::uint32_t rows[kRowsAhead];  // this lane's rows of the next tiles to issue (page table read)
+  std::uint32_t next_row;  // row of the next tile to issue (prefetched)
   __device__ std::uint32_t k_slot(int tile) const { return base + (tile % T::kStages) * T::kRawStageBytes; }
   __device__ std::uint32_t v_slot(int tile) const { return k_slot(tile) + T::kRawKTileBytes; }
 
@@ -297,30 +304,21 @@ struct WarpRing {
     }
     cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
   }
-  // The page-table reads of the first kStages+2 tiles go out together (one round trip,
-  // not dependent ones), then the first kStages-1 tiles are issued and the next D
-  // prefetched.
+  // The page-table reads of the first kStages tiles go out together (one round trip,
+  // not kStages dependent ones), then the first kStages-1 tiles are issued.
   __device__ void prologue(const KernelParams& p, const CtaWork& w, int warp, int lane) {
-    std::uint32_t first[T::kStages - 1];
+    std::uint32_t rows[T::kStages];
 #pragma unroll
-    for (int tile = 0; tile < T::kStages - 1; ++tile) first[tile] = tile_row<T>(p, w, warp, tile, lane);
+    for (int tile = 0; tile < T::kStages; ++tile) rows[tile] = tile_row<T>(p, w, warp, tile, lane);
 #pragma unroll
-    for (int i = 0; i < kRowsAhead; ++i) rows[i] = tile_row<T>(p, w, warp, T::kStages - 1 + i, lane);
-#pragma unroll
-    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, first[tile], lane);
-#pragma unroll
-    for (int i = 0; i + 1 < kRowsAhead; ++i)
-      if (i < p.args.l2_prefetch_tiles) kv_prefetch_l2<T>(p.args, rows[i]);
+    for (int tile = 0; tile < T::kStages - 1; ++tile) issue(p.args, tile, rows[tile], lane);
+    next_row = rows[T::kStages - 1];
   }
   // Makes tile `tile` readable by the whole warp and keeps kStages-1 tiles in flight.
   __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
     __syncwarp();  // every lane is done reading the slot refilled next
-    issue(p.args, tile + T::kStages - 1, rows[0], lane);
-    const int ahead = p.args.l2_prefetch_tiles;  // 0..2, checked by launch_decode
-    if (ahead > 0) kv_prefetch_l2<T>(p.args, ahead == 1 ? rows[1] : rows[2]);  // tile + S - 1 + ahead
-#pragma unroll
-    for (int i = 0; i + 1 < kRowsAhead; ++i) rows[i] = rows[i + 1];
-    rows[kRowsAhead - 1] = tile_row<T>(p, w, warp, tile + T::kStages + kRowsAhead - 1, lane);
+    issue(p.args, tile + T::kStages - 1, next_row, lane);
+    next_row = tile_row<T>(p, w, warp, tile + T::kStages, lane);
     cp_async_wait<T::kStages - 1>();
     __syncwarp();  // the tile's chunks from all lanes are visible
   }
@@ -403,8 +401,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const unsigned long long g0 = tp_gtime();
   const long long c0 = clock64();
 #endif
-  const CtaWork w = cta_work(p);
   const int warp = threadIdx.x / 32;
+  // A warp's kv head within the CTA (MMA warps slot·kWarpsPerHead ..; separate_kv: one)
+  const CtaWork w = cta_work<T>(p, T::kKvHeadsPerCta == 1 ? 0 : warp / T::kWarpsPerHead);
   const Lane ln{static_cast<int>(threadIdx.x % 32), static_cast<int>(threadIdx.x % 32) / 4,
                 static_cast<int>(threadIdx.x % 4)};
   const std::uint32_t smem_base = smem_addr(smem);
@@ -426,9 +425,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   // The warp that loads for pair/warp index `ring_owner` starts its ring before anything
   // that waits on the previous kernel: K/V pages are never written by a kernel.
   const bool loads = T::kSeparate ? warp >= T::kMmaWarps : true;
-  const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;
-  WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, ring_owner), {}};
-  if (loads) ring.prologue(p, w, ring_owner, ln.lane);
+  const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;  // ring slot in shared memory
+  const int head_warp = ring_owner % T::kWarpsPerHead;                        // which tiles of the kv head
+  WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp), 0u};
+  if (loads) ring.prologue(p, w, head_warp, ln.lane);
   TP_TRACE(0);
   // Programmatic dependent launch: the outputs may still be read by the previous
   // step's combine, and Q written by the previous kernel; wait for it before either.
@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
     } else {
-      mma_warp_with_ring<T>(p, w, ring, warp, ln, q, row_scale, acc, sink);
+      mma_warp_with_ring<T>(p, w, ring, head_warp, ln, q, row_scale, acc, sink);
     }
   } else if constexpr (T::kSeparate) {
     converter_warp<T>(p, w, smem_base, ring, ring_owner, ln);

@@ -24,6 +24,7 @@ constexpr int kHeadsPerCta = 8;      // query heads one CTA holds (the PV n8 sid
 constexpr int kCtasPerSmGuess = 4;   // resident CTAs per SM of the FP8 D=128 variants (for the split count)
 constexpr int kMinTokensPerSplit = 256;
 constexpr int kMaxSplits = 128;
+constexpr int kTwoHeadMinTokensPerCta = 4096;  // kv_heads_per_cta_for
 
 const std::vector<VariantEntry>& variants() {
   static const std::vector<VariantEntry> table = [] {
@@ -33,6 +34,7 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v16_variants(t);
     kernels::append_k8v8_transform_variants(t);
     kernels::append_k8v8_fp8qk_variants(t);
+    kernels::append_k8v8_two_head_variants(t);
     return t;
   }();
   return table;
@@ -44,14 +46,22 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
   return true;
 }
 
-const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
+const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode &&
-        e.head_dim == args.head_dim && same_ablation(e, ablation)) {
+        e.head_dim == args.head_dim && e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
       return &e;
     }
   }
   return nullptr;
+}
+
+// The variant a launch runs: kv_heads_per_cta_for's choice when it is compiled in.
+const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
+  if (const int h = kv_heads_per_cta_for(args); h > 1) {
+    if (const VariantEntry* e = find_variant(args, ablation, h)) return e;
+  }
+  return find_variant(args, ablation, 1);
 }
 
 const char* name_of(int v, std::initializer_list<const char*> names) {
@@ -68,6 +78,7 @@ const char* variant_name(const VariantEntry& e) {
                   name_of(e.mode, {"none", "full", "k_only", "separate_kv"}) + "_d" + std::to_string(e.head_dim);
   static const char* const stages[] = {"k_load", "k_prep", "qk",    "softmax",  "v_load",
                                        "v_prep", "pv",     "accum", "q_quant", "combine"};
+  if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice) {
     n += e.ablation == AblationKind::remove ? "_remove_" : "_twice_";
     n += (e.ablated_stage >= 0 && e.ablated_stage < TP_STAGE_COUNT) ? stages[e.ablated_stage] : "unknown";
@@ -193,8 +204,7 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
       args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
-      args.split_tokens < 32 || args.split_tokens % 32 != 0 || args.l2_prefetch_tiles < 0 ||
-      args.l2_prefetch_tiles > 2 || !args.q ||
+      args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q ||
       !args.k_pages ||
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
     return cudaErrorInvalidValue;
@@ -232,6 +242,15 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     }
   }
   return cudaSuccess;
+}
+
+int kv_heads_per_cta_for(const DecodeArgs& args) {
+  // Measured (docs/perf-notes.md, session 3): K8/V8 at D=128 with two kv heads per CTA
+  // is 2-5% faster from 4096 tokens per CTA up (B=16/S=32768 +3.3%, B=64/S=32768 +5%,
+  // B=4/S=65536 +2.2%, B=64/S=4096 +0.3%) and slower below (B=16/S=8192 -1%, B=1/S=32768
+  // -4%); K16/V16 was not faster (-1.3% at B=16/S=32768). separate_kv keeps one.
+  const bool k8v8 = args.kv_dtype == TP_KV_K8V8 && args.mode != TP_MODE_SEPARATE_KV && args.head_dim == 128;
+  return k8v8 && args.kv_heads % 2 == 0 && args.split_tokens >= kTwoHeadMinTokensPerCta ? 2 : 1;
 }
 
 int split_tokens_for(int max_len, int splits) {

@@ -69,18 +69,6 @@ __device__ __forceinline__ void load_tile(std::uint32_t tile, const void* pages,
   }
 }
 
-// The K and V rows of a lane's token into L2 (a tile that is issued to the ring later).
-template <class T>
-__device__ __forceinline__ void kv_prefetch_l2(const DecodeArgs& a, std::uint32_t my_row) {
-  if (my_row == ~0u) return;
-  const char* k = static_cast<const char*>(a.k_pages) + static_cast<std::size_t>(my_row) * T::kKRowBytes;
-  const char* v = static_cast<const char*>(a.v_pages) + static_cast<std::size_t>(my_row) * T::kVRowBytes;
-#pragma unroll
-  for (int line = 0; line < T::kKRowBytes; line += 128) prefetch_l2_line(k + line);
-#pragma unroll
-  for (int line = 0; line < T::kVRowBytes; line += 128) prefetch_l2_line(v + line);
-}
-
 template <class T>
 __device__ __forceinline__ void k_load(std::uint32_t k_tile, const DecodeArgs& a, std::uint32_t my_row, int lane) {
   load_tile<T::kKChunks>(k_tile, a.k_pages, my_row, lane);  // K(32 tok, D) -> smem

@@ -72,7 +72,11 @@ constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_
   return {0, 0};
 }
 
-template <KOperand KO, VOperand VO, bool kSeparateKv, int kD, AblationKind kAblation, int kAblatedStage>
+// kKvPerCta: kv heads one CTA covers, kWarpsPerHead MMA warps each. Warps of
+// different heads read the same pages (adjacent rows of one token); 2 measured faster
+// for K8/V8 at long per-CTA ranges (kv_heads_per_cta_for, docs/perf-notes.md).
+template <KOperand KO, VOperand VO, bool kSeparateKv, int kD, AblationKind kAblation, int kAblatedStage,
+          int kKvPerCta = 1>
 struct DecodeTraits {
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
@@ -119,11 +123,13 @@ struct DecodeTraits {
       kSeparate ? kStagedSlots * (kStagedKTileBytes + kStagedVTileBytes) : 0;
 
   static constexpr RingShape kShape = choose_ring_shape(kRawStageBytes, kStagedBytesPerWarp, kSeparate);
-  static constexpr int kMmaWarps = kShape.mma_warps;
+  static constexpr int kKvHeadsPerCta = kKvPerCta;
+  static constexpr int kWarpsPerHead = kShape.mma_warps;            // MMA warps sharing one kv head's tiles
+  static constexpr int kMmaWarps = kWarpsPerHead * kKvHeadsPerCta;  // MMA warps of the CTA
   static constexpr int kStages = kShape.stages;
   static constexpr int kConverterWarps = kSeparate ? kMmaWarps : 0;  // one per MMA warp (a pair)
   static constexpr int kThreads = 32 * (kMmaWarps + kConverterWarps);
-  static constexpr int kCtaTokens = kWarpTokens * kMmaWarps;  // tokens per CTA-wide pipeline step
+  static constexpr int kCtaTokens = kWarpTokens * kWarpsPerHead;  // tokens per pipeline step of one kv head
 
   // shared memory: [raw ring | staged slots | mbarriers]; the merge buffer reuses the ring
   static constexpr int kRawRingBytes = kMmaWarps * kStages * kRawStageBytes;
@@ -135,6 +141,7 @@ struct DecodeTraits {
 
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
   static_assert(kMmaWarps > 0, "no ring shape fits the shared-memory budget");
+  static_assert(kKvPerCta == 1 || !kSeparate, "separate_kv pairs converter and MMA warps of one kv head");
   static_assert(kSmemBytes <= kSmemPerBlockMax, "shared memory over the per-block limit");
   static_assert(kMergeBytes <= kRawRingBytes, "the cross-warp merge buffer must fit in the ring it reuses");
   static_assert(kKConsumedChunks % 4 == 0, "a K row must split into groups of 4 chunks (one per lane of a quad)");

@@ -26,12 +26,6 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, 
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
                : "memory");
 }
-// Starts moving the 128-byte line at src from HBM into L2 without waiting or landing
-// anywhere on chip (the address translation happens now, too). The LSU path: the
-// bulk (TMA) prefetch, one per 128-byte row, measured 1.5x slower kernels.
-__device__ __forceinline__ void prefetch_l2_line(const void* src) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src) : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {

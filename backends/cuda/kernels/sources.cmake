@@ -9,7 +9,8 @@
 #    q_quant (fp8_qk) runs inside the main kernel's prologue, not as its own launch.
 #    K/V pages, page table and lengths must therefore not be written by a *kernel*
 #    immediately before launch_decode (memcpy/memset are ordinary stream operations).
-#  - KernelInfo::tile_tokens = tokens per CTA-wide pipeline step (MMA warps x 32 tokens).
+#  - KernelInfo::tile_tokens = tokens per pipeline step of one kv head (its MMA warps x 32
+#    tokens); a CTA may cover two kv heads (decode_k8v8_two_heads.cu).
 #  - prebias needs no kernel support: the exact bias adds q.b to every score of a row,
 #    which softmax cancels, so the plain kernel over the residual cache is exact.
 #  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the
@@ -20,4 +21,5 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_k16v8.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_transform.cu
-    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_fp8qk.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_fp8qk.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_two_heads.cu)

@@ -1,6 +1,8 @@
 #pragma once
 // Instantiates one variant family: the three head dims without ablations, and the
-// stage ablations at D = 128 only (compile time grows with every instantiation).
+// stage ablations at D = 128 only (compile time grows with every instantiation);
+// append_two_head_family: D = 128 with two kv heads per CTA, ablations included, so
+// the stage costs of a case come from the kernel that ran it.
 
 #include <cstdio>
 #include <vector>
@@ -22,7 +24,8 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
     if (e != cudaSuccess) return e;
     smem_limit_raised = true;
   }
-  const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
+  if (args.kv_heads % T::kKvHeadsPerCta != 0) return cudaErrorNotSupported;
+  const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   const dim3 block(T::kThreads);
   const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
   const KernelParams params{args, head_chunks, page_shift, 0u};
@@ -49,15 +52,34 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   return cudaGetLastError();
 }
 
-template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage>
+template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1>
 VariantEntry variant_entry(int kv_dtype, int k_path, int mode) {
-  return {kv_dtype, k_path, mode, kD, kAbl, kStage, &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage>>};
+  return {kv_dtype, k_path, mode, kD, kAbl, kStage, kKvPerCta,
+          &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>>};
 }
 
-template <KOperand KO, VOperand VO, bool kSep, int kStage>
+template <KOperand KO, VOperand VO, bool kSep, int kStage, int kKvPerCta = 1>
 void append_stage_ablations(std::vector<VariantEntry>& out, int kv, int path, int mode) {
-  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::remove, kStage>(kv, path, mode));
-  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::twice, kStage>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::remove, kStage, kKvPerCta>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::twice, kStage, kKvPerCta>(kv, path, mode));
+}
+
+// D = 128 only, with every ablation of append_family.
+template <KOperand KO, VOperand VO, int kKvPerCta>
+void append_d128_ablations(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  using T = DecodeTraits<KO, VO, false, 128, AblationKind::none, -1, kKvPerCta>;
+  if constexpr (T::kHasKPrep) append_stage_ablations<KO, VO, false, TP_STAGE_K_PREP, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, false, TP_STAGE_QK, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, false, TP_STAGE_SOFTMAX, kKvPerCta>(out, kv, path, mode);
+  if constexpr (T::kHasVPrep) append_stage_ablations<KO, VO, false, TP_STAGE_V_PREP, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, false, TP_STAGE_PV, kKvPerCta>(out, kv, path, mode);
+  out.push_back(variant_entry<KO, VO, false, 128, AblationKind::load_only, -1, kKvPerCta>(kv, path, mode));
+}
+
+template <KOperand KO, VOperand VO>
+void append_two_head_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  out.push_back(variant_entry<KO, VO, false, 128, AblationKind::none, -1, 2>(kv, path, mode));
+  append_d128_ablations<KO, VO, 2>(out, kv, path, mode);
 }
 
 template <KOperand KO, VOperand VO, bool kSep>

@@ -21,6 +21,7 @@ struct VariantEntry {
   int head_dim;
   AblationKind ablation;
   int ablated_stage; // enum tp_stage, -1 for none / load_only
+  int kv_heads_per_cta;
   MainLaunchFn launch;
 };
 
@@ -29,5 +30,6 @@ void append_k16v8_variants(std::vector<VariantEntry>& out);
 void append_k8v16_variants(std::vector<VariantEntry>& out);
 void append_k8v8_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
+void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
 
 }  // namespace tilepath::cuda::kernels
