@@ -279,7 +279,8 @@ def main():
     kernels_commit = m.group(2) if m else None
     m = re.search(r"^(\w{3} \w{3} +\d+ [\d:]+ \d{4})", sanity, re.M)
     smi_time = m.group(1) if m else None
-    m = re.search(r"^\s*device \d+: (.+)$", sanity, re.M)
+    # the cuda plugin's device (`tilepath backends` may list the cpu plugin first)
+    m = re.search(r"^cuda [^\n]*\n\s*device \d+: (.+)$", sanity, re.M)
     dev_line = m.group(1).strip() if m else None
     m = re.search(r"Driver Version: (\S+)\s+CUDA Version: (\S+)", sanity)
     driver = (m.group(1), m.group(2)) if m else (None, None)
