@@ -1,8 +1,10 @@
 #pragma once
 // The decode-attention kernel: one CTA per (request, kv head, split, group of <= 8
-// query heads). Each MMA warp walks its own 32-token tiles of the CTA's range
-// (tile i of warp w starts at range_begin + 32·(i·warps + w)) with its own online
-// softmax; the warps merge once at the end (a log-sum-exp merge through shared memory).
+// query heads), or per pair of kv heads (kKvHeadsPerCta = 2: the two heads' warps read
+// the same pages). Each MMA warp walks its own 32-token tiles of its kv head's range
+// (tile i of warp w starts at range_begin + 32·(i·warps per head + w)) with its own
+// online softmax; a head's warps merge once at the end (a log-sum-exp merge through
+// shared memory).
 //
 // Producer/consumer:
 //   full / k_only : the memory pipe (cp.async ring, kStages deep per warp) produces,

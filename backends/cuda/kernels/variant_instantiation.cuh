@@ -64,22 +64,16 @@ void append_stage_ablations(std::vector<VariantEntry>& out, int kv, int path, in
   out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::twice, kStage, kKvPerCta>(kv, path, mode));
 }
 
-// D = 128 only, with every ablation of append_family.
-template <KOperand KO, VOperand VO, int kKvPerCta>
+// The stage ablations and the load-only kernel, at D = 128 only.
+template <KOperand KO, VOperand VO, bool kSep, int kKvPerCta>
 void append_d128_ablations(std::vector<VariantEntry>& out, int kv, int path, int mode) {
-  using T = DecodeTraits<KO, VO, false, 128, AblationKind::none, -1, kKvPerCta>;
-  if constexpr (T::kHasKPrep) append_stage_ablations<KO, VO, false, TP_STAGE_K_PREP, kKvPerCta>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, false, TP_STAGE_QK, kKvPerCta>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, false, TP_STAGE_SOFTMAX, kKvPerCta>(out, kv, path, mode);
-  if constexpr (T::kHasVPrep) append_stage_ablations<KO, VO, false, TP_STAGE_V_PREP, kKvPerCta>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, false, TP_STAGE_PV, kKvPerCta>(out, kv, path, mode);
-  out.push_back(variant_entry<KO, VO, false, 128, AblationKind::load_only, -1, kKvPerCta>(kv, path, mode));
-}
-
-template <KOperand KO, VOperand VO>
-void append_two_head_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
-  out.push_back(variant_entry<KO, VO, false, 128, AblationKind::none, -1, 2>(kv, path, mode));
-  append_d128_ablations<KO, VO, 2>(out, kv, path, mode);
+  using T = DecodeTraits<KO, VO, kSep, 128, AblationKind::none, -1, kKvPerCta>;
+  if constexpr (T::kHasKPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_K_PREP, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_QK, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_SOFTMAX, kKvPerCta>(out, kv, path, mode);
+  if constexpr (T::kHasVPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_V_PREP, kKvPerCta>(out, kv, path, mode);
+  append_stage_ablations<KO, VO, kSep, TP_STAGE_PV, kKvPerCta>(out, kv, path, mode);
+  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::load_only, -1, kKvPerCta>(kv, path, mode));
 }
 
 template <KOperand KO, VOperand VO, bool kSep>
@@ -88,13 +82,13 @@ void append_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
   out.push_back(variant_entry<KO, VO, kSep, 64, kNone, -1>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, kSep, 128, kNone, -1>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, kSep, 256, kNone, -1>(kv, path, mode));
-  using T = DecodeTraits<KO, VO, kSep, 128, kNone, -1>;
-  if constexpr (T::kHasKPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_K_PREP>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, kSep, TP_STAGE_QK>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, kSep, TP_STAGE_SOFTMAX>(out, kv, path, mode);
-  if constexpr (T::kHasVPrep) append_stage_ablations<KO, VO, kSep, TP_STAGE_V_PREP>(out, kv, path, mode);
-  append_stage_ablations<KO, VO, kSep, TP_STAGE_PV>(out, kv, path, mode);
-  out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::load_only, -1>(kv, path, mode));
+  append_d128_ablations<KO, VO, kSep, 1>(out, kv, path, mode);
+}
+
+template <KOperand KO, VOperand VO>
+void append_two_head_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  out.push_back(variant_entry<KO, VO, false, 128, AblationKind::none, -1, 2>(kv, path, mode));
+  append_d128_ablations<KO, VO, false, 2>(out, kv, path, mode);
 }
 
 }  // namespace tilepath::cuda::kernels
