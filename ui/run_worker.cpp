@@ -45,9 +45,12 @@ void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QS
   }
   emit started(static_cast<int>(spec.cases.size()));
   try {
-    RunStore store = RunStore::open(ss(dbPath));
-    SignalObserver observer(this);
-    SweepOutcome outcome = run_sweep(spec, *backend, store, ss(command), &observer, &cancel_);
+    SweepOutcome outcome;
+    {  // the store is closed (its last checkpoint written) before `finished` lets anyone open it
+      RunStore store = RunStore::open(ss(dbPath));
+      SignalObserver observer(this);
+      outcome = run_sweep(spec, *backend, store, ss(command), &observer, &cancel_);
+    }
     RunSummary summary{outcome.total,     outcome.ran,       outcome.skipped_existing, outcome.failed,
                        outcome.unsupported, outcome.cancelled, outcome.run_id};
     emit finished(summary);

@@ -81,8 +81,12 @@ Inspection inspect_file(const std::string& path) {
   const std::uint32_t page_count = big_endian32(&header[28]);
   const std::uint32_t valid_for = big_endian32(&header[92]);
   if (page_size < 512 || (page_size & (page_size - 1)) != 0) not_tilepath(path, "corrupt SQLite header");
-  // The in-header size is trustworthy only when valid_for matches the change counter.
-  if (valid_for == change_counter && page_count > 0 && file_size < page_count * page_size)
+  // The in-header size is trustworthy only when valid_for matches the change counter,
+  // and only while no other connection holds the database in WAL mode: a checkpoint
+  // writes page 1 (the new size) before the pages that grow the file, so a reader
+  // opening meanwhile would see a "truncated" live database.
+  const bool live_wal = fs::exists(path + "-wal", ec);
+  if (!live_wal && valid_for == change_counter && page_count > 0 && file_size < page_count * page_size)
     not_tilepath(path, "truncated: header says " + std::to_string(page_count * page_size) + " bytes, file has " +
                            std::to_string(file_size));
 
