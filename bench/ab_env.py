@@ -68,7 +68,8 @@ def main():
                         continue
                     row = {"shape": s, "arm": label, "env": env, "round": r, "latency_us": rec.get("latency_us"),
                            "floor_fraction": rec.get("floor_fraction"),
-                           "read_bandwidth_gbps": rec.get("read_bandwidth_gbps"), "message": rec.get("message")}
+                           "read_bandwidth_gbps": rec.get("read_bandwidth_gbps"),
+                           "stream_same_bytes_us": rec.get("stream_same_bytes_us"), "message": rec.get("message")}
                     rows.append(row)
                     print(json.dumps({k: row[k] for k in ("shape", "arm", "round", "latency_us", "floor_fraction")}),
                           flush=True)

@@ -130,6 +130,8 @@ def main():
                    "tilepath_k8v8_us": k8v8["latency_us"] if k8v8 else None,
                    "tilepath_k16v8_us": k16v8["latency_us"] if k16v8 else None,
                    "tilepath_k16v16_us": k16v16["latency_us"] if k16v16 else None,
+                   # the read kernel over the K8/V8 case's bytes, same cold timing: a perfect stream
+                   "stream_k8v8_us": k8v8.get("stream_same_bytes_us") if k8v8 else None,
                    "read_bandwidth_gbps": bw}
             try:
                 row.update(torch_peers(batch, context))

@@ -94,7 +94,7 @@ DeviceSession::~DeviceSession() {
 const ReadBandwidth& DeviceSession::read_bandwidth() {
   if (!read_bandwidth_) {
     TP_CUDA_CHECK(cudaSetDevice(device_));
-    read_bandwidth_ = measure_read_bandwidth(device_, stream_);
+    read_bandwidth_ = measure_read_bandwidth(device_, stream_, stream_buffer_);
   }
   return *read_bandwidth_;
 }
@@ -161,6 +161,18 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   };
   report(0.35, "time full kernel");
   const TimingStats main = time_variant(Ablation{}, "full");
+  // The read kernel over the same byte count, cache state and repeats: a perfect stream
+  // of this case, launch and ramp included (small cases sit well below the bandwidth
+  // floor fraction for that reason alone). Up to the read-bandwidth buffer's size.
+  double stream_same_bytes_us = NAN;
+  if (op.bytes_moved() <= double(stream_buffer_.capacity())) {
+    report(0.4, "stream of the same bytes");
+    const TimingStats stream = time_stream_read(stream_buffer_, std::size_t(op.bytes_moved()), device_, stream_, flush,
+                                                std::min(warmup, 2), repeats, 0.0);
+    stream_same_bytes_us = stream.median_us;
+    timings["stream_same_bytes"] = {{"median_us", stream.median_us}, {"min_us", stream.min_us},
+                                    {"max_us", stream.max_us}, {"repeats", stream.repeats}};
+  }
 
   AblationLatencies latencies;
   latencies.full_us = main.median_us;
@@ -260,6 +272,10 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     payload.add_metric("tiles_per_cta_short_context", geometry.tiles_short, "tiles");
   }
   if (cold) payload.add_metric("l2_flush_bytes", double(flusher_.bytes()), "B");
+  if (std::isfinite(stream_same_bytes_us)) {
+    payload.add_metric("stream_same_bytes_us", stream_same_bytes_us, "us");
+    payload.add_metric("stream_same_bytes_fraction", stream_same_bytes_us / main.median_us, "");
+  }
 
   const nlohmann::json kernel = {{"name", meta.name},
                                  {"mangled_name", meta.mangled_name},

@@ -50,6 +50,7 @@ class DeviceSession {
   DeviceDecodeInputs inputs_;
   L2Flusher flusher_;
   std::optional<ReadBandwidth> read_bandwidth_;
+  DeviceBuffer stream_buffer_;  // read_bandwidth's buffer, kept for the per-case stream of the same bytes
 };
 
 }  // namespace tilepath::cuda

@@ -69,27 +69,36 @@ cudaError_t launch_flush_read(const void* buffer, std::size_t bytes, unsigned* s
   return cudaGetLastError();
 }
 
-ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, int warmup, int repeats) {
-  int sm_count = 0, l2_bytes = 0;
-  TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, DeviceBuffer& buffer, int warmup,
+                                     int repeats) {
+  int l2_bytes = 0;
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   ReadBandwidth result;
   result.bytes = std::max<std::size_t>(std::size_t(1) << 30, std::size_t(l2_bytes) * 32);
   result.bytes &= ~std::size_t(15);
-  DeviceBuffer buffer(result.bytes);
-  DeviceBuffer sink(sizeof(unsigned));
+  buffer.reserve(result.bytes);
   // Never measure on zeros.
   TP_CUDA_CHECK(cudaMemsetAsync(buffer.get(), 0x5A, result.bytes, stream));
-  const auto launch = [&] {
-    TP_CUDA_CHECK(launch_stream_read(buffer.get(), result.bytes, sink.as<unsigned>(), sm_count, stream));
-  };
-  const TimingStats stats = time_launches(launch, nullptr, stream, warmup, repeats);
+  const TimingStats stats = time_stream_read(buffer, result.bytes, device, stream, nullptr, warmup, repeats);
   result.median_us = stats.median_us;
   result.min_us = stats.min_us;
   result.max_us = stats.max_us;
   result.repeats = stats.repeats;
   result.gbps = double(result.bytes) / (stats.median_us * 1e-6) / 1e9;
   return result;
+}
+
+TimingStats time_stream_read(const DeviceBuffer& buffer, std::size_t bytes, int device, cudaStream_t stream,
+                             const std::function<void()>& before_each, int warmup, int repeats,
+                             double min_warmup_ms) {
+  int sm_count = 0;
+  TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  bytes = std::min(bytes, buffer.capacity()) & ~std::size_t(15);
+  DeviceBuffer sink(sizeof(unsigned));
+  const auto launch = [&] {
+    TP_CUDA_CHECK(launch_stream_read(buffer.get(), bytes, sink.as<unsigned>(), sm_count, stream));
+  };
+  return time_launches(launch, before_each, stream, warmup, repeats, min_warmup_ms);
 }
 
 }  // namespace tilepath::cuda

@@ -3,8 +3,12 @@
 // loads in flight per thread) over a buffer much larger than L2.
 
 #include <cstddef>
+#include <functional>
 
 #include <cuda_runtime_api.h>
+
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/event_timer.h"
 
 namespace tilepath::cuda {
 
@@ -15,8 +19,17 @@ struct ReadBandwidth {
   int repeats = 0;
 };
 
-// Buffer size: max(1 GiB, 32 x L2). Allocates and frees its own buffer.
-ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, int warmup = 3, int repeats = 20);
+// Buffer size: max(1 GiB, 32 x L2), allocated into `buffer` (kept by the caller for
+// time_stream_read).
+ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, DeviceBuffer& buffer, int warmup = 3,
+                                     int repeats = 20);
+
+// The read kernel over the first `bytes` of `buffer` (<= its capacity), timed like a
+// decode case (time_launches; `before_each`: the L2 flush of an hbm_cold case): a
+// perfect stream of a case's bytes, launch and ramp included, to set its latency against.
+TimingStats time_stream_read(const DeviceBuffer& buffer, std::size_t bytes, int device, cudaStream_t stream,
+                             const std::function<void()>& before_each, int warmup, int repeats,
+                             double min_warmup_ms = kMinWarmupMs);
 
 // One launch of the read kernel over `bytes` (a multiple of 16) at `buffer`.
 cudaError_t launch_stream_read(const void* buffer, std::size_t bytes, unsigned* sink, int sm_count,

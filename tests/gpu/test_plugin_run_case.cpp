@@ -62,6 +62,13 @@ bool any_finite(const double* values, int n) {
   return false;
 }
 
+// A named metric of r; NaN when absent.
+double metric(const tp_result& r, const std::string& name) {
+  for (int i = 0; i < r.metric_count; ++i)
+    if (name == r.metrics[i].name) return r.metrics[i].value;
+  return NAN;
+}
+
 }  // namespace
 
 TEST_F(CudaPluginRun, DeviceInfoDescribesAHopperGpu) {
@@ -106,6 +113,12 @@ TEST_F(CudaPluginRun, ColdCaseFillsEveryMeasuredField) {
                 any_finite(r.stage_cost_us[TP_COST_DOUBLED], TP_STAGE_COUNT))
         << "ablations ran";
     EXPECT_GT(r.metric_count, 0);
+    // The read kernel over the same bytes: no faster than the bandwidth floor, no slower
+    // than the attention kernel that does more with them.
+    const double stream_us = metric(r, "stream_same_bytes_us");
+    EXPECT_GE(stream_us, 0.9 * r.bytes_moved / (r.read_bandwidth_gbps * 1e3));
+    EXPECT_LE(stream_us, r.latency_us);
+    EXPECT_NEAR(metric(r, "stream_same_bytes_fraction"), stream_us / r.latency_us, 1e-9);
     ASSERT_GE(r.artifact_count, 2);
     EXPECT_GT(r.artifacts[0].size, 0u);
     backend_->release(r);
