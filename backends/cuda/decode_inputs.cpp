@@ -199,9 +199,6 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   const std::size_t rows = std::size_t(op.batch) * op.q_heads;
   partial_out_.reserve(std::max(std::size_t(args.splits) * rows * op.head_dim * sizeof(float), asked) + 256);
   partial_lse_.reserve(std::max(std::size_t(args.splits) * rows * sizeof(float), asked) + 256);
-  const std::size_t counter_bytes = std::max<std::size_t>(1, split_counter_count(args)) * sizeof(std::uint32_t);
-  split_counters_.reserve(counter_bytes);
-  TP_CUDA_CHECK(cudaMemsetAsync(split_counters_.get(), 0, counter_bytes, stream));  // launches leave them zero
 
   args.q = q_.as<std::uint16_t>();
   args.k_pages = k_pages_.get();
@@ -213,7 +210,6 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   args.out = out_.as<std::uint16_t>();
   args.partial_out = partial_out_.as<float>();
   args.partial_lse = partial_lse_.as<float>();
-  args.split_counters = split_counters_.as<std::uint32_t>();
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 
@@ -238,7 +234,7 @@ std::vector<std::uint16_t> DeviceDecodeInputs::download_output(cudaStream_t stre
 double DeviceDecodeInputs::device_bytes() const {
   return double(q_.capacity() + k_pages_.capacity() + v_pages_.capacity() + page_table_.capacity() +
                 lengths_.capacity() + k_scale_.capacity() + v_scale_.capacity() + out_.capacity() +
-                partial_out_.capacity() + partial_lse_.capacity() + split_counters_.capacity());
+                partial_out_.capacity() + partial_lse_.capacity());
 }
 
 }  // namespace tilepath::cuda

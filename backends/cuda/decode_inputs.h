@@ -69,7 +69,7 @@ class DeviceDecodeInputs {
 
  private:
   DeviceBuffer q_, k_pages_, v_pages_, page_table_, lengths_, k_scale_, v_scale_, out_;
-  DeviceBuffer partial_out_, partial_lse_, split_counters_;
+  DeviceBuffer partial_out_, partial_lse_;
   std::size_t out_elems_ = 0;
 };
 

@@ -49,9 +49,6 @@ struct DecodeArgs {
   // workspaces (sized by decode_workspace_bytes)
   float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim]
   float* partial_lse = nullptr;          // [splits][batch][q_heads]
-  // [2][split_counter_count / 2] arrivals and departures per row group of split CTAs;
-  // zero before the first launch, and every complete launch leaves them zero.
-  std::uint32_t* split_counters = nullptr;
 };
 
 // What was launched for the main kernel (for the case's metadata).
@@ -68,11 +65,9 @@ bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation);
 
 // Workspace bytes needed (partial outputs for splits).
 std::size_t decode_workspace_bytes(const DecodeArgs& args);
-// Entries of DecodeArgs::split_counters (needed when splits > 1).
-std::size_t split_counter_count(const DecodeArgs& args);
 
 // Launch the whole step on stream: the main kernel (q_quant fused into its prologue for
-// fp8_qk), then combine (splits > 1), which merges each row once its splits have arrived.
+// fp8_qk), then combine (splits > 1).
 // Returns the first CUDA error (launch errors included). Fills *info when non-null.
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream,
                           KernelInfo* info);

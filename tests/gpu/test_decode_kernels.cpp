@@ -157,21 +157,13 @@ TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   ASSERT_EQ(launch_decode(args, Ablation{}, stream, &info), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const std::vector<std::uint16_t> out16 = inputs.download_output(stream);
-  // Again, back to back with the first (as timing runs them): the split counters the first
-  // launch left must let the second merge every row, and the result is deterministic.
+  // Again, back to back (as timing runs them, each launch overlapping the previous one's
+  // tail through programmatic dependent launch): the same output, bit for bit.
   inputs.poison_output(stream);
   ASSERT_EQ(launch_decode(args, Ablation{}, stream, nullptr), cudaSuccess);
   ASSERT_EQ(launch_decode(args, Ablation{}, stream, nullptr), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_TRUE(inputs.download_output(stream) == out16) << "a repeated launch gave a different output";
-  if (splits > 1) {
-    std::vector<std::uint32_t> counters(split_counter_count(args));
-    ASSERT_EQ(cudaMemcpy(counters.data(), args.split_counters, counters.size() * sizeof(std::uint32_t),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u), static_cast<long>(counters.size()))
-        << "split counters not left at zero";
-  }
   cudaStreamDestroy(stream);
   ASSERT_NE(info.name, nullptr);
   EXPECT_GT(info.tile_tokens, 0);

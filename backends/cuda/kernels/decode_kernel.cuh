@@ -283,11 +283,6 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
       if (d == 0) a.partial_lse[part] = l_sum > 0.0f ? m_max + __log2f(l_sum) : -INFINITY;
     }
   }
-  if (a.splits > 1) {  // this split of the row group has arrived (combine waits for all of them)
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) add_release(a.split_counters + blockIdx.z * gridDim.y + blockIdx.y, 1u);
-  }
 }
 
 // ============================================================================

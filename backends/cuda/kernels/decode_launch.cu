@@ -106,12 +106,6 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 // L2 round trip for the lse and one per d slice for the partials. (v1 looped
 // over the splits serially; the 256-thread version re-read the lse and kept 8 loads
 // in flight: ~5 round trips at 66 splits.)
-//
-// A block does not wait for the main grid to complete: it starts (programmatic
-// dependent launch) once every main CTA is running, and waits for its own row
-// group's arrival counter, so rows whose splits are done are merged while the main
-// kernel's last CTAs still stream. The last block to leave a row group zeroes its
-// counters for the next launch (which starts only after this grid completes).
 // ============================================================================
 
 constexpr int kCombineSlice = 32;                         // d per block: one coalesced 128-byte row
@@ -125,19 +119,6 @@ constexpr int kSplitsPerThread = kMaxCombineSplits / kCombineGroups;
 // a 128-register version measured +7 us at B=16, S=32768 (4 splits).
 constexpr int kLoadsInFlight = 16;
 static_assert(kCombineThreads >= kMaxCombineSplits, "one lse per thread");
-
-struct CombineParams {
-  const float* partial_out;
-  const float* partial_lse;
-  std::uint32_t* arrivals;    // per row group of main CTAs (request, kv head group, head chunk)
-  std::uint32_t* departures;  // combine blocks done with the row group
-  std::uint16_t* out;
-  int splits, rows, head_dim, q_heads;
-  int group;        // query heads per kv head
-  int head_chunks;  // main CTAs per kv head group (<= 8 query heads each)
-  int kv_per_cta;   // kv heads per main CTA
-  int groups_per_request;  // the main grid's y: kv heads / kv_per_cta · head_chunks
-};
 
 __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
 #pragma unroll
@@ -155,65 +136,49 @@ __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scr
   return r;
 }
 
-__global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const CombineParams p) {
+__global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float* partial_out, const float* partial_lse,
+                                                                 int splits, int rows, int head_dim,
+                                                                 std::uint16_t* out) {
   __shared__ float weight[kMaxCombineSplits];
   __shared__ float scratch[kCombineThreads / 32];
   __shared__ float group_sum[kCombineGroups][kCombineSlice];
+  kernels::grid_dependency_wait();  // the partials of the main kernel
   const std::size_t row = blockIdx.x;
-  // The row's group of main CTAs: blockIdx (x: split, y: kv head group·head_chunks + chunk, z: request).
-  const int batch = static_cast<int>(row / p.q_heads), head = static_cast<int>(row % p.q_heads);
-  const int kv_head = head / p.group, chunk = head % p.group / 8;
-  const int group_index = batch * p.groups_per_request + kv_head / p.kv_per_cta * p.head_chunks + chunk;
-  if (threadIdx.x == 0) {
-    while (kernels::load_acquire(p.arrivals + group_index) < static_cast<std::uint32_t>(p.splits)) __nanosleep(128);
-  }
-  __syncthreads();
-
-  const int own = threadIdx.x;  // the split whose lse this thread reads (L2 only: the lines were written
-                                // during this kernel's lifetime, so this SM's L1 may hold stale ones)
-  const float lse = own < p.splits ? __ldcg(p.partial_lse + static_cast<std::size_t>(own) * p.rows + row) : -INFINITY;
+  const int own = threadIdx.x;  // the split whose lse this thread reads
+  const float lse = own < splits ? partial_lse[static_cast<std::size_t>(own) * rows + row] : -INFINITY;
   const float lse_max = block_reduce(lse, true, scratch);
   // empty split (lse = -inf): weight 0; every split empty: all weights 0, output 0
-  const float w = (lse_max == -INFINITY || own >= p.splits) ? 0.0f : exp2f(lse - lse_max);
+  const float w = (lse_max == -INFINITY || own >= splits) ? 0.0f : exp2f(lse - lse_max);
   weight[own] = w;
   const float weight_sum = block_reduce(w, false, scratch);  // its barriers also publish weight[]
   const float inv_sum = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
 
-  const int lane = threadIdx.x % kCombineSlice, split_group = threadIdx.x / kCombineSlice;
-  const std::size_t split_stride = static_cast<std::size_t>(p.rows) * p.head_dim;
+  const int lane = threadIdx.x % kCombineSlice, group = threadIdx.x / kCombineSlice;
+  const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
   // d slices: one per block when the grid has them (few rows), else the block loops.
-  for (int d0 = blockIdx.y * kCombineSlice; d0 < p.head_dim; d0 += gridDim.y * kCombineSlice) {
+  for (int d0 = blockIdx.y * kCombineSlice; d0 < head_dim; d0 += gridDim.y * kCombineSlice) {
     const int d = d0 + lane;
-    const float* column = p.partial_out + row * p.head_dim + d;
+    const float* column = partial_out + row * head_dim + d;
     float value = 0.0f;
 #pragma unroll 1
-    for (int i0 = 0; i0 < kSplitsPerThread && split_group + i0 * kCombineGroups < p.splits; i0 += kLoadsInFlight) {
+    for (int i0 = 0; i0 < kSplitsPerThread && group + i0 * kCombineGroups < splits; i0 += kLoadsInFlight) {
       float part[kLoadsInFlight];
 #pragma unroll
       for (int i = 0; i < kLoadsInFlight; ++i) {  // the batch's loads in flight before the first use
-        const int s = split_group + (i0 + i) * kCombineGroups;
-        part[i] = s < p.splits ? __ldcg(column + s * split_stride) : 0.0f;
+        const int s = group + (i0 + i) * kCombineGroups;
+        part[i] = s < splits ? column[s * split_stride] : 0.0f;
       }
 #pragma unroll
-      for (int i = 0; i < kLoadsInFlight; ++i) value += weight[split_group + (i0 + i) * kCombineGroups] * part[i];
+      for (int i = 0; i < kLoadsInFlight; ++i) value += weight[group + (i0 + i) * kCombineGroups] * part[i];
     }
-    group_sum[split_group][lane] = value;
+    group_sum[group][lane] = value;
     __syncthreads();
-    if (split_group == 0) {
+    if (group == 0) {
 #pragma unroll
       for (int g = 1; g < kCombineGroups; ++g) value += group_sum[g][lane];
-      p.out[row * p.head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
+      out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
     }
     __syncthreads();  // group_sum is reused by the next slice
-  }
-
-  if (threadIdx.x == 0) {  // every read of this block is done (the barrier above)
-    const int rows_in_group = p.kv_per_cta * min(8, p.group - chunk * 8);
-    const std::uint32_t readers = static_cast<std::uint32_t>(rows_in_group) * gridDim.y;
-    if (atomicAdd(p.departures + group_index, 1u) == readers - 1) {
-      p.arrivals[group_index] = 0;
-      p.departures[group_index] = 0;
-    }
   }
 }
 
@@ -236,12 +201,6 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
   return bytes;
 }
 
-std::size_t split_counter_count(const DecodeArgs& args) {
-  // Row groups: one per (request, kv head, head chunk) covers every kv_heads_per_cta.
-  return 2 * static_cast<std::size_t>(std::max(0, args.batch)) * std::max(0, args.kv_heads) *
-         (args.kv_heads > 0 && args.q_heads >= args.kv_heads ? head_chunks_of(args) : 1);
-}
-
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
       args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
@@ -250,8 +209,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
     return cudaErrorInvalidValue;
   }
-  if ((args.splits > 1 && (!args.partial_out || !args.partial_lse || !args.split_counters)) ||
-      args.splits > kMaxCombineSplits ||
+  if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
       args.head_dim % kCombineSlice != 0 ||
       (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
@@ -276,21 +234,12 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     config.stream = stream;
     config.attrs = &attr;
     config.numAttrs = 1;
-    CombineParams params;
-    params.partial_out = args.partial_out;
-    params.partial_lse = args.partial_lse;
-    params.arrivals = args.split_counters;
-    params.departures = args.split_counters + split_counter_count(args) / 2;
-    params.out = args.out;
-    params.splits = args.splits;
-    params.rows = rows;
-    params.head_dim = args.head_dim;
-    params.q_heads = args.q_heads;
-    params.group = args.q_heads / args.kv_heads;
-    params.head_chunks = head_chunks_of(args);
-    params.kv_per_cta = entry->kv_heads_per_cta;
-    params.groups_per_request = args.kv_heads / entry->kv_heads_per_cta * params.head_chunks;
-    if (const cudaError_t e = cudaLaunchKernelEx(&config, combine_kernel, params); e != cudaSuccess) return e;
+    if (const cudaError_t e = cudaLaunchKernelEx(&config, combine_kernel, static_cast<const float*>(args.partial_out),
+                                                 static_cast<const float*>(args.partial_lse), args.splits, rows,
+                                                 args.head_dim, args.out);
+        e != cudaSuccess) {
+      return e;
+    }
   }
   return cudaSuccess;
 }

@@ -127,20 +127,6 @@ __device__ __forceinline__ void grid_dependents_launch() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
-// ---- split arrival counters ---------------------------------------------------
-// A split CTA publishes its partials with a release add to its row group's counter;
-// combine blocks acquire-load it, so each row is merged as soon as its own splits are
-// done instead of after the whole main grid (no grid-completion wait on the tail).
-
-__device__ __forceinline__ void add_release(std::uint32_t* counter, std::uint32_t value) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(counter), "r"(value) : "memory");
-}
-__device__ __forceinline__ std::uint32_t load_acquire(const std::uint32_t* counter) {
-  std::uint32_t value;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(counter) : "memory");
-  return value;
-}
-
 // ---- mbarriers (separate_kv hand-off between converter and MMA warps) -------
 
 __device__ __forceinline__ void mbarrier_init(std::uint32_t bar, std::uint32_t count) {
