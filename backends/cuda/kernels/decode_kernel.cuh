@@ -14,7 +14,6 @@
 //                   through mbarriers (full: converter -> MMA, empty: MMA -> converter).
 
 #include <cstdint>
-#include <type_traits>
 
 #include "backends/cuda/kernels/decode_stages.cuh"
 
@@ -195,19 +194,13 @@ __device__ __forceinline__ void load_q(const KernelParams& p, const CtaWork& w, 
 // One tile through qk -> softmax -> (v_prep -> pv -> accum) per m-tile
 // ============================================================================
 
-// after_qk(): runs once the tile's K is no longer read (its ring slot may be refilled).
-template <class T, class AfterQk>
+template <class T>
 __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
                                              float row_scale, int tile_first, int end, const Lane& ln,
-                                             WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt,
-                                             AfterQk&& after_qk) {
-  if constexpr (T::kLoadOnly) {
-    after_qk();
-    return;
-  }
+                                             WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt) {
+  if constexpr (T::kLoadOnly) return;
   float s[T::kNTiles][4];
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
-  after_qk();
   PFragment p;
   softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
 #pragma unroll
@@ -296,9 +289,8 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
 // Warp roles
 // ============================================================================
 
-// Ring of a separate_kv converter warp: issue tile t+S-1 while tile t is consumed; the
-// page-table read of the tile after that is started before consuming, so its latency
-// hides behind compute.
+// Ring of one warp: issue tile t+S-1 while tile t is consumed; the page-table read of
+// the tile after that is started before consuming, so its latency hides behind compute.
 template <class T>
 struct WarpRing {
   std::uint32_t base;
@@ -334,62 +326,9 @@ struct WarpRing {
   }
 };
 
-// Ring of an MMA warp that loads for itself (full / k_only): a tile's K and V are
-// separate cp.async groups, so a slot is refilled as soon as each half is read: tile
-// t+S's K right after qk(t), its V at the start of tile t+1 (after pv(t)). While the
-// warp computes softmax and PV, half a tile more is in flight than with whole-slot
-// reuse (the ring is the only thing that keeps HBM busy while this warp computes).
-template <class T>
-struct KEarlyRing {
-  std::uint32_t base;
-  int tiles;
-  std::uint32_t k_row_next;  // row of the next K to issue (tile t+S during tile t; prefetched)
-  std::uint32_t v_row;       // row of the next V to issue (tile t+S-1 at the start of tile t)
-  __device__ std::uint32_t k_slot(int tile) const { return base + (tile % T::kStages) * T::kRawStageBytes; }
-  __device__ std::uint32_t v_slot(int tile) const { return k_slot(tile) + T::kRawKTileBytes; }
-
-  // One group per half-tile, empty past the end, so the wait count stays fixed.
-  __device__ void issue_k(const DecodeArgs& a, int tile, std::uint32_t row, int lane) {
-    if (tile < tiles) k_load<T>(k_slot(tile), a, row, lane);  // K(32 tok, D) -> ring
-    cp_async_commit();
-  }
-  __device__ void issue_v(const DecodeArgs& a, int tile, std::uint32_t row, int lane) {
-    if (tile < tiles) v_load<T>(v_slot(tile), a, row, lane);  // V(32 tok, D) -> ring
-    cp_async_commit();
-  }
-  // Page-table reads of tiles 0..S together; tiles 0..S-2 whole and the K of tile S-1.
-  __device__ void prologue(const KernelParams& p, const CtaWork& w, int warp, int lane) {
-    std::uint32_t rows[T::kStages + 1];
-#pragma unroll
-    for (int tile = 0; tile <= T::kStages; ++tile) rows[tile] = tile_row<T>(p, w, warp, tile, lane);
-#pragma unroll
-    for (int tile = 0; tile < T::kStages - 1; ++tile) {
-      issue_k(p.args, tile, rows[tile], lane);
-      issue_v(p.args, tile, rows[tile], lane);
-    }
-    issue_k(p.args, T::kStages - 1, rows[T::kStages - 1], lane);
-    v_row = rows[T::kStages - 1];
-    k_row_next = rows[T::kStages];
-  }
-  // Start of tile t: V of tile t+S-1 into the slot pv(t-1) released; tile t readable.
-  __device__ void advance(const KernelParams& p, const CtaWork&, int, int tile, int lane) {
-    __syncwarp();  // every lane is done with pv(t-1)
-    issue_v(p.args, tile + T::kStages - 1, v_row, lane);
-    cp_async_wait<2 * (T::kStages - 1)>();  // K and V of tiles t+1 .. t+S-1 may stay in flight
-    __syncwarp();                           // the tile's chunks from all lanes are visible
-  }
-  // After qk(t): K of tile t+S into tile t's slot; the page-table read for the next K.
-  __device__ void after_qk(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
-    __syncwarp();  // every lane is done reading K(t)
-    issue_k(p.args, tile + T::kStages, k_row_next, lane);
-    v_row = k_row_next;
-    k_row_next = tile_row<T>(p, w, warp, tile + T::kStages + 1, lane);
-  }
-};
-
 // full / k_only: the MMA warp issues its own ring loads and consumes them.
 template <class T>
-__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, KEarlyRing<T>& ring,
+__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring,
                                                    int warp, const Lane& ln, const QFragment<T>& q,
                                                    float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
 #pragma unroll 1
@@ -397,7 +336,7 @@ __device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const 
     ring.advance(p, w, warp, tile, ln.lane);
     if (tile == 0) TP_TRACE(4);
     consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
-                    ln, acc, sink, p.salt, [&] { ring.after_qk(p, w, warp, tile, ln.lane); });
+                    ln, acc, sink, p.salt);
     if (tile == 0) TP_TRACE(5);
     if (tile == 1) TP_TRACE(6);
   }
@@ -448,7 +387,7 @@ __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const Cta
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
     mbarrier_wait(lay.full_bar + slot * 8, use & 1);
     consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
-                    ln, acc, sink, p.salt, [] {});
+                    ln, acc, sink, p.salt);
     mbarrier_arrive(lay.empty_bar + slot * 8);
   }
 }
@@ -490,8 +429,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const bool loads = T::kSeparate ? warp >= T::kMmaWarps : true;
   const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;  // ring slot in shared memory
   const int head_warp = ring_owner % T::kWarpsPerHead;                        // which tiles of the kv head
-  using Ring = std::conditional_t<T::kSeparate, WarpRing<T>, KEarlyRing<T>>;
-  Ring ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp)};
+  WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp), 0u};
   if (loads) ring.prologue(p, w, head_warp, ln.lane);
   TP_TRACE(0);
   // Programmatic dependent launch: the outputs may still be read by the previous
