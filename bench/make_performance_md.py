@@ -422,6 +422,34 @@ def main():
              "K16/V16 us", "floor us", "floor/lat", "lat/floor"], prow))
     w("")
 
+    # ---- per shape: a perfect stream of the same bytes
+    w("## Per shape: against a perfect stream of the same bytes")
+    w("")
+    w("The read-bandwidth kernel over exactly the case's byte count, timed the same way in the same process "
+      "(HBM-cold, events, median; measurement `stream_same_bytes_us`): what a kernel that only streams those "
+      "bytes takes, launch and ramp included. *Stream / read BW* is the fraction of the read bandwidth that "
+      "this perfect stream itself reaches (floor / stream): small shapes cannot reach the full bandwidth "
+      "whatever the kernel. *Of the stream* = stream / latency. K8/V8 from the peers file (`stream_k8v8_us`), "
+      "the others from the fastest sweep case of the dtype control; *absent* where the case's bytes exceed "
+      "the read-bandwidth buffer (max(1 GiB, 32 x L2)), where the floor itself is a perfect stream's time.")
+    w("")
+    srow = []
+    for p, k8, k168, k16 in rows:
+        bw = p.get("read_bandwidth_gbps")
+        t8, st8, fl8 = p.get("tilepath_k8v8_us"), p.get("stream_k8v8_us"), p.get("floor_k8v8_us")
+        srow.append([f"B={p['batch']}, S={p['context']}", "K8/V8 (peers file)", f(t8), f(st8),
+                     f(ratio(fl8, st8), 3), f(ratio(st8, t8), 3)])
+        for label, cs in (("K16/V8 (sweep)", k168), ("K16/V16 (sweep)", k16)):
+            m = cs[0]["m"] if cs else {}
+            lat, st = m.get("latency_us"), m.get("stream_same_bytes_us")
+            bytes_, cbw = m.get("bytes_moved"), m.get("read_bandwidth_gbps")
+            floor = (bytes_ / (cbw * 1e3)) if (bytes_ and cbw) else None
+            srow.append([f"B={p['batch']}, S={p['context']}", label, f(lat), f(st), f(ratio(floor, st), 3),
+                         f(ratio(st, lat), 3)])
+    w(table(["shape", "tilepath", "latency us", "stream of the same bytes us", "stream / read BW", "of the stream"],
+            srow))
+    w("")
+
     # ---- per shape: peers
     w("## Per shape: against the peers measured in the same run")
     w("")

@@ -49,6 +49,11 @@ void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string&
   std::printf("floor fraction  %s (bytes moved %s at %s GB/s)\n", human_number(measured(rec, "floor_fraction")).c_str(),
               human_number(measured(rec, "bytes_moved")).c_str(),
               human_number(measured(rec, "read_bandwidth_gbps")).c_str());
+  // Backends that time the read kernel over the case's own bytes (cuda): how close to a
+  // perfect stream of this size, whose launch and ramp the floor does not count.
+  if (const double stream_us = measured(rec, "stream_same_bytes_us"); std::isfinite(stream_us))
+    std::printf("of a stream     %s (the read kernel alone over the same bytes: %s us)\n",
+                human_number(measured(rec, "stream_same_bytes_fraction")).c_str(), human_number(stream_us).c_str());
   for (const QualityRow& q : rec.quality)
     std::printf("%-15s %s%s\n", q.metric.c_str(), human_number(q.value).c_str(),
                 std::isfinite(q.threshold)
