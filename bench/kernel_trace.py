@@ -9,7 +9,8 @@ decode kernel print one line at its end (device printf):
 
 with clock64 cycles since the CTA started at: ring prologue issued, grid-dependency wait
 passed, Q fragment ready (incl. the fused q_quant), first tile's data visible, first and second
-tile consumed, last tile consumed, output written. Every launch prints, so run one case with
+tile consumed, last tile consumed, output written; the split combine's blocks print
+`TC <x> <y> g0 <start> released <grid dependency passed> g9 <end>` (globaltimer). Every launch prints, so run one case with
 `tilepath run ... --repeats 1 --warmup 0 --no-ablations`; this script keeps the last launch
 (the last N lines, N = distinct CTAs) and prints medians in ns (cycles over the CTA's own
 cycles-per-ns) and the spread of CTA end times. printf perturbs the timing: use the phases,
@@ -39,6 +40,16 @@ def summarise(path):
     ends = [field(l, "g9") - start for l in last]
     out = [f"{path}: {ctas} CTAs, {ghz:.2f} cycles/ns; CTA end after the first start: "
            f"min {min(ends)} med {statistics.median(ends):.0f} max {max(ends)} ns"]
+    combine = [l.split() for l in open(path) if l.startswith("TC ")]
+    if combine:  # the last launch's combine blocks (as many lines as blocks), times from the first main CTA start
+        blocks = len({tuple(l[1:3]) for l in combine})
+        combine = combine[-blocks:]
+        starts = [field(l, "g0") - start for l in combine]
+        released = [field(l, "released") - start for l in combine]
+        done = [field(l, "g9") - start for l in combine]
+        out.append(f"  combine ({blocks} blocks): first start {min(starts)} ns, released (grid dependency) "
+                   f"median {statistics.median(released):.0f} (min {min(released)}, max {max(released)}), "
+                   f"end median {statistics.median(done):.0f}, last {max(done)} ns")
     for key in PHASES:
         values = [field(l, key) / ghz for l in last if 0 < field(l, key) < 1 << 40]  # unset stamps are garbage
         if values:

@@ -31,8 +31,10 @@ __global__ void q_quant_rows(const std::uint16_t* q, int rows, std::uint8_t* q8,
   const Lane ln{static_cast<int>(threadIdx.x), static_cast<int>(threadIdx.x) / 4, static_cast<int>(threadIdx.x) % 4};
   const int row = blockIdx.x * 8 + ln.group;
   const bool live = row < rows;
+  QRaw<T> raw;
+  fetch_q_row<T>(q + static_cast<std::size_t>(live ? row : 0) * kD, live, ln, raw);
   QFragment<T> frag;
-  const float s = q_quant<T>(q + static_cast<std::size_t>(live ? row : 0) * kD, live, ln, frag);
+  const float s = q_quant<T>(raw, frag);
   if (!live) return;
   for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
     for (int k = 0; k < 4; ++k) {

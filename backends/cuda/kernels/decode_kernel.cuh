@@ -21,9 +21,9 @@ namespace tilepath::cuda::kernels {
 
 // Phase stamps for a diagnostic build (-DTILEPATH_KERNEL_TRACE; compiled out otherwise):
 // thread 0 of each CTA records clock64 at the phases below and prints one line at the end
-// (bench/kernel_trace.py summarises them). Slots: 0 ring prologue issued, 1 grid-dependency
-// wait passed, 2 Q fragment ready, 3 last tile consumed, 4 first tile visible, 5 first tile
-// consumed, 6 second tile consumed.
+// (bench/kernel_trace.py summarises them). Slots, in time order: 1 grid-dependency wait
+// passed, 0 Q requested and ring prologue issued, 2 Q fragment ready, 4 first tile visible,
+// 5 first tile consumed, 6 second tile consumed, 3 last tile consumed.
 #ifdef TILEPATH_KERNEL_TRACE
 __shared__ long long tp_trace[8];
 __device__ __forceinline__ unsigned long long tp_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
@@ -101,25 +101,61 @@ __device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int t
 // Q fragment: row g = query head head0+g, in the d-order of the K chunks
 // ============================================================================
 
+// A lane's BF16 Q elements (the d ranges of its K chunks, zeros for padding rows) as read
+// from global memory, and the K scale. Fetched right after the grid-dependency wait and
+// before the ring prologue, so the Q requests sit ahead of the K/V stream in the memory
+// queues: fetched after it, Q arrived ~4 us after the CTA start at B=1, S=32768 (trace
+// build) and held back the first tile while the ring's slots sat full.
+template <class T>
+struct QRaw {
+  static constexpr int kChunkD = 16 / T::kKConsumedBytes;  // d of one K chunk
+  static constexpr int kHalves = kChunkD / 8;              // uint4 (8 bf16) per chunk
+  uint4 v[QFragment<T>::kChunkGroups][kHalves];
+  float k_scale;
+};
+
+// A lane's part of one query row (live = false: a padding row, zeros).
+template <class T>
+__device__ __forceinline__ void fetch_q_row(const std::uint16_t* q_row, bool live, const Lane& ln, QRaw<T>& raw) {
+  const uint4* src = reinterpret_cast<const uint4*>(q_row);
+#pragma unroll
+  for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
+#pragma unroll
+    for (int h = 0; h < QRaw<T>::kHalves; ++h) {
+      raw.v[j][h] = live ? src[(QRaw<T>::kChunkD * (4 * j + ln.quad) + 8 * h) / 8] : make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+// Row g = query head head0 + g of the CTA's work.
+template <class T>
+__device__ __forceinline__ QRaw<T> fetch_q(const KernelParams& p, const CtaWork& w, const Lane& ln) {
+  const DecodeArgs& a = p.args;
+  const bool live = ln.group < w.heads;
+  const int head = w.head0 + (live ? ln.group : 0);
+  QRaw<T> raw;
+  fetch_q_row<T>(a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + head) * T::kHeadDim, live, ln, raw);
+  raw.k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
+  return raw;
+}
+
 // q_quant (fp8_qk), fused into the kernel's prologue: q8 = e4m3(q / s) with
 // s = amax|q| / 448 per query head, the float ops of reference_decode. A lane holds
 // the d ranges of its K chunks (16 d each); the 4 lanes of a quad share one row, so
 // two shuffles give the row's amax. Every CTA of a head group recomputes its own
 // <= 8 rows (D bf16 each): cheaper than a separate launch and a grid dependency.
 template <class T>
-__device__ __forceinline__ float q_quant(const std::uint16_t* q_row, bool live, const Lane& ln, QFragment<T>& q) {
+__device__ __forceinline__ float q_quant(const QRaw<T>& raw, QFragment<T>& q) {
   constexpr int kGroups = QFragment<T>::kChunkGroups;
   constexpr int kWords = QFragment<T>::kWordsPerChunk;
-  static_assert(kWords == 4, "an E4M3 K chunk is 16 bytes = 4 words of Q");
-  const uint4* src = reinterpret_cast<const uint4*>(q_row);  // 8 bf16 per uint4
+  static_assert(kWords == 4 && QRaw<T>::kHalves == 2, "an E4M3 K chunk is 16 bytes = 4 words of Q");
   float x[kGroups][16];
   float amax = 0.0f;
 #pragma unroll
-  for (int j = 0; j < kGroups; ++j) {
-    const int chunk = 4 * j + ln.quad;  // d = 16·chunk .. 16·chunk + 15
+  for (int j = 0; j < kGroups; ++j) {  // d = 16·chunk .. 16·chunk + 15, chunk = 4j + quad
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const uint4 v = live ? src[2 * chunk + h] : make_uint4(0, 0, 0, 0);
+      const uint4 v = raw.v[j][h];
       const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -160,31 +196,23 @@ __device__ __forceinline__ float q_quant(const std::uint16_t* q_row, bool live, 
   return scale;
 }
 
+// The MMA operand form of Q and the score scale (log2 units, K and Q scales folded in).
 template <class T>
-__device__ __forceinline__ void load_q(const KernelParams& p, const CtaWork& w, const Lane& ln, QFragment<T>& q,
-                                       float& row_scale) {
-  const DecodeArgs& a = p.args;
-  constexpr int kWords = QFragment<T>::kWordsPerChunk;
-  const bool live = ln.group < w.heads;
-  const int head = w.head0 + (live ? ln.group : 0);
-  const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + head;
-  const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
-  row_scale = a.softmax_scale * kLog2e * k_scale;
+__device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRaw<T>& raw, QFragment<T>& q,
+                                                float& row_scale) {
+  row_scale = p.args.softmax_scale * kLog2e * raw.k_scale;
   if constexpr (T::kQFp8) {
     // E4M3 Q: q = q8·q_scale, the scale applied in score space (dead rows: q8 = 0, scale 1)
-    row_scale *= q_quant<T>(a.q + row * T::kHeadDim, live, ln, q);
+    row_scale *= q_quant<T>(raw, q);
   } else {
     // BF16 Q: the K chunk's d range (8 d for BF16 K, 16 d for E4M3 K converted)
-    constexpr int kChunkD = 16 / T::kKConsumedBytes;
-    const uint4* src = reinterpret_cast<const uint4*>(a.q + row * T::kHeadDim);
+    constexpr int kWords = QFragment<T>::kWordsPerChunk;
 #pragma unroll
     for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
 #pragma unroll
-      for (int h = 0; h < kChunkD / 8; ++h) {
-        const int d = kChunkD * (4 * j + ln.quad) + 8 * h;
-        const uint4 v = live ? src[d / 8] : make_uint4(0, 0, 0, 0);
+      for (int h = 0; h < QRaw<T>::kHalves; ++h) {
         std::uint32_t* dst = &q.w[j * kWords + 4 * h];
-        dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+        dst[0] = raw.v[j][h].x, dst[1] = raw.v[j][h].y, dst[2] = raw.v[j][h].z, dst[3] = raw.v[j][h].w;
       }
     }
   }
@@ -403,6 +431,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const unsigned long long g0 = tp_gtime();
   const long long c0 = clock64();
 #endif
+  // Programmatic dependent launch: the CTA is resident while the previous kernel ends,
+  // and waits for it before reading anything (in a serving step that kernel writes Q,
+  // appends K/V to the cache and updates the lengths; the previous step's combine may
+  // still read the outputs).
+  grid_dependency_wait();
+  grid_dependents_launch();
+  TP_TRACE(1);
   const int warp = threadIdx.x / 32;
   // A warp's kv head within the CTA (MMA warps slot·kWarpsPerHead ..; separate_kv: one)
   const CtaWork w = cta_work<T>(p, T::kKvHeadsPerCta == 1 ? 0 : warp / T::kWarpsPerHead);
@@ -424,24 +459,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   for (int m = 0; m < T::kMTiles; ++m) acc.o[m][0] = acc.o[m][1] = acc.o[m][2] = acc.o[m][3] = 0.0f;
   std::uint32_t sink = 0;
 
-  // The warp that loads for pair/warp index `ring_owner` starts its ring before anything
-  // that waits on the previous kernel: K/V pages are never written by a kernel.
+  // Q first (see QRaw), then the ring of the warp that loads for pair/warp index `ring_owner`.
+  QRaw<T> q_raw;
+  if (warp < T::kMmaWarps) q_raw = fetch_q<T>(p, w, ln);
   const bool loads = T::kSeparate ? warp >= T::kMmaWarps : true;
   const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;  // ring slot in shared memory
   const int head_warp = ring_owner % T::kWarpsPerHead;                        // which tiles of the kv head
   WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp), 0u};
   if (loads) ring.prologue(p, w, head_warp, ln.lane);
   TP_TRACE(0);
-  // Programmatic dependent launch: the outputs may still be read by the previous
-  // step's combine, and Q written by the previous kernel; wait for it before either.
-  grid_dependency_wait();
-  grid_dependents_launch();
-  TP_TRACE(1);
 
   if (warp < T::kMmaWarps) {
     QFragment<T> q;
     float row_scale;
-    load_q<T>(p, w, ln, q, row_scale);
+    make_q_fragment<T>(p, q_raw, q, row_scale);
     TP_TRACE(2);
     if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);

@@ -120,6 +120,14 @@ constexpr int kSplitsPerThread = kMaxCombineSplits / kCombineGroups;
 constexpr int kLoadsInFlight = 16;
 static_assert(kCombineThreads >= kMaxCombineSplits, "one lse per thread");
 
+#ifdef TILEPATH_KERNEL_TRACE
+__device__ __forceinline__ unsigned long long trace_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+
 __device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
@@ -142,7 +150,13 @@ __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float
   __shared__ float weight[kMaxCombineSplits];
   __shared__ float scratch[kCombineThreads / 32];
   __shared__ float group_sum[kCombineGroups][kCombineSlice];
+#ifdef TILEPATH_KERNEL_TRACE
+  const unsigned long long trace_start = trace_globaltimer();
+#endif
   kernels::grid_dependency_wait();  // the partials of the main kernel
+#ifdef TILEPATH_KERNEL_TRACE
+  const unsigned long long trace_released = trace_globaltimer();
+#endif
   const std::size_t row = blockIdx.x;
   const int own = threadIdx.x;  // the split whose lse this thread reads
   const float lse = own < splits ? partial_lse[static_cast<std::size_t>(own) * rows + row] : -INFINITY;
@@ -180,6 +194,11 @@ __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float
     }
     __syncthreads();  // group_sum is reused by the next slice
   }
+#ifdef TILEPATH_KERNEL_TRACE
+  if (threadIdx.x == 0)  // bench/kernel_trace.py: the combine against the main kernel's CTAs
+    printf("TC %d %d g0 %llu released %llu g9 %llu\n", blockIdx.x, blockIdx.y, trace_start, trace_released,
+           trace_globaltimer());
+#endif
 }
 
 // ============================================================================
