@@ -1,7 +1,8 @@
 #pragma once
 // A small run database written through the real RunStore, with cases whose
 // numbers the tests know: three dtype controls at two shapes (warm and cold),
-// stage costs, tile intervals and errors.
+// stage costs, tile intervals and errors; cold K8/V8 also has the fraction of a
+// perfect stream (0.5 + context / 65536).
 
 #include <string>
 
@@ -60,6 +61,9 @@ inline int writeFixtureDatabase(const std::string& path) {
       };
       for (const FixtureCase& f : cases) {
         CaseRecord rec = makeFixtureRecord(base, f);
+        // Only cold K8/V8 carries a perfect-stream fraction (as a backend measuring it for some cases would).
+        if (f.kv == KvDtype::k8v8 && cache == CacheState::hbm_cold)
+          rec.measurements.push_back({"stream_same_bytes_fraction", 0.5 + context / 65536.0, ""});
         store.add_case(run_id, rec);
         ++stored;
       }

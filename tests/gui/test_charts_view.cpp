@@ -60,6 +60,23 @@ class TestChartsView : public QObject {
     legend->item(0)->setCheckState(Qt::Checked);
     QVERIFY(seriesNamed(view.latencyChart(), name)->isVisible());
   }
+
+  void lowerChartShowsTheChosenFraction() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string db = dir.filePath(QStringLiteral("fixture.sqlite")).toStdString();
+    test::writeFixtureDatabase(db);
+    ChartsView view;
+    view.setCases(RunStore::open_read_only(db).cases());
+    QCOMPARE(view.floorModel()->metric(), SweepMetric::floor_fraction);
+    view.setLowerMetric(1);  // a perfect stream of the same bytes: only cold K8/V8 has it
+    QCOMPARE(view.floorModel()->metric(), SweepMetric::stream_fraction);
+    QCOMPARE(view.floorChart()->series().size(), 1);
+    QVERIFY(view.floorChart()->title().startsWith(QStringLiteral("fraction of a perfect stream")));
+    QCOMPARE(view.latencyChart()->series().size(), 6);  // the latency chart is unchanged
+    view.setLowerMetric(0);
+    QCOMPARE(view.floorChart()->series().size(), 6);
+  }
 };
 
 QTEST_MAIN(TestChartsView)

@@ -195,6 +195,12 @@ class TestModels : public QObject {
     model.setQuery(SweepAxis::batch, SweepMetric::floor_fraction, 4096);
     QCOMPARE(model.fixedValue(), 4096);
     QCOMPARE(model.rowCount(), 6);
+    // The perfect-stream fraction: only the cases that carry it (cold K8/V8), with its values.
+    model.setQuery(SweepAxis::context, SweepMetric::stream_fraction);
+    QCOMPARE(static_cast<int>(model.series().size()), 1);
+    QVERIFY(!model.series().front().warm);
+    QCOMPARE(static_cast<int>(model.series().front().points.size()), 3);
+    for (const QPointF& p : model.series().front().points) QCOMPARE(p.y(), 0.5 + p.x() / 65536.0);
     // A backend that is not in the database gives no series.
     model.setQuery(SweepAxis::context, SweepMetric::latency_us, -1, QStringLiteral("no-such-backend"));
     QCOMPARE(model.rowCount(), 0);

@@ -65,7 +65,9 @@ void SweepSeriesModel::rebuild() {
   }
 
   const bool many_backends = backend_.isEmpty() && backends().size() > 1;
-  const char* metric_name = metric_ == SweepMetric::latency_us ? "latency_us" : "floor_fraction";
+  const char* metric_name = metric_ == SweepMetric::latency_us        ? "latency_us"
+                            : metric_ == SweepMetric::floor_fraction ? "floor_fraction"
+                                                                     : "stream_same_bytes_fraction";
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
   std::map<QString, SweepSeries> by_name;
   std::map<QString, std::map<double, std::pair<qint64, double>>> values;

@@ -1,5 +1,5 @@
 #pragma once
-// Sweep results as chart series: latency or floor fraction against context (at
+// Sweep results as chart series: latency or a floor fraction against context (at
 // a fixed batch) or against batch (at a fixed context), one series per
 // backend × dtype/path/mode × cache state. One row per point.
 
@@ -14,7 +14,9 @@
 namespace tilepath::ui {
 
 enum class SweepAxis { context, batch };
-enum class SweepMetric { latency_us, floor_fraction };
+// floor_fraction: floor / latency; stream_fraction: a perfect stream of the same bytes
+// (the read kernel over them, same timing) / latency, where the backend measured one.
+enum class SweepMetric { latency_us, floor_fraction, stream_fraction };
 
 struct SweepSeries {
   QString name;     // "sim k8v8/transform/full cold"

@@ -68,12 +68,23 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   fixed_ = new QComboBox;
   fixed_label_ = new QLabel(tr("batch ="));
   backend_ = new QComboBox;
+  backend_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   connect(axis_, &QComboBox::currentIndexChanged, this, [this] {
     if (updating_) return;
     refillFilters();
     requery();
   });
   connect(fixed_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) requery();
+  });
+  lower_metric_ = new QComboBox;
+  lower_metric_->setObjectName(QStringLiteral("chartsLowerMetric"));
+  lower_metric_->addItem(tr("fraction of the byte floor"), static_cast<int>(SweepMetric::floor_fraction));
+  lower_metric_->addItem(tr("fraction of a perfect stream"), static_cast<int>(SweepMetric::stream_fraction));
+  lower_metric_->setToolTip(tr("Byte floor: bytes / read bandwidth. Perfect stream: the read kernel alone over the "
+                               "case's bytes, timed the same way (launch and ramp included); measured by the cuda "
+                               "backend"));
+  connect(lower_metric_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_) requery();
   });
   connect(backend_, &QComboBox::activated, this, [this] { backend_chosen_ = true; });
@@ -90,7 +101,11 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(fixed_);
   controls->addWidget(new QLabel(tr("backend:")));
   controls->addWidget(backend_);
-  controls->addWidget(new QLabel(tr("solid = L2-warm, dashed = HBM-cold; untick a legend entry to hide it")));
+  controls->addWidget(new QLabel(tr("lower chart:")));
+  controls->addWidget(lower_metric_);
+  auto* hint = new QLabel(tr("solid: L2-warm, dashed: HBM-cold"));
+  hint->setToolTip(tr("Untick a legend entry to hide that series in both charts"));
+  controls->addWidget(hint);
   controls->addStretch();
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(latency_view_);
@@ -134,6 +149,8 @@ void ChartsView::rebuildLegend() {
 
 void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
 
+void ChartsView::setLowerMetric(int metricIndex) { lower_metric_->setCurrentIndex(metricIndex); }
+
 void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
   latency_model_->setCases(cases);
   floor_model_->setCases(cases);
@@ -176,9 +193,9 @@ void ChartsView::requery() {
   const int fixed = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   const QString backend = backend_->currentData().toString();
   latency_model_->setQuery(axis, SweepMetric::latency_us, fixed, backend);
-  floor_model_->setQuery(axis, SweepMetric::floor_fraction, fixed, backend);
+  floor_model_->setQuery(axis, static_cast<SweepMetric>(lower_metric_->currentData().toInt()), fixed, backend);
   rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
-  rebuildChart(floor_chart_, *floor_model_, tr("fraction of the byte floor"), false);
+  rebuildChart(floor_chart_, *floor_model_, lower_metric_->currentText(), false);
   rebuildLegend();
 }
 

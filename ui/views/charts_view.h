@@ -1,8 +1,9 @@
 #pragma once
-// Sweep charts (QtCharts): latency and floor fraction against context (at a
-// held batch) or against batch (at a held context), one series per variant and
-// cache state (warm solid, cold dashed), log2 x axis. One legend beside both
-// charts: unticking an entry hides that series in both.
+// Sweep charts (QtCharts): latency and, below it, the fraction of the byte floor or
+// of a perfect stream of the same bytes, against context (at a held batch) or against
+// batch (at a held context), one series per variant and cache state (warm solid,
+// cold dashed), log2 x axis. One legend beside both charts: unticking an entry hides
+// that series in both.
 
 #include <set>
 #include <vector>
@@ -32,13 +33,14 @@ class ChartsView : public QWidget {
 
  public slots:
   void setCases(const std::vector<tilepath::CaseSummary>& cases);
-  void setAxis(int axisIndex);  // 0 context, 1 batch
+  void setAxis(int axisIndex);         // 0 context, 1 batch
+  void setLowerMetric(int metricIndex);  // 0 fraction of the byte floor, 1 of a perfect stream
 
  private:
   SweepSeriesModel *latency_model_, *floor_model_;
   QChart *latency_chart_, *floor_chart_;
   QChartView *latency_view_, *floor_view_;
-  QComboBox *axis_, *fixed_, *backend_;
+  QComboBox *axis_, *fixed_, *backend_, *lower_metric_;
   QLabel* fixed_label_;
   QListWidget* legend_;          // shared by both charts: one checkable entry per series
   std::set<QString> hidden_;     // series names the user unchecked (kept across filters)
