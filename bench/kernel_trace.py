@@ -16,8 +16,9 @@ tile consumed, last tile consumed, output written; the split combine's blocks pr
 cycles-per-ns) and the spread of CTA end times. printf perturbs the timing: use the phases,
 not the trace build's latency.
 
-Usage: tilepath run ... > out.txt; python3 bench/kernel_trace.py out.txt
+Usage: tilepath run ... > out.txt; python3 bench/kernel_trace.py out.txt   (or out.txt.gz)
 """
+import gzip
 import statistics
 import sys
 
@@ -25,7 +26,8 @@ PHASES = ["prolog", "wait", "q", "tile0", "cons0", "cons1", "loop", "merge"]
 
 
 def summarise(path):
-    lines = [l.split() for l in open(path) if l.startswith("TR ")]
+    text = (gzip.open(path, "rt") if path.endswith(".gz") else open(path)).read().splitlines()
+    lines = [l.split() for l in text if l.startswith("TR ")]
     if not lines:
         return f"{path}: no TR lines (was the plugin built with -DTILEPATH_KERNEL_TRACE?)"
     ctas = len({tuple(l[1:4]) for l in lines})
@@ -40,7 +42,7 @@ def summarise(path):
     ends = [field(l, "g9") - start for l in last]
     out = [f"{path}: {ctas} CTAs, {ghz:.2f} cycles/ns; CTA end after the first start: "
            f"min {min(ends)} med {statistics.median(ends):.0f} max {max(ends)} ns"]
-    combine = [l.split() for l in open(path) if l.startswith("TC ")]
+    combine = [l.split() for l in text if l.startswith("TC ")]
     if combine:  # the last launch's combine blocks (as many lines as blocks), times from the first main CTA start
         blocks = len({tuple(l[1:3]) for l in combine})
         combine = combine[-blocks:]
