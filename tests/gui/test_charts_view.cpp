@@ -1,5 +1,6 @@
 // The sweep charts: one series per variant and cache state in both charts, the
-// shared legend hides/shows a series in both, and the choice survives a re-query.
+// shared legend hides/shows a series in both, and the choice survives a re-query;
+// the lower chart shows the chosen fraction (byte floor or perfect stream).
 
 #include <QAbstractSeries>
 #include <QChart>
@@ -25,16 +26,20 @@ QAbstractSeries* seriesNamed(QChart* chart, const QString& name) {
 
 class TestChartsView : public QObject {
   Q_OBJECT
+  QTemporaryDir dir_;
+  std::string db_;  // the fixture database, written once
+
  private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(dir_.isValid());
+    db_ = dir_.filePath(QStringLiteral("fixture.sqlite")).toStdString();
+    test::writeFixtureDatabase(db_);
+  }
 
   void legendTogglesSeriesInBothCharts() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string db = dir.filePath(QStringLiteral("fixture.sqlite")).toStdString();
-    test::writeFixtureDatabase(db);
     ChartsView view;
-    view.setCases(RunStore::open_read_only(db).cases());
+    view.setCases(RunStore::open_read_only(db_).cases());
 
     QCOMPARE(view.latencyChart()->series().size(), 6);  // 3 dtype controls × warm/cold
     QCOMPARE(view.floorChart()->series().size(), 6);
@@ -62,12 +67,8 @@ class TestChartsView : public QObject {
   }
 
   void lowerChartShowsTheChosenFraction() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string db = dir.filePath(QStringLiteral("fixture.sqlite")).toStdString();
-    test::writeFixtureDatabase(db);
     ChartsView view;
-    view.setCases(RunStore::open_read_only(db).cases());
+    view.setCases(RunStore::open_read_only(db_).cases());
     QCOMPARE(view.floorModel()->metric(), SweepMetric::floor_fraction);
     view.setLowerMetric(1);  // a perfect stream of the same bytes: only cold K8/V8 has it
     QCOMPARE(view.floorModel()->metric(), SweepMetric::stream_fraction);
