@@ -102,10 +102,10 @@ __device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int t
 // ============================================================================
 
 // A lane's BF16 Q elements (the d ranges of its K chunks, zeros for padding rows) as read
-// from global memory, and the K scale. Fetched right after the grid-dependency wait and
-// before the ring prologue, so the Q requests sit ahead of the K/V stream in the memory
-// queues: fetched after it, Q arrived ~4 us after the CTA start at B=1, S=32768 (trace
-// build) and held back the first tile while the ring's slots sat full.
+// from global memory, and the K scale. Requested before the ring prologue so that they
+// do not queue behind its K/V (fetched after it, Q was ready ~6 us after the CTA start at
+// B=1, S=32768; moving it first measured neutral: the first tiles arrive no earlier,
+// docs/perf-notes.md, session 4).
 template <class T>
 struct QRaw {
   static constexpr int kChunkD = 16 / T::kKConsumedBytes;  // d of one K chunk

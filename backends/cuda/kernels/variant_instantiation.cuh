@@ -29,8 +29,8 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   const dim3 block(T::kThreads);
   const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
   const KernelParams params{args, head_chunks, page_shift, 0u};
-  // Programmatic dependent launch: the ring prologue overlaps the previous kernel's tail
-  // (the kernel waits on it before reading Q or writing any output).
+  // Programmatic dependent launch: the CTAs become resident during the previous kernel's
+  // tail (the kernel waits on it before reading or writing anything).
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
