@@ -219,7 +219,7 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
 }
 
 // ============================================================================
-// One tile through qk -> softmax -> (v_prep -> pv -> accum) per m-tile
+// One tile through qk -> softmax -> accum (O·alpha, when a max moved) -> (v_prep -> pv) per m-tile
 // ============================================================================
 
 template <class T>
@@ -231,13 +231,15 @@ __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
   PFragment p;
   softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
+  if (p.rescale) {
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) accum<T>(acc.o[m], p);  // O = O·α
+  }
 #pragma unroll
   for (int m = 0; m < T::kMTiles; ++m) {
     VFragment v;
     v_prep<T>(v_tile, m, ln, v, salt);  // V' = operand form of V
-    float d[4];
-    pv<T>(d, v, p, sink);               // Oᵀ_tile = V'ᵀ·Pᵀ
-    accum<T>(acc.o[m], d, p);           // O = O·α + Oᵀ_tile
+    pv<T>(acc.o[m], v, p, sink);        // O += V'ᵀ·Pᵀ
   }
 }
 

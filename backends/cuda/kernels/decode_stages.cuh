@@ -177,6 +177,7 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 struct PFragment {
   std::uint32_t pb[4];
   float alpha_lo, alpha_hi;  // rescale of the Oᵀ columns this lane holds: heads 2t, 2t+1
+  bool rescale;              // warp-uniform: some row's max moved, so O needs the alphas
 };
 
 template <class T>
@@ -209,6 +210,9 @@ __device__ __forceinline__ void softmax_update(const float (&s)[T::kNTiles][4], 
     }
   }
   acc.l = acc.l * alpha + sum;
+  // Once the running max settles, most tiles leave every row's max where it was: then
+  // alpha = 1 exactly and accum skips O·alpha for the whole warp.
+  p.rescale = __any_sync(0xffffffffu, m_new != acc.m);
   acc.m = m_new;
   if constexpr (T::kPFp8) {
     p.pb[0] = pack_e4m3x4(e[0][0] * kPFp8Scale, e[0][1] * kPFp8Scale, e[1][0] * kPFp8Scale, e[1][1] * kPFp8Scale);
@@ -240,6 +244,7 @@ __device__ __forceinline__ void softmax_bypass(const float (&s)[T::kNTiles][4], 
     for (int n = 0; n < T::kNTiles; ++n) p.pb[n] = pack_bf16x2(s[n][0], s[n][1]);
   }
   p.alpha_lo = p.alpha_hi = 1.0f;
+  p.rescale = false;
 }
 
 // m' = max(m, max_t S·c);  P = 2^(S·c - m');  l' = l·2^(m-m') + ΣP
@@ -371,18 +376,19 @@ __device__ __forceinline__ void pv_mma(float (&d)[4], const VFragment& v, const 
   }
 }
 
-// Oᵀ_tile = Vᵀ·Pᵀ for one m-tile (fresh accumulator; accum folds it into O)
+// Oᵀ += Vᵀ·Pᵀ for one m-tile, straight into the accumulator (accum has rescaled it)
 template <class T>
-__device__ __forceinline__ void pv(float (&d)[4], const VFragment& v, const PFragment& p, std::uint32_t& sink) {
+__device__ __forceinline__ void pv(float (&o)[4], const VFragment& v, const PFragment& p, std::uint32_t& sink) {
   constexpr int kStage = TP_STAGE_PV;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) d[i] = 0.0f;
   if constexpr (T::runs(kStage)) {
-    pv_mma<T>(d, v, p);
     if constexpr (T::doubled(kStage)) {
-      pv_mma<T>(d, v, p);
+      float twice[4] = {o[0], o[1], o[2], o[3]};
+      pv_mma<T>(twice, v, p);
+      pv_mma<T>(o, v, p);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) d[i] *= 0.5f;
+      for (int i = 0; i < 4; ++i) o[i] = 0.5f * (o[i] + twice[i]);
+    } else {
+      pv_mma<T>(o, v, p);
     }
   } else {
 #pragma unroll
@@ -392,15 +398,16 @@ __device__ __forceinline__ void pv(float (&d)[4], const VFragment& v, const PFra
 }
 
 // ============================================================================
-// accum: O ← O·2^(m-m') + PV
+// accum: O ← O·2^(m-m') + PV, as O·2^(m-m') before the tile (only when a row's max
+// moved: p.rescale) and + PV inside pv's MMA, whose accumulator is O itself
 // ============================================================================
 
 template <class T>
-__device__ __forceinline__ void accum(float (&o)[4], const float (&d)[4], const PFragment& p) {
-  o[0] = fmaf(o[0], p.alpha_lo, d[0]);  // c0: (row g,   head 2t)
-  o[1] = fmaf(o[1], p.alpha_hi, d[1]);  // c1: (row g,   head 2t+1)
-  o[2] = fmaf(o[2], p.alpha_lo, d[2]);  // c2: (row g+8, head 2t)
-  o[3] = fmaf(o[3], p.alpha_hi, d[3]);  // c3: (row g+8, head 2t+1)
+__device__ __forceinline__ void accum(float (&o)[4], const PFragment& p) {
+  o[0] *= p.alpha_lo;  // c0: (row g,   head 2t)
+  o[1] *= p.alpha_hi;  // c1: (row g,   head 2t+1)
+  o[2] *= p.alpha_lo;  // c2: (row g+8, head 2t)
+  o[3] *= p.alpha_hi;  // c3: (row g+8, head 2t+1)
 }
 
 // ============================================================================
