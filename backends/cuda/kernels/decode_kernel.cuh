@@ -14,6 +14,7 @@
 //                   through mbarriers (full: converter -> MMA, empty: MMA -> converter).
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/kernels/decode_stages.cuh"
 
@@ -219,7 +220,7 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
 }
 
 // ============================================================================
-// One tile through qk -> softmax -> accum (O·alpha, when a max moved) -> (v_prep -> pv) per m-tile
+// One tile through qk -> softmax -> (v_prep -> pv -> accum) per m-tile
 // ============================================================================
 
 template <class T>
@@ -231,15 +232,32 @@ __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
   PFragment p;
   softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
-  if (p.rescale) {
+  if constexpr (T::kLazyRescale) {
+    // One m-tile pass per case (p.rescale is warp-uniform): O·α only when a row's max
+    // moved, PV accumulated straight into O.
+    const auto pass = [&](auto rescale) {
 #pragma unroll
-    for (int m = 0; m < T::kMTiles; ++m) accum<T>(acc.o[m], p);  // O = O·α
-  }
+      for (int m = 0; m < T::kMTiles; ++m) {
+        VFragment v;
+        v_prep<T>(v_tile, m, ln, v, salt);               // V' = operand form of V
+        if constexpr (rescale()) accum<T>(acc.o[m], p);  // O = O·α
+        pv<T>(acc.o[m], v, p, sink);                     // O += V'ᵀ·Pᵀ
+      }
+    };
+    if (p.rescale) {
+      pass(std::true_type{});
+    } else {
+      pass(std::false_type{});
+    }
+  } else {
 #pragma unroll
-  for (int m = 0; m < T::kMTiles; ++m) {
-    VFragment v;
-    v_prep<T>(v_tile, m, ln, v, salt);  // V' = operand form of V
-    pv<T>(acc.o[m], v, p, sink);        // O += V'ᵀ·Pᵀ
+    for (int m = 0; m < T::kMTiles; ++m) {
+      VFragment v;
+      v_prep<T>(v_tile, m, ln, v, salt);  // V' = operand form of V
+      float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      pv<T>(d, v, p, sink);               // Oᵀ_tile = V'ᵀ·Pᵀ
+      accum<T>(acc.o[m], d, p);           // O = O·α + Oᵀ_tile
+    }
   }
 }
 

@@ -177,7 +177,7 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 struct PFragment {
   std::uint32_t pb[4];
   float alpha_lo, alpha_hi;  // rescale of the Oᵀ columns this lane holds: heads 2t, 2t+1
-  bool rescale;              // warp-uniform: some row's max moved, so O needs the alphas
+  bool rescale;              // warp-uniform: some row's max moved, so O needs the alphas (lazy rescale)
 };
 
 template <class T>
@@ -376,7 +376,8 @@ __device__ __forceinline__ void pv_mma(float (&d)[4], const VFragment& v, const 
   }
 }
 
-// Oᵀ += Vᵀ·Pᵀ for one m-tile, straight into the accumulator (accum has rescaled it)
+// Oᵀ += Vᵀ·Pᵀ for one m-tile: into a zeroed tile accumulator that accum folds into O, or
+// (lazy rescale) straight into O
 template <class T>
 __device__ __forceinline__ void pv(float (&o)[4], const VFragment& v, const PFragment& p, std::uint32_t& sink) {
   constexpr int kStage = TP_STAGE_PV;
@@ -398,10 +399,19 @@ __device__ __forceinline__ void pv(float (&o)[4], const VFragment& v, const PFra
 }
 
 // ============================================================================
-// accum: O ← O·2^(m-m') + PV, as O·2^(m-m') before the tile (only when a row's max
-// moved: p.rescale) and + PV inside pv's MMA, whose accumulator is O itself
+// accum: O ← O·2^(m-m') + PV
 // ============================================================================
 
+template <class T>
+__device__ __forceinline__ void accum(float (&o)[4], const float (&d)[4], const PFragment& p) {
+  o[0] = fmaf(o[0], p.alpha_lo, d[0]);  // c0: (row g,   head 2t)
+  o[1] = fmaf(o[1], p.alpha_hi, d[1]);  // c1: (row g,   head 2t+1)
+  o[2] = fmaf(o[2], p.alpha_lo, d[2]);  // c2: (row g+8, head 2t)
+  o[3] = fmaf(o[3], p.alpha_hi, d[3]);  // c3: (row g+8, head 2t+1)
+}
+
+// Lazy rescale (T::kLazyRescale): O ← O·2^(m-m') ahead of the tile's PV, which then
+// accumulates into O itself; skipped for the whole warp when no row's max moved.
 template <class T>
 __device__ __forceinline__ void accum(float (&o)[4], const PFragment& p) {
   o[0] *= p.alpha_lo;  // c0: (row g,   head 2t)

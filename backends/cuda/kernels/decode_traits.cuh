@@ -99,6 +99,10 @@ struct DecodeTraits {
   static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;   // mode full
   static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
   static constexpr bool kHasVPrep = VO != VOperand::bf16;  // convert, or the E4M3 transpose for FP8 PV
+  // Lazy rescale (consume_tile): on the FP8-QK path only, where it measured 0.7-1% faster at
+  // B=64, S=4096 and within 1% elsewhere; the transform path was 2.5-12% slower with it
+  // (docs/perf-notes.md, session 4).
+  static constexpr bool kLazyRescale = kQFp8;
 
   // ---- tiles ------------------------------------------------------------------
   static constexpr int kWarpTokens = 32;     // tokens per warp per pipeline tile (one k32 FP8 PV step)
