@@ -348,7 +348,10 @@ def main():
     w("## Issue-5 targets")
     w("")
     w("Measured values from `bench/results/h200-peers.json` (the best K8/V8 path and mode of that run); the "
-      "sweep database's fastest case at the same shape is shown beside it for comparison.")
+      "sweep database's fastest case at the same shape is shown beside it for comparison. Each floor uses the "
+      "read bandwidth of the machine the run got: the lent H200s measured 4.3 to 4.63 TB/s on the same day, and "
+      "the kernels' latency moves less between machines than the floor does, so a ratio within ~2% of a target "
+      "can land on either side of it on another machine (docs/perf-notes.md, session 4).")
     w("")
 
     def find(B, S):
