@@ -99,10 +99,10 @@ struct DecodeTraits {
   static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;   // mode full
   static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
   static constexpr bool kHasVPrep = VO != VOperand::bf16;  // convert, or the E4M3 transpose for FP8 PV
-  // Lazy rescale (consume_tile): on the FP8-QK path only, where it measured 0.7-1% faster at
-  // B=64, S=4096 and within 1% elsewhere; the transform path was 2.5-12% slower with it
-  // (docs/perf-notes.md, session 4).
-  static constexpr bool kLazyRescale = kQFp8;
+  // Lazy rescale (consume_tile): only where it was measured, FP8 QK with FP8 PV (K8/V8
+  // fp8_qk/k_only): 0.7-1% faster at B=64, S=4096 and within 1% elsewhere; the transform
+  // path was 2.5-12% slower with it (docs/perf-notes.md, session 4).
+  static constexpr bool kLazyRescale = kQFp8 && kPFp8;
 
   // ---- tiles ------------------------------------------------------------------
   static constexpr int kWarpTokens = 32;     // tokens per warp per pipeline tile (one k32 FP8 PV step)
