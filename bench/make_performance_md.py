@@ -60,6 +60,12 @@ def ratio(a, b):
     return a / b
 
 
+def case_floor_us(m):
+    """A sweep case's byte floor: bytes_moved over its own process's read bandwidth (GB/s)."""
+    bytes_, bw = m.get("bytes_moved"), m.get("read_bandwidth_gbps")
+    return (bytes_ / (bw * 1e3)) if (bytes_ and bw) else None
+
+
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
@@ -438,16 +444,13 @@ def main():
     w("")
     srow = []
     for p, k8, k168, k16 in rows:
-        bw = p.get("read_bandwidth_gbps")
         t8, st8, fl8 = p.get("tilepath_k8v8_us"), p.get("stream_k8v8_us"), p.get("floor_k8v8_us")
         srow.append([f"B={p['batch']}, S={p['context']}", "K8/V8 (peers file)", f(t8), f(st8),
                      f(ratio(fl8, st8), 3), f(ratio(st8, t8), 3)])
         for label, cs in (("K16/V8 (sweep)", k168), ("K16/V16 (sweep)", k16)):
             m = cs[0]["m"] if cs else {}
             lat, st = m.get("latency_us"), m.get("stream_same_bytes_us")
-            bytes_, cbw = m.get("bytes_moved"), m.get("read_bandwidth_gbps")
-            floor = (bytes_ / (cbw * 1e3)) if (bytes_ and cbw) else None
-            srow.append([f"B={p['batch']}, S={p['context']}", label, f(lat), f(st), f(ratio(floor, st), 3),
+            srow.append([f"B={p['batch']}, S={p['context']}", label, f(lat), f(st), f(ratio(case_floor_us(m), st), 3),
                          f(ratio(st, lat), 3)])
     w(table(["shape", "tilepath", "latency us", "stream of the same bytes us", "stream / read BW", "of the stream"],
             srow))
@@ -496,8 +499,7 @@ def main():
             c = cs[0]
             m = c["m"]
             lat, ff = m.get("latency_us"), m.get("floor_fraction")
-            bytes_, bw = m.get("bytes_moved"), m.get("read_bandwidth_gbps")
-            floor = (bytes_ / (bw * 1e3)) if (bytes_ and bw) else None
+            floor = case_floor_us(m)
             lo = m.get("latency_load_only_us")
             waves, tpc, ti = m.get("waves"), m.get("tiles_per_cta"), m.get("tile_interval_us")
             steady = waves * tpc * ti if None not in (waves, tpc, ti) else None
