@@ -4,11 +4,10 @@
 #
 # Notes for the host side (backends/cuda/decode_launch.h is unchanged):
 #  - launch_decode launches the main kernel and combine with programmatic dependent
-#    launch: the main kernel's K/V prologue may overlap the previous kernel in the
-#    stream; it waits (griddepcontrol.wait) before reading Q or writing any output.
+#    launch: the main kernel's CTAs may become resident during the previous kernel's
+#    tail, and wait (griddepcontrol.wait) before reading anything (Q, lengths, page
+#    table, K/V) or writing any output, so the previous kernel may write any of them.
 #    q_quant (fp8_qk) runs inside the main kernel's prologue, not as its own launch.
-#    K/V pages, page table and lengths must therefore not be written by a *kernel*
-#    immediately before launch_decode (memcpy/memset are ordinary stream operations).
 #  - KernelInfo::tile_tokens = tokens per pipeline step of one kv head (its MMA warps x 32
 #    tokens); a CTA may cover two kv heads (decode_k8v8_two_heads.cu).
 #  - prebias needs no kernel support: the exact bias adds q.b to every score of a row,
