@@ -14,6 +14,13 @@
 #           with the per-reason stall metrics; each raw report is kept in logs and
 #           attached (`tilepath attach --ncu`) to the matching case of the sweep database
 #   peers   bench/peers.py (issue 5), if present
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck on one small
+#           case of every kernel family (split-KV + combine, two kv heads per CTA,
+#           separate_kv, ragged lengths, D=64/256); each tool's summary line per case
+#   breakdown  per-kernel GPU durations (ncu gpu__time_duration, kernels serialised) of
+#           whole decode steps at the split-KV shapes and B=64, S=4096, next to the
+#           event-timed step: how much of a step is the main kernel, the combine and
+#           the gaps between launches
 # Environment:
 #   OUT            where results go (the run tool sets it; default ./out)
 #   SWEEP_SECONDS  the sweep gets SIGINT after this long and stops cleanly
@@ -134,6 +141,79 @@ run_peers() {
   fi
 }
 
+# Small cases (the tools slow kernels 10-100x) that together reach every kernel family
+# and the code paths only some shapes take: split-KV with its combine (B=1, 32 splits),
+# two kv heads per CTA (4096 tokens per CTA: --splits 1), ragged lengths with tails
+# inside a page, the converter warps and mbarriers of separate_kv, K16/V8, K16/V16 with
+# splits, and the D=64/256 instantiations.
+SANITIZE_CASES=(
+  "--kv k8v8 --k-path fp8_qk --mode k_only --batch 1 --context 8192 --head-dim 128"
+  "--kv k8v8 --k-path fp8_qk --mode k_only --batch 2 --context 4096 --splits 1 --head-dim 128"
+  "--kv k8v8 --k-path transform --mode full --batch 3 --context 5000 --context-lengths 100,5000,33 --head-dim 128"
+  "--kv k8v16 --k-path transform --mode separate_kv --batch 2 --context 2048 --head-dim 128"
+  "--kv k16v8 --batch 2 --context 2048 --head-dim 128"
+  "--kv k16v16 --k-path k16 --mode none --batch 2 --context 4096 --head-dim 128"
+  "--kv k8v8 --k-path fp8_qk --mode k_only --batch 2 --context 2048 --head-dim 64"
+  "--kv k8v8 --k-path transform --mode full --batch 2 --context 2048 --head-dim 256"
+)
+
+run_sanitize() {
+  step compute-sanitizer
+  if ! command -v compute-sanitizer >/dev/null; then echo "no compute-sanitizer"; return; fi
+  local log="$LOGS/sanitizer.txt" i=0
+  : >"$log"
+  compute-sanitizer --version | tail -n 1 >>"$log"
+  for c in "${SANITIZE_CASES[@]}"; do
+    i=$((i + 1))
+    for tool in memcheck racecheck synccheck initcheck; do
+      # initcheck leaves out the read-bandwidth kernel: it reads a buffer it never
+      # initialises, on purpose (it only times reads).
+      local filter=()
+      [ "$tool" = initcheck ] && filter=(--kernel-name-exclude kns=stream_read_kernel)
+      echo "== case $i $tool: $c" >>"$log"
+      local rc
+      sanitize_one "$tool" "$c" "${filter[@]}"
+      rc=$?
+      [ $rc -ne 0 ] && status=1
+      echo "case $i $tool rc=$rc: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|nrecognized|nknown option' "$log" | tail -n 1)"
+    done
+  done
+}
+
+# One tool on one case; appends to $log.
+sanitize_one() {
+  local tool=$1 c=$2
+  shift 2
+  # shellcheck disable=SC2086
+  timeout 120 compute-sanitizer --tool "$tool" "$@" --error-exitcode 3 \
+    "$TILEPATH" run --backend cuda --db /tmp/sanitize.sqlite $c --q-heads 32 --kv-heads 8 --page-size 16 \
+    --repeats 1 --warmup 0 --no-ablations >>"$log" 2>&1
+}
+
+run_breakdown() {
+  step breakdown
+  if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
+  local shapes=("1 32768" "4 65536" "16 32768" "64 4096")
+  for sh in "${shapes[@]}"; do
+    set -- $sh
+    local csv="$LOGS/breakdown-b$1-s$2.csv"
+    local op=(--kv k8v8 --k-path fp8_qk --mode k_only --batch "$1" --context "$2" --q-heads 32 --kv-heads 8
+              --head-dim 128 --page-size 16)
+    # The event-timed step first, without the profiler.
+    "$TILEPATH" run --backend cuda --db /tmp/breakdown.sqlite "${op[@]}" --no-ablations 2>&1 |
+      grep -E "latency|stream" | head -n 3
+    # The decode, combine and read kernels of the process (the read kernel also does the
+    # bandwidth reads over 2 GB, the CLI's L2 flush and the stream over the case's bytes)
+    # with their durations; --cache-control none leaves the CLI's own flush the only one.
+    timeout 150 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --page raw \
+      --kernel-name regex:'decode_attention_kernel|combine_kernel|stream_read_kernel' \
+      "$TILEPATH" run --backend cuda --db /tmp/breakdown.sqlite "${op[@]}" --repeats 5 --warmup 1 --no-ablations \
+      >"$csv" 2>&1
+    # Kernel by kernel: ncu serialises them (no PDL overlap) and times each on the GPU alone.
+    python3 bench/ncu_durations.py "$csv" --label "B=$1 S=$2" --compact "$LOGS/breakdown-b$1-s$2-durations.csv"
+  done
+}
+
 for s in "$@"; do
   case "$s" in
     sanity) run_sanity ;;
@@ -141,7 +221,9 @@ for s in "$@"; do
     sweep) run_sweep ;;
     ncu) run_ncu ;;
     peers) run_peers ;;
-    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers)"; status=2 ;;
+    sanitize) run_sanitize ;;
+    breakdown) run_breakdown ;;
+    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown)"; status=2 ;;
   esac
 done
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Kernel-by-kernel GPU durations from an `ncu --csv --page raw --metrics gpu__time_duration.sum`
+log (device_run.sh's `breakdown` step).
+
+Writes the launches in order as a small CSV (order, kernel, grid, duration_us) and prints one
+line per shape: the median of the decode and combine kernels, and the stream-read launches
+after the last decode launch (the CLI's L2 flush and its read of the case's own bytes, which
+use the same kernel, alternate there).
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+TO_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+
+
+def launches(path):
+    rows = list(csv.reader(line for line in open(path) if line.startswith('"')))
+    if len(rows) < 3:
+        raise SystemExit(f"{path}: no ncu rows")
+    head, units = rows[0], rows[1]
+    name, grid, dur = head.index("Kernel Name"), head.index("Grid Size"), head.index("gpu__time_duration.sum")
+    scale = TO_US[units[dur]]
+    for r in rows[2:]:
+        short = r[name].split("(")[0].split("<")[0].split()[-1].split("::")[-1]
+        yield short, r[grid], float(r[dur].replace(",", "")) * scale
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ncu_csv")
+    ap.add_argument("--compact", help="write the launches as order,kernel,grid,duration_us here")
+    ap.add_argument("--label", default="")
+    a = ap.parse_args()
+    seq = list(launches(a.ncu_csv))
+    if a.compact:
+        with open(a.compact, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["order", "kernel", "grid", "duration_us"])
+            for i, (k, g, d) in enumerate(seq):
+                w.writerow([i, k, g, f"{d:.3f}"])
+    parts = []
+    for kernel in ("decode_attention_kernel", "combine_kernel"):
+        d = [t for k, _, t in seq if k == kernel]
+        if d:
+            parts.append(f"{kernel} x{len(d)} median {statistics.median(d):.2f} us (min {min(d):.2f})")
+    last_decode = max((i for i, (k, _, _) in enumerate(seq) if k == "decode_attention_kernel"), default=-1)
+    after = [t for k, _, t in seq[last_decode + 1:] if k == "stream_read_kernel"]
+    if after:
+        parts.append("stream_read_kernel after it: " + " ".join(f"{t:.1f}" for t in after))
+    print(f"{a.label}: " + "; ".join(parts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
