@@ -53,6 +53,9 @@ IIPrediction predict_ii(const StageGraph& graph, const StageCosts& costs) {
       // Present but not measured: the II ignores it, and the JSON says so.
       p.unknown_stages.push_back(node.stage);
       cost = 0;
+    } else if (cost < 0) {
+      p.below_zero_stages.push_back(node.stage);
+      cost = 0;
     }
     p.cost_us[node.stage] = cost;
     p.agent_of_stage[index_of(node.stage)] = node.agent;
@@ -65,6 +68,7 @@ IIPrediction predict_ii(const StageGraph& graph, const StageCosts& costs) {
     p.max_stage_us = std::max(p.max_stage_us, cost);
   }
   std::sort(p.unknown_stages.begin(), p.unknown_stages.end());
+  std::sort(p.below_zero_stages.begin(), p.below_zero_stages.end());
 
   for (int a = 0; a < kAgentCount; ++a)
     if (p.agent_busy_us[a] > p.ii_us) {
@@ -106,19 +110,25 @@ nlohmann::json IIPrediction::to_json() const {
     if (!std::isfinite(cost_us.us[i])) continue;  // absent from the graph
     const Stage s = static_cast<Stage>(i);
     const bool unknown = std::find(unknown_stages.begin(), unknown_stages.end(), s) != unknown_stages.end();
+    const bool below_zero = std::find(below_zero_stages.begin(), below_zero_stages.end(), s) != below_zero_stages.end();
     stages[std::string(to_string(s))] = {{"agent", to_string(agent_of_stage[i])},
                                          {"cost_us", unknown ? nlohmann::json(nullptr) : nlohmann::json(cost_us.us[i])},
                                          {"slack_us", number_or_null(slack_us.us[i])},
-                                         {"unknown", unknown}};
+                                         {"unknown", unknown},
+                                         {"below_zero", below_zero}};
   }
-  nlohmann::json unknown = nlohmann::json::array();
-  for (Stage s : unknown_stages) unknown.push_back(to_string(s));
+  const auto names = [](const std::vector<Stage>& list) {
+    nlohmann::json out = nlohmann::json::array();
+    for (Stage s : list) out.push_back(to_string(s));
+    return out;
+  };
   return {{"ii_us", ii_us},
           {"limiting_agent", to_string(limiting_agent)},
           {"limiting_stage", to_string(limiting_stage)},
           {"agent_busy_us", busy},
           {"stages", stages},
-          {"unknown_stages", unknown},
+          {"unknown_stages", names(unknown_stages)},
+          {"below_zero_stages", names(below_zero_stages)},
           {"serial_sum_us", serial_sum_us},
           {"max_stage_us", max_stage_us},
           {"once_per_step_us", once_per_step_us},

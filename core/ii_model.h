@@ -24,6 +24,11 @@ struct IIPrediction {
   StageCosts cost_us;                         // cost used per present stage (unknown = 0), NaN for absent
   std::array<Agent, kStageCount> agent_of_stage{};  // agent of each present stage
   std::vector<Stage> unknown_stages;          // present stages whose cost was NaN (counted as 0)
+  // Present stages whose measured cost was below zero (counted as 0): an ablation
+  // difference, e.g. removing the stage made the kernel no faster (the stage is hidden,
+  // or the difference is noise or a schedule change). A duration cannot be negative,
+  // and a negative one would shrink its agent's busy time.
+  std::vector<Stage> below_zero_stages;
   // II with stage s costing 0 (the II the other stages alone would set).
   double ii_without(Stage s) const;
   // Predicted latency for n_tiles tiles: once_per_step + fill + (n_tiles-1)*ii

@@ -46,7 +46,9 @@ class InstanceTable {
   }
 };
 
-double used_cost(const StageCosts& costs, Stage s) { return std::isfinite(costs[s]) ? costs[s] : 0.0; }
+// Unknown (NaN) and below-zero costs (an ablation difference, not a duration) run as 0,
+// as in predict_ii.
+double used_cost(const StageCosts& costs, Stage s) { return std::isfinite(costs[s]) && costs[s] > 0 ? costs[s] : 0.0; }
 
 // Slope of tile completion times over the second half of the tiles. A max-plus
 // schedule becomes periodic, but not always with a period of one tile (single

@@ -169,6 +169,23 @@ TEST(IIModel, UnknownCostCountsAsZeroAndIsListed) {
   EXPECT_NEAR(j.at("ii_us").get<double>(), 1.8, kTol);
 }
 
+TEST(IIModel, BelowZeroCostCountsAsZeroAndIsListed) {
+  // pv measured by removal at -0.2 us/tile (the kernel was no faster without it): the
+  // PV agent's busy time is v_prep + accum, not v_prep + accum - 0.2.
+  auto c = costs(1.0, 0.3, 0.5, 0.7, 0.8, 0.6, -0.2, 0.4);
+  auto p = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), c);
+  ASSERT_EQ(p.below_zero_stages, std::vector<Stage>{Stage::pv});
+  EXPECT_TRUE(p.unknown_stages.empty());
+  EXPECT_EQ(p.cost_us[Stage::pv], 0.0);
+  EXPECT_NEAR(p.agent_busy_us[static_cast<int>(Agent::pv_mma)], 0.6 + 0.4, kTol);
+  EXPECT_NEAR(p.serial_sum_us, 1.0 + 0.3 + 0.5 + 0.7 + 0.8 + 0.6 + 0.4, kTol);
+  const nlohmann::json j = p.to_json();
+  EXPECT_EQ(j.at("below_zero_stages"), nlohmann::json::array({"pv"}));
+  EXPECT_TRUE(j.at("stages").at("pv").at("below_zero").get<bool>());
+  EXPECT_EQ(j.at("stages").at("pv").at("cost_us").get<double>(), 0.0);
+  EXPECT_FALSE(j.at("stages").at("qk").at("below_zero").get<bool>());
+}
+
 TEST(IIModel, LatencyIsOncePerStepPlusFillPlusIIPerExtraTile) {
   auto p = predict(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full),
                    costs(1.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2, 0.3));

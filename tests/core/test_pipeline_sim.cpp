@@ -273,6 +273,17 @@ TEST(PipelineSim, NaNCostIsTreatedAsZero) {
   EXPECT_EQ(simulate_pipeline(g, c, 10).makespan_us, simulate_pipeline(g, zero, 10).makespan_us);
 }
 
+TEST(PipelineSim, BelowZeroCostRunsAsZero) {
+  auto g = StageGraph::build(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), 2);
+  auto c = cost_profiles()[0];
+  auto zero = c;
+  c[Stage::pv] = -0.2;
+  zero[Stage::pv] = 0;
+  const PipelineSchedule with_negative = simulate_pipeline(g, c, 10);
+  EXPECT_EQ(with_negative.makespan_us, simulate_pipeline(g, zero, 10).makespan_us);
+  for (const ScheduledStage& st : with_negative.stages) EXPECT_GE(st.end_us, st.start_us);
+}
+
 TEST(PipelineSim, RejectsNonPositiveTileCount) {
   auto g = StageGraph::build(OperatingPoint{}, 2);
   EXPECT_THROW(simulate_pipeline(g, cost_profiles()[0], 0), ValidationError);

@@ -175,6 +175,34 @@ class TestModels : public QObject {
     QVERIFY(found_limit);
   }
 
+  void stageTableModelShowsBelowZeroCostAsAtMostZero() {
+    // An ablation difference below zero (the kernel was no faster without the stage) is
+    // not a negative duration: the table says "≤ 0" and keeps the raw value.
+    OperatingPoint op;
+    op.batch = 8;
+    op.context = 4096;
+    op.kv = KvDtype::k8v8;
+    op.k_path = default_k_path(op.kv);
+    op.mode = default_mode(op.kv, op.k_path);
+    std::optional<CaseSummary> measured = findMatchingCase(cases_, op);
+    QVERIFY(measured.has_value());
+    VariantAnalysis analysis = analyseVariant(op, measured);
+    analysis.measured[Stage::qk] = -0.218;
+    StageTableModel model;
+    model.setAnalysis(analysis);
+    int checked = 0;
+    for (int r = 0; r < model.rowCount(); ++r) {
+      const QString text = model.index(r, StageTableModel::MeasuredUs).data().toString();
+      if (model.stageAt(r) == Stage::qk) {
+        QCOMPARE(text, QStringLiteral("≤ 0 (-0.218)"));
+        ++checked;
+      } else {
+        QVERIFY2(!text.startsWith(QStringLiteral("≤")), qPrintable(text));
+      }
+    }
+    QCOMPARE(checked, 1);
+  }
+
   void sweepSeriesModel() {
     SweepSeriesModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -41,8 +41,16 @@ QPointF gridPosition(Stage s) {
 }
 
 QString costText(const char* what, double v) {
-  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), QString::number(v, 'g', 3))
+  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v))
                           : QStringLiteral("%1 —").arg(QLatin1String(what));
+}
+
+// Why a measured cost shows as "≤ 0": it is an ablation difference, not a duration.
+QString belowZeroNote(double measured) {
+  return std::isfinite(measured) && measured < 0
+             ? QStringLiteral("\nthe ablation difference is below zero: the stage is hidden behind others, or "
+                              "the difference is noise; the II counts it as 0")
+             : QString();
 }
 
 void addArrowHead(QPainterPath& path, QPointF tip, QPointF from) {
@@ -81,9 +89,10 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     node->setData(kStageNodeKey, qs(to_string(s)));
     node->setData(kLimitingKey, limiting);
     node->setZValue(2);
-    node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3\npredicted: %4\nslack to II: %5 µs%6")
+    node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3%4\npredicted: %5\nslack to II: %6 µs%7")
                          .arg(qs(to_string(s)), agentTitle(agent), costText("", a.measured[s]),
-                              costText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
+                              belowZeroNote(a.measured[s]), costText("", a.predicted[s]),
+                              formatNumber(a.ii.slack_us[s]),
                               limiting ? QStringLiteral("\nlimits the steady-state II") : QString()));
     auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
     title->setFont(bold);
