@@ -86,7 +86,13 @@ std::vector<KernelCase> all_cases() {
       op.k_repr = KRepr::prebias;
       add(op);
     }
-    {  // many splits: two batches of combine loads (> 128) and empty trailing splits
+    for (int d : {64, 256}) {  // the combine's d passes: half a pass (D=64) and two (D=256)
+      OperatingPoint op = base_op(kv, path, mode);
+      op.head_dim = d;
+      op.splits = 3;
+      add(op);
+    }
+    {  // many splits: several batches of combine loads per warp and empty trailing splits
       OperatingPoint op = base_op(kv, path, mode);
       op.batch = 1;
       op.context_lengths = {8000};

@@ -98,27 +98,34 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 }  // namespace
 
 // ============================================================================
-// combine: O = Σ_s 2^(lse_s - max) · O_s / Σ_s 2^(lse_s - max)
-// One block per (request, q head, 32-wide d slice). Each thread reads at most one
-// split's lse and keeps its weight in a register and in shared memory; for the
-// weighted sum the block's 8 warps take every 8th split of the slice, with a thread's
-// partial loads issued in batches of 16 before the first is used: up to 128 splits, one
-// L2 round trip for the lse and one per d slice for the partials. (v1 looped
-// over the splits serially; the 256-thread version re-read the lse and kept 8 loads
-// in flight: ~5 round trips at 66 splits.)
+// combine: O = Σ_s 2^(lse_s - M) · O_s / Σ_s 2^(lse_s - M),  M = max_s lse_s
+// A block covers 64 d (blockIdx.y) of 8 / warps_per_row rows; a row's splits are shared
+// by its warps_per_row warps (split s goes to warp s % warps_per_row), a lane holds 2
+// consecutive d (a float2 of each partial). Each warp requests all its splits' lse and
+// partials before using any (one batch of kSplitsPerBatch: one L2 round trip up to 96
+// splits per row), merges them with a running max, and the row's warps merge once through
+// shared memory. (The previous form, a block per (row, 32-d slice), needed a round trip
+// for the lse, four block barriers and then a round trip per d slice it looped over:
+// 6.2 us at B=16, S=32768 (4 splits), 3.7 us at B=1, ncu-timed, bench/results/device-checks/.
+// A float4-per-lane form with 8 splits per batch was 1% faster at B=4 and B=16 but 3%
+// slower at B=1: two batches, and only 32 blocks.)
 // ============================================================================
 
-constexpr int kCombineSlice = 32;                         // d per block: one coalesced 128-byte row
-constexpr int kCombineGroups = 8;                         // warps, each over every 8th split
-constexpr int kCombineThreads = kCombineSlice * kCombineGroups;
-constexpr int kMaxCombineSplits = 256;                    // OperatingPoint validates splits <= 256
-constexpr int kSplitsPerThread = kMaxCombineSplits / kCombineGroups;
-// 16 loads per batch: one batch up to 128 splits. More registers would keep combine
-// blocks from sharing an SM with the main kernel's CTAs (4 x 64 threads x 190 regs
-// leave 16 K registers: 64 per thread at 256), which PDL uses to start them early;
-// a 128-register version measured +7 us at B=16, S=32768 (4 splits).
-constexpr int kLoadsInFlight = 16;
-static_assert(kCombineThreads >= kMaxCombineSplits, "one lse per thread");
+constexpr int kCombineWarps = 8;
+constexpr int kCombineThreads = 32 * kCombineWarps;
+constexpr int kCombineD = 2 * 32;                          // d per block: a float2 per lane
+constexpr int kMaxCombineSplits = 256;                     // OperatingPoint validates splits <= 256
+// 12 float2 + 12 lse in flight per lane keep the kernel within 64 registers, so that its
+// blocks share SMs with the main kernel's CTAs (4 x 64 threads x ~190 registers leave
+// 16 K): PDL makes them resident early. A 128-register combine measured +7 us at B=16.
+constexpr int kSplitsPerBatch = 12;
+
+// Warps per row: the fewest (1, 2, 4, 8) that take every split in one batch.
+static int combine_warps_per_row(int splits) {
+  int warps = 1;
+  while (warps < kCombineWarps && warps * kSplitsPerBatch < splits) warps *= 2;
+  return warps;
+}
 
 #ifdef TILEPATH_KERNEL_TRACE
 __device__ __forceinline__ unsigned long long trace_globaltimer() {
@@ -128,28 +135,38 @@ __device__ __forceinline__ unsigned long long trace_globaltimer() {
 }
 #endif
 
-__device__ __forceinline__ float block_reduce(float v, bool take_max, float* scratch) {
+// Running log-sum-exp state of one lane: max m, weight sum l, weighted sum o (2 d).
+struct CombineState {
+  float m = -INFINITY, l = 0.0f;
+  float2 o = make_float2(0.0f, 0.0f);
+  // Adds terms 2^(lse_i - m)·v_i (empty splits: lse = -inf, weight 0).
+  template <int kN>
+  __device__ void add(const float (&lse)[kN], const float2 (&v)[kN]) {
+    float m_new = m;
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const float other = __shfl_xor_sync(0xffffffffu, v, off);
-    v = take_max ? fmaxf(v, other) : v + other;
+    for (int i = 0; i < kN; ++i) m_new = fmaxf(m_new, lse[i]);
+    if (m_new == -INFINITY) return;  // nothing seen yet
+    rescale(m_new);
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+      const float w = exp2f(lse[i] - m_new);
+      l += w;
+      o.x += w * v[i].x, o.y += w * v[i].y;
+    }
   }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float r = scratch[0];
-#pragma unroll
-  for (int w = 1; w < kCombineThreads / 32; ++w) r = take_max ? fmaxf(r, scratch[w]) : r + scratch[w];
-  __syncthreads();  // scratch is reused by the next reduction
-  return r;
-}
+  __device__ void rescale(float m_new) {
+    const float a = exp2f(m - m_new);  // m = -inf: 0
+    l *= a;
+    o.x *= a, o.y *= a;
+    m = m_new;
+  }
+};
 
 __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float* partial_out, const float* partial_lse,
                                                                  int splits, int rows, int head_dim,
-                                                                 std::uint16_t* out) {
-  __shared__ float weight[kMaxCombineSplits];
-  __shared__ float scratch[kCombineThreads / 32];
-  __shared__ float group_sum[kCombineGroups][kCombineSlice];
+                                                                 int warps_per_row, std::uint16_t* out) {
+  __shared__ float warp_m[kCombineWarps], warp_l[kCombineWarps];
+  __shared__ float2 warp_o[kCombineWarps][32];
 #ifdef TILEPATH_KERNEL_TRACE
   const unsigned long long trace_start = trace_globaltimer();
 #endif
@@ -157,42 +174,55 @@ __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float
 #ifdef TILEPATH_KERNEL_TRACE
   const unsigned long long trace_released = trace_globaltimer();
 #endif
-  const std::size_t row = blockIdx.x;
-  const int own = threadIdx.x;  // the split whose lse this thread reads
-  const float lse = own < splits ? partial_lse[static_cast<std::size_t>(own) * rows + row] : -INFINITY;
-  const float lse_max = block_reduce(lse, true, scratch);
-  // empty split (lse = -inf): weight 0; every split empty: all weights 0, output 0
-  const float w = (lse_max == -INFINITY || own >= splits) ? 0.0f : exp2f(lse - lse_max);
-  weight[own] = w;
-  const float weight_sum = block_reduce(w, false, scratch);  // its barriers also publish weight[]
-  const float inv_sum = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
-
-  const int lane = threadIdx.x % kCombineSlice, group = threadIdx.x / kCombineSlice;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int part = warp % warps_per_row;  // this warp takes splits part, part + warps_per_row, ...
+  const int first = warp - part;          // the row's first warp in the block
+  const int row = blockIdx.x * (kCombineWarps / warps_per_row) + warp / warps_per_row;
+  const bool live_row = row < rows;
   const std::size_t split_stride = static_cast<std::size_t>(rows) * head_dim;
-  // d slices: one per block when the grid has them (few rows), else the block loops.
-  for (int d0 = blockIdx.y * kCombineSlice; d0 < head_dim; d0 += gridDim.y * kCombineSlice) {
-    const int d = d0 + lane;
-    const float* column = partial_out + row * head_dim + d;
-    float value = 0.0f;
+  const int d = blockIdx.y * kCombineD + 2 * lane;
+  const bool live = live_row && d < head_dim;
+  CombineState st;
 #pragma unroll 1
-    for (int i0 = 0; i0 < kSplitsPerThread && group + i0 * kCombineGroups < splits; i0 += kLoadsInFlight) {
-      float part[kLoadsInFlight];
+  for (int s0 = part; s0 < splits; s0 += kSplitsPerBatch * warps_per_row) {
+    float lse[kSplitsPerBatch];
+    float2 v[kSplitsPerBatch];
 #pragma unroll
-      for (int i = 0; i < kLoadsInFlight; ++i) {  // the batch's loads in flight before the first use
-        const int s = group + (i0 + i) * kCombineGroups;
-        part[i] = s < splits ? column[s * split_stride] : 0.0f;
-      }
-#pragma unroll
-      for (int i = 0; i < kLoadsInFlight; ++i) value += weight[group + (i0 + i) * kCombineGroups] * part[i];
+    for (int i = 0; i < kSplitsPerBatch; ++i) {  // the batch's loads in flight before the first use
+      const int s = s0 + i * warps_per_row;
+      const bool present = live && s < splits;
+      lse[i] = present ? partial_lse[static_cast<std::size_t>(s) * rows + row] : -INFINITY;
+      v[i] = present ? *reinterpret_cast<const float2*>(partial_out + s * split_stride +
+                                                        static_cast<std::size_t>(row) * head_dim + d)
+                     : make_float2(0.0f, 0.0f);
     }
-    group_sum[group][lane] = value;
+    st.add(lse, v);
+  }
+  if (warps_per_row > 1) {  // the row's warps merge through shared memory (a block-uniform branch)
+    if (lane == 0) warp_m[warp] = st.m, warp_l[warp] = st.l;
+    warp_o[warp][lane] = st.o;
     __syncthreads();
-    if (group == 0) {
-#pragma unroll
-      for (int g = 1; g < kCombineGroups; ++g) value += group_sum[g][lane];
-      out[row * head_dim + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value * inv_sum));
+    if (part == 0) {
+      float m_row = -INFINITY;
+      for (int w = first; w < first + warps_per_row; ++w) m_row = fmaxf(m_row, warp_m[w]);
+      CombineState merged;
+      if (m_row != -INFINITY) {
+        merged.m = m_row;
+        for (int w = first; w < first + warps_per_row; ++w) {
+          const float a = exp2f(warp_m[w] - m_row);  // a warp that saw only empty splits: 0
+          merged.l += a * warp_l[w];
+          merged.o.x += a * warp_o[w][lane].x, merged.o.y += a * warp_o[w][lane].y;
+        }
+      }
+      st = merged;
     }
-    __syncthreads();  // group_sum is reused by the next slice
+  }
+  if (part == 0 && live) {  // every split empty: all weights 0, output 0
+    const float inv = st.l > 0.0f ? 1.0f / st.l : 0.0f;
+    const std::uint32_t packed =
+        static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.x * inv))) |
+        static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.y * inv))) << 16;
+    *reinterpret_cast<std::uint32_t*>(out + static_cast<std::size_t>(row) * head_dim + d) = packed;
   }
 #ifdef TILEPATH_KERNEL_TRACE
   if (threadIdx.x == 0)  // bench/kernel_trace.py: the combine against the main kernel's CTAs
@@ -229,7 +259,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     return cudaErrorInvalidValue;
   }
   if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
-      args.head_dim % kCombineSlice != 0 ||
+      args.head_dim % 2 != 0 ||
       (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
@@ -245,17 +275,16 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config{};
-    // A block per d slice while that stays within ~2 blocks per SM slot (B=1, S=32768:
-    // 32 rows x 4 slices); many rows (B=16: 512) get one block each, looping the slices.
-    const int slices = args.head_dim / kCombineSlice;
-    config.gridDim = dim3(rows, rows * slices <= 1024 ? slices : 1);
+    const int warps_per_row = combine_warps_per_row(args.splits);
+    const int rows_per_block = kCombineWarps / warps_per_row;
+    config.gridDim = dim3((rows + rows_per_block - 1) / rows_per_block, (args.head_dim + kCombineD - 1) / kCombineD);
     config.blockDim = dim3(kCombineThreads);
     config.stream = stream;
     config.attrs = &attr;
     config.numAttrs = 1;
     if (const cudaError_t e = cudaLaunchKernelEx(&config, combine_kernel, static_cast<const float*>(args.partial_out),
                                                  static_cast<const float*>(args.partial_lse), args.splits, rows,
-                                                 args.head_dim, args.out);
+                                                 args.head_dim, warps_per_row, args.out);
         e != cudaSuccess) {
       return e;
     }
