@@ -21,9 +21,10 @@ inline QString formatNumber(double v, int precision = 3) {
 // A measured stage cost (µs/tile) for display: a cost measured below zero (an ablation
 // that made the kernel no faster) is counted as 0 by the II model, so it reads
 // "≤ 0 (-0.218)", not as a negative duration.
-inline QString stageCostText(double v) {
-  if (std::isfinite(v) && v < 0) return QStringLiteral("≤ 0 (%1)").arg(QString::number(v, 'g', 3));
-  return formatNumber(v, 3);
+inline QString stageCostText(double v, int significant_digits) {
+  if (!std::isfinite(v)) return {};
+  if (v < 0) return QStringLiteral("≤ 0 (%1)").arg(QString::number(v, 'g', 3));
+  return QString::number(v, 'g', significant_digits);
 }
 // A number for sorting/export: invalid QVariant for NaN.
 inline QVariant numberOrNull(double v) { return std::isfinite(v) ? QVariant(v) : QVariant(); }

@@ -40,7 +40,7 @@ QVariant StageTableModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case StageName: return qs(to_string(s));
     case AgentName: return qs(to_string(agents_[index.row()]));
-    case MeasuredUs: return stageCostText(measured_[s]);
+    case MeasuredUs: return stageCostText(measured_[s], 5);
     case PredictedUs: return formatNumber(predicted_[s], 3);
     case SlackUs: return formatNumber(slack_[s], 3);
     case Limiting: return limiting ? QStringLiteral("limits II") : QString();

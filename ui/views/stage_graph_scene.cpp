@@ -41,7 +41,7 @@ QPointF gridPosition(Stage s) {
 }
 
 QString costText(const char* what, double v) {
-  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v))
+  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v, 3))
                           : QStringLiteral("%1 —").arg(QLatin1String(what));
 }
 
