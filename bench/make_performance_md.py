@@ -19,11 +19,13 @@ text and labelled as such: they were not measured in this run.
 Usage: python3 bench/make_performance_md.py [--root DIR] [--out docs/performance.md]
 """
 import argparse
+import csv
 import glob
 import json
 import os
 import re
 import sqlite3
+import statistics
 import sys
 
 SHAPES_NOTE = "Hq/Hk = 32/8, D = 128, page 16, HBM-cold"
@@ -222,6 +224,25 @@ def top_stalls(r, n=3):
 def ablation_kind(mangled):
     m = re.search(r"AblationKindE(\d)", mangled)
     return m.group(1) if m else "?"
+
+
+def load_breakdown(root, batch, context):
+    """Per-kernel GPU durations (ncu, kernels serialised) of one split-KV shape from
+    bench/results/device-checks/breakdown-bB-sS-durations.csv (device_run.sh breakdown):
+    medians of the decode and combine kernels and of the stream over the case's bytes (the
+    read-kernel launches after the last decode alternate the CLI's L2 flush and that stream)."""
+    path = os.path.join(root, f"bench/results/device-checks/breakdown-b{batch}-s{context}-durations.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        seq = [(r["kernel"], float(r["duration_us"])) for r in csv.DictReader(fh)]
+    last = max((i for i, (k, _) in enumerate(seq) if k == "decode_attention_kernel"), default=-1)
+    after = [d for k, d in seq[last + 1:] if k == "stream_read_kernel"]
+    med = lambda xs: statistics.median(xs) if xs else None
+    return {"path": path,
+            "decode": med([d for k, d in seq if k == "decode_attention_kernel"]),
+            "combine": med([d for k, d in seq if k == "combine_kernel"]),
+            "stream": med(after[1::2])}
 
 
 def read_text(path):
@@ -454,6 +475,32 @@ def main():
                          f(ratio(st, lat), 3)])
     w(table(["shape", "tilepath", "latency us", "stream of the same bytes us", "stream / read BW", "of the stream"],
             srow))
+    w("")
+
+    # ---- per shape: kernel by kernel (ncu)
+    w("## Per shape: kernel by kernel (ncu)")
+    w("")
+    w("`device_run.sh breakdown` in the same call: every kernel of a `tilepath run` process (K8/V8 fp8_qk "
+      "k_only) timed on the GPU alone by `ncu --clock-control none --metrics gpu__time_duration.sum` "
+      "(ncu serialises launches, so programmatic dependent launch overlaps nothing there and the parts need "
+      "not add up to the step). Medians from "
+      "`bench/results/device-checks/breakdown-*-durations.csv`; the step is the peers file's event-timed "
+      "latency (another process of the same call). *Main / stream* compares the main kernel with the read "
+      "kernel over the same bytes, both alone: how far the attention kernel itself is from a stream.")
+    w("")
+    brow = []
+    for p, _, _, _ in rows:
+        b = load_breakdown(root, p["batch"], p["context"])
+        if not b:
+            continue
+        brow.append([f"B={p['batch']}, S={p['context']}", f(p.get("tilepath_k8v8_us")), f(b["decode"], 2),
+                     f(b["combine"], 2) if b["combine"] is not None else "no splits", f(b["stream"], 2),
+                     f(ratio(b["decode"], b["stream"]), 3)])
+    if brow:
+        w(table(["shape", "step us (peers file)", "main kernel alone us", "combine alone us",
+                 "stream of the same bytes alone us", "main / stream"], brow))
+    else:
+        w("*absent*: no `breakdown-*-durations.csv` in bench/results/device-checks/.")
     w("")
 
     # ---- per shape: peers

@@ -201,7 +201,7 @@ run_breakdown() {
               --head-dim 128 --page-size 16)
     # The event-timed step first, without the profiler.
     "$TILEPATH" run --backend cuda --db /tmp/breakdown.sqlite "${op[@]}" --no-ablations 2>&1 |
-      grep -E "latency|stream" | head -n 3
+      tee "$LOGS/breakdown-b$1-s$2-event.txt" | grep -E "latency|stream" | head -n 3
     # The decode, combine and read kernels of the process (the read kernel also does the
     # bandwidth reads over 2 GB, the CLI's L2 flush and the stream over the case's bytes)
     # with their durations; --cache-control none leaves the CLI's own flush the only one.
