@@ -423,6 +423,26 @@ def main():
                   verdict(None if x is None else x >= 1.7)])
     w(table(["target", "shape", "measured (peers file)", "sweep DB, fastest case", "verdict (peers file)"], trows))
     w("")
+    rep_path = os.path.join(root, "bench/results/ab/h200-repeatability.json")
+    rep = json.load(open(rep_path)) if os.path.exists(rep_path) else []
+    if rep:
+        w("**Between processes on one machine** (`bench/results/ab/h200-repeatability.json`: the bundled plugin, "
+          "several `tilepath run` processes per shape, each with its own read-bandwidth measurement, all in one "
+          "device call; not necessarily the machine of the peers file): latency / floor per process. For B=1 the "
+          "target >= 70% of the read bandwidth is latency / floor <= 1.429.")
+        w("")
+        rrows = []
+        for shape in sorted({r["shape"] for r in rep}, key=lambda x: [int(v) if v.isdigit() else v for v in x.split(",")]):
+            ratios = sorted(1 / r["floor_fraction"] for r in rep if r["shape"] == shape and r.get("floor_fraction"))
+            if not ratios:
+                continue
+            b, ctx = shape.split(",")[:2]
+            target = 1.15 if int(b) >= 16 else 1 / 0.70
+            rrows.append([f"B={b}, S={ctx}", shape.split(",", 2)[2], str(len(ratios)),
+                          f"{f(ratios[0], 3)} to {f(ratios[-1], 3)}", f(statistics.median(ratios), 3),
+                          f"{sum(x <= target for x in ratios)} of {len(ratios)} (<= {f(target, 3)}x)"])
+        w(table(["shape", "variant", "processes", "latency / floor", "median", "within the target"], rrows))
+        w("")
 
     # ---- per shape: time and floors
     w("## Per shape: time and byte floor")
