@@ -349,8 +349,7 @@ struct WarpRing {
 
   __device__ void issue(const DecodeArgs& a, int tile, std::uint32_t row, int lane) {
     if (tile < tiles) {
-      k_load<T>(k_slot(tile), a, row, lane);  // K(32 tok, D) -> ring
-      v_load<T>(v_slot(tile), a, row, lane);  // V(32 tok, D) -> ring
+      kv_tile_load<T>(k_slot(tile), v_slot(tile), a, row, lane);  // k_load, v_load: K and V (32 tok, D) -> ring
     }
     cp_async_commit();  // one group per tile, empty past the end, so the wait count stays fixed
   }

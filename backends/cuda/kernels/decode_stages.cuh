@@ -53,29 +53,54 @@ struct WarpAccumulator {
 // k_load / v_load: HBM -> shared ring (cp.async, 16-byte chunks, zero-filled past the end)
 // ============================================================================
 
-// (32 tok, kChunks x 16 B) tile of one operand, rows gathered through the page table:
-// lane r holds the row index of token r (~0u past the end), broadcast by shuffle.
+// A (32 tok, kChunks x 16 B) tile of one operand is kChunks 16-byte chunks per lane, its
+// rows gathered through the page table: lane r holds the row index of token r (~0u past
+// the end), broadcast by shuffle. Chunk `it` of a lane: where it comes from and goes to.
+struct TileChunk {
+  std::size_t src;   // byte offset in the page pool (0 when invalid)
+  std::uint32_t dst; // byte offset in the tile (swizzled)
+  bool valid;        // token inside the split (else the chunk is zero-filled)
+};
+
 template <int kChunks>
-__device__ __forceinline__ void load_tile(std::uint32_t tile, const void* pages, std::uint32_t my_row, int lane) {
-  const char* base = static_cast<const char*>(pages);
-#pragma unroll
-  for (int it = 0; it < kChunks; ++it) {
-    const int idx = it * 32 + lane;
-    const int row = idx / kChunks, chunk = idx % kChunks;
-    const std::uint32_t r = __shfl_sync(0xffffffffu, my_row, row);
-    const bool valid = r != ~0u;
-    const char* src = base + (valid ? static_cast<std::size_t>(r) * (kChunks * 16) + chunk * 16 : 0);
-    cp_async_16(tile + row * (kChunks * 16) + swizzle_chunk<kChunks>(row, chunk) * 16, src, valid);
-  }
+__device__ __forceinline__ TileChunk tile_chunk(std::uint32_t my_row, int it, int lane) {
+  const int idx = it * 32 + lane;
+  const int row = idx / kChunks, chunk = idx % kChunks;
+  const std::uint32_t r = __shfl_sync(0xffffffffu, my_row, row);
+  TileChunk c;
+  c.valid = r != ~0u;
+  c.src = c.valid ? static_cast<std::size_t>(r) * (kChunks * 16) + chunk * 16 : 0;
+  c.dst = row * (kChunks * 16) + swizzle_chunk<kChunks>(row, chunk) * 16;
+  return c;
 }
 
 template <class T>
-__device__ __forceinline__ void k_load(std::uint32_t k_tile, const DecodeArgs& a, std::uint32_t my_row, int lane) {
-  load_tile<T::kKChunks>(k_tile, a.k_pages, my_row, lane);  // K(32 tok, D) -> smem
+__device__ __forceinline__ void k_load(std::uint32_t k_tile, const DecodeArgs& a, const TileChunk& c) {
+  cp_async_16(k_tile + c.dst, static_cast<const char*>(a.k_pages) + c.src, c.valid);  // one chunk of K
 }
 template <class T>
-__device__ __forceinline__ void v_load(std::uint32_t v_tile, const DecodeArgs& a, std::uint32_t my_row, int lane) {
-  load_tile<T::kVChunks>(v_tile, a.v_pages, my_row, lane);  // V(32 tok, D) -> smem
+__device__ __forceinline__ void v_load(std::uint32_t v_tile, const DecodeArgs& a, const TileChunk& c) {
+  cp_async_16(v_tile + c.dst, static_cast<const char*>(a.v_pages) + c.src, c.valid);  // one chunk of V
+}
+
+// K(32 tok, D) and V(32 tok, D) of one tile -> smem. When K and V rows have the same
+// chunk count (K8/V8, K16/V16) a chunk's gather (shuffle, validity, offsets) serves both.
+template <class T>
+__device__ __forceinline__ void kv_tile_load(std::uint32_t k_tile, std::uint32_t v_tile, const DecodeArgs& a,
+                                             std::uint32_t my_row, int lane) {
+  if constexpr (T::kKChunks == T::kVChunks) {
+#pragma unroll
+    for (int it = 0; it < T::kKChunks; ++it) {
+      const TileChunk c = tile_chunk<T::kKChunks>(my_row, it, lane);
+      k_load<T>(k_tile, a, c);
+      v_load<T>(v_tile, a, c);
+    }
+  } else {
+#pragma unroll
+    for (int it = 0; it < T::kKChunks; ++it) k_load<T>(k_tile, a, tile_chunk<T::kKChunks>(my_row, it, lane));
+#pragma unroll
+    for (int it = 0; it < T::kVChunks; ++it) v_load<T>(v_tile, a, tile_chunk<T::kVChunks>(my_row, it, lane));
+  }
 }
 
 // ============================================================================
