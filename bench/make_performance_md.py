@@ -26,6 +26,7 @@ import os
 import re
 import sqlite3
 import statistics
+import subprocess
 import sys
 
 SHAPES_NOTE = "Hq/Hk = 32/8, D = 128, page 16, HBM-cold"
@@ -245,6 +246,21 @@ def load_breakdown(root, batch, context):
             "stream": med(after[1::2])}
 
 
+def kernel_sources_note(root, kernels_commit, run):
+    """Whether the kernel sources are the same at the kernels' commit and at the build's revision."""
+    revs = {r["git_revision"].replace("-dirty", "") for r in run}
+    try:
+        codes = {subprocess.run(["git", "-C", root, "diff", "--quiet", kernels_commit, rev, "--",
+                                 "backends/cuda/kernels"], capture_output=True).returncode for rev in revs}
+    except OSError:
+        codes = {None}
+    if codes == {0}:
+        return "`git diff` shows no change under backends/cuda/kernels between the two"
+    if codes == {1}:
+        return "**its kernel sources differ from the kernels' commit's** (`git diff` under backends/cuda/kernels)"
+    return "whether its kernel sources equal the kernels' commit's is unknown (git could not compare them)"
+
+
 def read_text(path):
     try:
         with open(path, errors="replace") as fh:
@@ -301,7 +317,7 @@ def main():
     # ---- run
     w("## The run")
     w("")
-    m = re.search(r"\((\d{4}-\d\d-\d\d \d\d:\d\d UTC), kernels at commit (\w+); ([^)]*)\)", readme)
+    m = re.search(r"\((\d{4}-\d\d-\d\d \d\d:\d\d UTC), kernels at commit (\w+)(?:, build revision \w+)?; ([^)]*)\)", readme)
     when = m.group(1) if m else None
     kernels_commit = m.group(2) if m else None
     m = re.search(r"^(\w{3} \w{3} +\d+ [\d:]+ \d{4})", sanity, re.M)
@@ -329,9 +345,8 @@ def main():
       f"nvidia-smi clocks at the start (`name, driver, sm, mem, max sm, max mem, power, temp`): `{clocks or ABSENT}`.")
     w(f"- **Code**: kernels at commit {kernels_commit or ABSENT} (README); the database's `runs.git_revision` is "
       + (", ".join(r["git_revision"] for r in run) if run else ABSENT)
-      + (" (the revision the build folder recorded; it differs from the kernels' commit because that build "
-         "captured the revision when it was configured, not when it was rebuilt, which builds now fix; the "
-         "cubin hashes in `cubin-sha256.txt` identify the kernels that ran)."
+      + (f" (the build's revision, later than the kernels' commit; {kernel_sources_note(root, kernels_commit, run)}; "
+         "the cubin hashes in `cubin-sha256.txt` identify the kernels that ran)."
          if run and kernels_commit and any(not r["git_revision"].startswith(kernels_commit) for r in run)
          else " (the build's revision)."))
     if peer_bw:
