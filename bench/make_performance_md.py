@@ -441,7 +441,8 @@ def main():
     rep_path = os.path.join(root, "bench/results/ab/h200-repeatability.json")
     rep = json.load(open(rep_path)) if os.path.exists(rep_path) else []
     if rep:
-        w("**Between processes on one machine** (`bench/results/ab/h200-repeatability.json`: the bundled plugin, "
+        w("**Between processes on one machine** (`bench/results/ab/h200-repeatability.json`; its kernels and call: "
+          "`bench/results/ab/README.md`; "
           "several `tilepath run` processes per shape, each with its own read-bandwidth measurement, all in one "
           "device call; not necessarily the machine of the peers file): latency / floor per process. For B=1 the "
           "target >= 70% of the read bandwidth is latency / floor <= 1.429.")
