@@ -19,7 +19,6 @@ text and labelled as such: they were not measured in this run.
 Usage: python3 bench/make_performance_md.py [--root DIR] [--out docs/performance.md]
 """
 import argparse
-import csv
 import glob
 import json
 import os
@@ -28,6 +27,8 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+
+import ncu_durations  # bench/, beside this script
 
 SHAPES_NOTE = "Hq/Hk = 32/8, D = 128, page 16, HBM-cold"
 ABSENT = "absent"
@@ -228,22 +229,9 @@ def ablation_kind(mangled):
 
 
 def load_breakdown(root, batch, context):
-    """Per-kernel GPU durations (ncu, kernels serialised) of one split-KV shape from
-    bench/results/device-checks/breakdown-bB-sS-durations.csv (device_run.sh breakdown):
-    medians of the decode and combine kernels and of the stream over the case's bytes (the
-    read-kernel launches after the last decode alternate the CLI's L2 flush and that stream)."""
+    """Per-kernel GPU durations of one split-KV shape (device_run.sh breakdown), or None."""
     path = os.path.join(root, f"bench/results/device-checks/breakdown-b{batch}-s{context}-durations.csv")
-    if not os.path.exists(path):
-        return None
-    with open(path) as fh:
-        seq = [(r["kernel"], float(r["duration_us"])) for r in csv.DictReader(fh)]
-    last = max((i for i, (k, _) in enumerate(seq) if k == "decode_attention_kernel"), default=-1)
-    after = [d for k, d in seq[last + 1:] if k == "stream_read_kernel"]
-    med = lambda xs: statistics.median(xs) if xs else None
-    return {"path": path,
-            "decode": med([d for k, d in seq if k == "decode_attention_kernel"]),
-            "combine": med([d for k, d in seq if k == "combine_kernel"]),
-            "stream": med(after[1::2])}
+    return ncu_durations.compact_summary(path) if os.path.exists(path) else None
 
 
 def kernel_sources_note(root, kernels_commit, run):

@@ -27,6 +27,29 @@ def launches(path):
         yield short, r[grid], float(r[dur].replace(",", "")) * scale
 
 
+def kernel_durations(seq):
+    """(kernel, duration_us) of launches given as (kernel, grid, duration_us)."""
+    return [(k, d) for k, _, d in seq]
+
+
+def reads_after_last_decode(durations):
+    """Durations of the read-kernel launches after the last decode launch: the CLI's L2 flush and
+    its stream over the case's own bytes, alternating (flush first)."""
+    last = max((i for i, (k, _) in enumerate(durations) if k == "decode_attention_kernel"), default=-1)
+    return [d for k, d in durations[last + 1:] if k == "stream_read_kernel"]
+
+
+def compact_summary(path):
+    """Medians from a --compact file: decode, combine (None without splits) and the stream over
+    the case's bytes (bench/make_performance_md.py's kernel-by-kernel table)."""
+    with open(path) as fh:
+        durations = [(r["kernel"], float(r["duration_us"])) for r in csv.DictReader(fh)]
+    med = lambda xs: statistics.median(xs) if xs else None
+    return {"decode": med([d for k, d in durations if k == "decode_attention_kernel"]),
+            "combine": med([d for k, d in durations if k == "combine_kernel"]),
+            "stream": med(reads_after_last_decode(durations)[1::2])}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ncu_csv")
@@ -42,11 +65,10 @@ def main():
                 w.writerow([i, k, g, f"{d:.3f}"])
     parts = []
     for kernel in ("decode_attention_kernel", "combine_kernel"):
-        d = [t for k, _, t in seq if k == kernel]
+        d = [t for k, t in kernel_durations(seq) if k == kernel]
         if d:
             parts.append(f"{kernel} x{len(d)} median {statistics.median(d):.2f} us (min {min(d):.2f})")
-    last_decode = max((i for i, (k, _, _) in enumerate(seq) if k == "decode_attention_kernel"), default=-1)
-    after = [t for k, _, t in seq[last_decode + 1:] if k == "stream_read_kernel"]
+    after = reads_after_last_decode(kernel_durations(seq))
     if after:
         parts.append("stream_read_kernel after it: " + " ".join(f"{t:.1f}" for t in after))
     print(f"{a.label}: " + "; ".join(parts))
