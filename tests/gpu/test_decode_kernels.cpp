@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -136,14 +137,10 @@ class DecodeKernel : public ::testing::TestWithParam<KernelCase> {
   }
 };
 
-}  // namespace
-
-TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
-  const OperatingPoint& op = GetParam().op;
-  ASSERT_NO_THROW(op.validate());
-  const std::uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/false);
+// Launches the case twice over (bit-identical repeat), checks every output element was
+// written and the output against the float64 reference of host.source.
+void expect_matches_reference(const HostDecodeCase& host, const std::string& label) {
+  const OperatingPoint& op = host.op;
 
   int sm_count = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
@@ -156,7 +153,7 @@ TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   DeviceDecodeInputs inputs;
   DecodeArgs args;
   inputs.upload(host, splits, stream, args);
-  ASSERT_TRUE(decode_variant_available(args, Ablation{})) << "no kernel for " << GetParam().label;
+  ASSERT_TRUE(decode_variant_available(args, Ablation{})) << "no kernel for " << label;
 
   inputs.poison_output(stream);
   KernelInfo info;
@@ -187,5 +184,46 @@ TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   EXPECT_LE(err.rel_l2, numerics::default_tolerance(op)) << "max_abs " << err.max_abs;
 }
 
+}  // namespace
+
+TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllVariants, DecodeKernel, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+// Q far outside the F16 range: the transform path multiplies converted E4M3 K (F16) with
+// F16 Q, so each Q row is scaled by a power of two before the conversion (q_to_f16);
+// without it these rows would overflow to inf. Every path gets the same check.
+class DecodeKernelLargeQ : public DecodeKernel {};
+
+TEST_P(DecodeKernelLargeQ, QElementsBeyondF16RangeMatchTheReference) {
+  OperatingPoint op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/false);
+  float q_max = 0.0f;
+  for (std::uint16_t& q : host.source.q) {  // x 2^16, exact in BF16
+    q = numerics::float_to_bf16(numerics::bf16_to_float(q) * 65536.0f);
+    q_max = std::max(q_max, std::abs(numerics::bf16_to_float(q)));
+  }
+  ASSERT_GT(q_max, 65504.0f) << "the case must reach past the largest F16";
+  expect_matches_reference(host, GetParam().label);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Paths, DecodeKernelLargeQ,
+    ::testing::Values(KernelCase{"k8v8_transform_full", base_op(KvDtype::k8v8, KPath::transform, TransformMode::full)},
+                      KernelCase{"k8v8_transform_k_only", base_op(KvDtype::k8v8, KPath::transform, TransformMode::k_only)},
+                      KernelCase{"k8v8_transform_separate_kv",
+                                 base_op(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv)},
+                      KernelCase{"k8v16_transform_full", base_op(KvDtype::k8v16, KPath::transform, TransformMode::full)},
+                      KernelCase{"k8v8_fp8_qk_k_only", base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only)},
+                      KernelCase{"k16v8_k16_full", base_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
+    [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });

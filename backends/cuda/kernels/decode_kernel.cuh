@@ -10,7 +10,7 @@
 //   full / k_only : the memory pipe (cp.async ring, kStages deep per warp) produces,
 //                   the MMA warp consumes; k_prep/v_prep run in the MMA warp.
 //   separate_kv   : a converter warp per MMA warp owns the cp.async ring, runs k_prep
-//                   and v_prep into a 2-slot staged BF16 tile, and hands it over
+//                   and v_prep into a 2-slot staged F16 tile, and hands it over
 //                   through mbarriers (full: converter -> MMA, empty: MMA -> converter).
 
 #include <cstdint>
@@ -197,6 +197,51 @@ __device__ __forceinline__ float q_quant(const QRaw<T>& raw, QFragment<T>& q) {
   return scale;
 }
 
+// F16 Q (against converted E4M3 K): row g times 2^shift, its amax brought into [2^14, 2^15),
+// so every BF16 element down to 2^-28 of the amax converts exactly and none overflows
+// (65504); 2^-shift goes into the row's score scale. Returns 2^-shift.
+template <class T>
+__device__ __forceinline__ float q_to_f16(const QRaw<T>& raw, QFragment<T>& q) {
+  constexpr int kGroups = QFragment<T>::kChunkGroups, kHalves = QRaw<T>::kHalves;
+  constexpr int kWords = QFragment<T>::kWordsPerChunk;
+  float amax = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      const uint4 v = raw.v[j][h];
+      const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        amax = fmaxf(amax, fabsf(__uint_as_float(words[k] << 16)));
+        amax = fmaxf(amax, fabsf(__uint_as_float(words[k] & 0xFFFF0000u)));
+      }
+    }
+  }
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the quad holds one row
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+  int exponent = 0;  // amax = f·2^exponent, f in [0.5, 1)
+  frexpf(amax, &exponent);
+  // |shift| <= 100 keeps 2^shift and 2^-shift normal floats (a row below 2^-85 is scaled
+  // by only 2^100; an all-zero padding row by 1).
+  const int shift = amax > 0.0f ? max(-100, min(100, 15 - exponent)) : 0;
+  const float up = __int_as_float((127 + shift) << 23);
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      const uint4 v = raw.v[j][h];
+      const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        q.w[j * kWords + 4 * h + k] =
+            pack_f16x2(__uint_as_float(words[k] << 16) * up, __uint_as_float(words[k] & 0xFFFF0000u) * up);
+      }
+    }
+  }
+  return __int_as_float((127 - shift) << 23);
+}
+
 // The MMA operand form of Q and the score scale (log2 units, K and Q scales folded in).
 template <class T>
 __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRaw<T>& raw, QFragment<T>& q,
@@ -205,8 +250,10 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
   if constexpr (T::kQFp8) {
     // E4M3 Q: q = q8·q_scale, the scale applied in score space (dead rows: q8 = 0, scale 1)
     row_scale *= q_quant<T>(raw, q);
+  } else if constexpr (T::kQkF16) {
+    row_scale *= q_to_f16<T>(raw, q);
   } else {
-    // BF16 Q: the K chunk's d range (8 d for BF16 K, 16 d for E4M3 K converted)
+    // BF16 Q against BF16 K: the K chunk's d range (8 d)
     constexpr int kWords = QFragment<T>::kWordsPerChunk;
 #pragma unroll
     for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
@@ -415,8 +462,8 @@ __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaW
     if constexpr (T::kLoadOnly) continue;
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
     mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                            // MMA warp released the slot
-    k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = bf16(K8)
-    v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = bf16(V8)
+    k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = f16(K8)
+    v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = f16(V8)
     mbarrier_arrive(lay.full_bar + slot * 8);
   }
 }

@@ -2,8 +2,10 @@
 // The per-tile stages of the decode kernel, named as in the stage graph:
 //   k_load -> k_prep -> qk -> softmax -> pv -> accum,   v_load -> v_prep -> pv.
 // Each works on one warp's tile of 32 tokens. Fragment layouts (mma.sync):
-//   QK  S(16 rows = query heads, 8 used; 32 tok)  = Q(16, D) · Kᵀ(D, 32 tok)   m16n8k16 bf16 / m16n8k32 e4m3
+//   QK  S(16 rows = query heads, 8 used; 32 tok)  = Q(16, D) · Kᵀ(D, 32 tok)   m16n8k16 bf16|f16 / m16n8k32 e4m3
 //   PV  Oᵀ(D, 8 heads) += Vᵀ(D, 32 tok) · Pᵀ(32 tok, 8 heads)                  (swapped: heads are the n8 side)
+// A 16-bit MMA is BF16 for an operand stored as BF16 and F16 for an E4M3 operand converted
+// on chip (k_prep / v_prep): E4M3 -> F16 is one exact instruction per pair.
 // The S accumulator's (row g, cols 2t,2t+1) pairs are exactly the Pᵀ B-fragment
 // of PV, so P never leaves registers. Along each reduction (d for QK, tokens for
 // PV) the element order inside a thread is permuted consistently on both operands,
@@ -34,8 +36,8 @@ struct Lane {
 // Query fragment of row g (one query head), already in the d-order QK reads K in.
 template <class T>
 struct QFragment {
-  // BF16 Q: per K chunk j, the K chunk's elements of Q as bf16x2 words.
-  // E4M3 Q: per K chunk j, 16 bytes = 4 words.
+  // 16-bit Q (BF16 against BF16 K, F16 against converted E4M3 K): per K chunk j, the K
+  // chunk's elements of Q as 16-bit pairs. E4M3 Q: per K chunk j, 16 bytes = 4 words.
   static constexpr int kChunkGroups = T::kKConsumedChunks / 4;         // chunks a lane reads per K row
   static constexpr int kWordsPerChunk = T::kKPrepInMma ? 8 : 4;         // MMA operand words per 16-byte K chunk
   std::uint32_t w[kChunkGroups * kWordsPerChunk];
@@ -104,29 +106,29 @@ __device__ __forceinline__ void kv_tile_load(std::uint32_t k_tile, std::uint32_t
 }
 
 // ============================================================================
-// k_prep: E4M3 K chunk -> BF16 MMA operand words (transform path)
+// k_prep: E4M3 K chunk -> F16 MMA operand words (transform path)
 // ============================================================================
 
-// 16 E4M3 (d0..d15) -> 8 bf16x2 words; word 2s = (d4s, d4s+1), word 2s+1 = (d4s+2, d4s+3).
-__device__ __forceinline__ void convert_chunk_e4m3_to_bf16(const uint4& raw, std::uint32_t (&out)[8]) {
+// 16 E4M3 (d0..d15) -> 8 f16x2 words; word 2s = (d4s, d4s+1), word 2s+1 = (d4s+2, d4s+3).
+__device__ __forceinline__ void convert_chunk_e4m3_to_f16(const uint4& raw, std::uint32_t (&out)[8]) {
   const std::uint32_t in[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    out[2 * s] = e4m3x2_to_bf16x2(in[s] & 0xFFFFu);
-    out[2 * s + 1] = e4m3x2_to_bf16x2(in[s] >> 16);
+    out[2 * s] = e4m3x2_to_f16x2(in[s] & 0xFFFFu);
+    out[2 * s + 1] = e4m3x2_to_f16x2(in[s] >> 16);
   }
 }
 
-// K' = bf16(K8)  (scale stays in score space)
+// K' = f16(K8), exact  (scale stays in score space)
 template <class T>
 __device__ __forceinline__ void k_prep(const uint4& raw, std::uint32_t (&kf)[8], std::uint32_t salt) {
   constexpr int kStage = TP_STAGE_K_PREP;
   if constexpr (T::runs(kStage)) {
-    convert_chunk_e4m3_to_bf16(raw, kf);
+    convert_chunk_e4m3_to_f16(raw, kf);
     if constexpr (T::doubled(kStage)) {
       const uint4 again = {raw.x ^ ((kf[0] ^ kf[1]) & salt), raw.y ^ ((kf[2] ^ kf[3]) & salt),
                            raw.z ^ ((kf[4] ^ kf[5]) & salt), raw.w ^ ((kf[6] ^ kf[7]) & salt)};
-      convert_chunk_e4m3_to_bf16(again, kf);
+      convert_chunk_e4m3_to_f16(again, kf);
     }
   } else {
     // removed: feed the raw bytes as if converted (loads stay live, values are garbage)
@@ -149,6 +151,8 @@ __device__ __forceinline__ void qk_mma_chunk(float (&s)[4], const std::uint32_t*
     // rows 8..15 of Q are padding (a1 = a3 = 0)
     if constexpr (T::kQFp8) {
       mma_e4m3_16832(s, q[2 * step], 0u, q[2 * step + 1], 0u, kf[2 * step], kf[2 * step + 1]);
+    } else if constexpr (T::kQkF16) {
+      mma_f16_16816(s, q[2 * step], 0u, q[2 * step + 1], 0u, kf[2 * step], kf[2 * step + 1]);
     } else {
       mma_bf16_16816(s, q[2 * step], 0u, q[2 * step + 1], 0u, kf[2 * step], kf[2 * step + 1]);
     }
@@ -197,13 +201,23 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 // softmax: online update of row g; P = 2^(S·c - m), packed as the PV B operand
 // ============================================================================
 
-// PV B-operand words: BF16 PV uses pb[n] = (P[g][8n+2t], P[g][8n+2t+1]) for n = 0..3;
+// PV B-operand words: 16-bit PV uses pb[n] = (P[g][8n+2t], P[g][8n+2t+1]) for n = 0..3;
 // FP8 PV uses pb[0] = E4M3x4 of tiles 0,1 and pb[1] = tiles 2,3 (P scaled by 256).
 struct PFragment {
   std::uint32_t pb[4];
   float alpha_lo, alpha_hi;  // rescale of the Oᵀ columns this lane holds: heads 2t, 2t+1
   bool rescale;              // warp-uniform: some row's max moved, so O needs the alphas (lazy rescale)
 };
+
+// P as the 16-bit PV operand: the type V is multiplied in.
+template <class T>
+__device__ __forceinline__ std::uint32_t pack_p16(float lo, float hi) {
+  if constexpr (T::kPvF16) {
+    return pack_f16x2(lo, hi);
+  } else {
+    return pack_bf16x2(lo, hi);
+  }
+}
 
 template <class T>
 __device__ __forceinline__ void softmax_update(const float (&s)[T::kNTiles][4], float row_scale, int tile_first,
@@ -245,7 +259,7 @@ __device__ __forceinline__ void softmax_update(const float (&s)[T::kNTiles][4], 
     p.pb[2] = p.pb[3] = 0u;
   } else {
 #pragma unroll
-    for (int n = 0; n < T::kNTiles; ++n) p.pb[n] = pack_bf16x2(e[n][0], e[n][1]);
+    for (int n = 0; n < T::kNTiles; ++n) p.pb[n] = pack_p16<T>(e[n][0], e[n][1]);
   }
   // Oᵀ column c belongs to head c: fetch alpha from the lanes whose row g is that head.
   p.alpha_lo = __shfl_sync(0xffffffffu, alpha, 8 * ln.quad);
@@ -266,7 +280,7 @@ __device__ __forceinline__ void softmax_bypass(const float (&s)[T::kNTiles][4], 
     p.pb[2] = p.pb[3] = 0u;
   } else {
 #pragma unroll
-    for (int n = 0; n < T::kNTiles; ++n) p.pb[n] = pack_bf16x2(s[n][0], s[n][1]);
+    for (int n = 0; n < T::kNTiles; ++n) p.pb[n] = pack_p16<T>(s[n][0], s[n][1]);
   }
   p.alpha_lo = p.alpha_hi = 1.0f;
   p.rescale = false;
@@ -296,12 +310,12 @@ __device__ __forceinline__ void softmax(float (&s)[T::kNTiles][4], float row_sca
 // v_prep + pv: Oᵀ_tile(16 d, 8 heads) = Vᵀ(16 d, 32 tok) · Pᵀ(32 tok, 8 heads), one m-tile at a time
 // ============================================================================
 
-// Vᵀ A-fragments of one m-tile for the two k16 steps (BF16) or one k32 step (FP8, words 0..3).
+// Vᵀ A-fragments of one m-tile for the two k16 steps (16-bit) or one k32 step (FP8, words 0..3).
 struct VFragment {
   std::uint32_t a[8];
 };
 
-// Which d an Oᵀ fragment row holds. V read as BF16 with ldmatrix.trans: row g <-> d 16m+g,
+// Which d an Oᵀ fragment row holds. V read as 16-bit with ldmatrix.trans: row g <-> d 16m+g,
 // row g+8 <-> 16m+8+g. V read as E4M3 (b16 pairs through ldmatrix.trans): row g <-> d 16m+2g,
 // row g+8 <-> 16m+2g+1.
 template <class T>
@@ -322,9 +336,9 @@ __device__ __forceinline__ void read_v_fp8(std::uint32_t v_tile, int m_tile, con
   ldmatrix_x4_trans(v_tile + row * kRowBytes + swizzle_chunk<T::kVConsumedChunks>(row, m_tile) * 16, r);
 }
 
-// BF16 read of m-tile m, k16 step u: matrices (tok 0-7 | 8-15) x (d 0-7 | 8-15) of the step.
+// 16-bit (BF16 or staged F16) read of m-tile m, k16 step u: matrices (tok 0-7 | 8-15) x (d 0-7 | 8-15) of the step.
 template <class T>
-__device__ __forceinline__ void read_v_bf16(std::uint32_t v_tile, int m_tile, int step, const Lane& ln,
+__device__ __forceinline__ void read_v_16bit(std::uint32_t v_tile, int m_tile, int step, const Lane& ln,
                                             std::uint32_t (&r)[4]) {
   constexpr int kRowBytes = T::kVConsumedChunks * 16;
   const int row = 16 * step + ((ln.lane >> 4) << 3) + (ln.lane & 7);
@@ -337,10 +351,10 @@ __device__ __forceinline__ void v_convert(const std::uint32_t (&r)[4], VFragment
   for (int step = 0; step < 2; ++step) {
     // (tok 2t, 2t+1) at d 2g -> a0/a2;  at d 2g+1 -> a1/a3
     const std::uint32_t lo = byte_perm(r[2 * step], 0u, 0x3120), hi = byte_perm(r[2 * step + 1], 0u, 0x3120);
-    v.a[4 * step + 0] = e4m3x2_to_bf16x2(lo & 0xFFFFu);
-    v.a[4 * step + 1] = e4m3x2_to_bf16x2(lo >> 16);
-    v.a[4 * step + 2] = e4m3x2_to_bf16x2(hi & 0xFFFFu);
-    v.a[4 * step + 3] = e4m3x2_to_bf16x2(hi >> 16);
+    v.a[4 * step + 0] = e4m3x2_to_f16x2(lo & 0xFFFFu);
+    v.a[4 * step + 1] = e4m3x2_to_f16x2(lo >> 16);
+    v.a[4 * step + 2] = e4m3x2_to_f16x2(hi & 0xFFFFu);
+    v.a[4 * step + 3] = e4m3x2_to_f16x2(hi >> 16);
   }
 }
 
@@ -352,7 +366,7 @@ __device__ __forceinline__ void v_transpose_fp8(const std::uint32_t (&r)[4], VFr
   v.a[3] = byte_perm(r[2], r[3], 0x7531);
 }
 
-// V' = operand form of V: bf16(V8) (full) or the E4M3 transpose (k_only); BF16 V is read as is.
+// V' = operand form of V: f16(V8) (full) or the E4M3 transpose (k_only); 16-bit V is read as is.
 template <class T>
 __device__ __forceinline__ void v_prep(std::uint32_t v_tile, int m_tile, const Lane& ln, VFragment& v,
                                        std::uint32_t salt) {
@@ -361,7 +375,7 @@ __device__ __forceinline__ void v_prep(std::uint32_t v_tile, int m_tile, const L
 #pragma unroll
     for (int step = 0; step < 2; ++step) {
       std::uint32_t r[4];
-      read_v_bf16<T>(v_tile, m_tile, step, ln, r);
+      read_v_16bit<T>(v_tile, m_tile, step, ln, r);
 #pragma unroll
       for (int i = 0; i < 4; ++i) v.a[4 * step + i] = r[i];
     }
@@ -395,6 +409,9 @@ template <class T>
 __device__ __forceinline__ void pv_mma(float (&d)[4], const VFragment& v, const PFragment& p) {
   if constexpr (T::kPFp8) {
     mma_e4m3_16832(d, v.a[0], v.a[1], v.a[2], v.a[3], p.pb[0], p.pb[1]);
+  } else if constexpr (T::kPvF16) {
+    mma_f16_16816(d, v.a[0], v.a[1], v.a[2], v.a[3], p.pb[0], p.pb[1]);
+    mma_f16_16816(d, v.a[4], v.a[5], v.a[6], v.a[7], p.pb[2], p.pb[3]);
   } else {
     mma_bf16_16816(d, v.a[0], v.a[1], v.a[2], v.a[3], p.pb[0], p.pb[1]);
     mma_bf16_16816(d, v.a[4], v.a[5], v.a[6], v.a[7], p.pb[2], p.pb[3]);
@@ -446,7 +463,7 @@ __device__ __forceinline__ void accum(float (&o)[4], const PFragment& p) {
 }
 
 // ============================================================================
-// separate_kv: converter-warp versions of k_prep / v_prep (raw ring -> staged BF16 tile)
+// separate_kv: converter-warp versions of k_prep / v_prep (raw ring -> staged F16 tile)
 // ============================================================================
 
 // One operand's (32 tok, D) raw tile -> staged tile in the MMA warps' format.
@@ -459,14 +476,14 @@ __device__ __forceinline__ void stage_operand(std::uint32_t raw_tile, std::uint3
     const int row = idx / kRawChunks, chunk = idx % kRawChunks;
     const uint4 raw = lds_128(raw_tile + row * (kRawChunks * 16) + swizzle_chunk<kRawChunks>(row, chunk) * 16);
     if constexpr (kConvert) {
-      // one E4M3 chunk (16 d) becomes BF16 chunks 2c, 2c+1
+      // one E4M3 chunk (16 d) becomes F16 chunks 2c, 2c+1
       std::uint32_t w[8];
       if constexpr (kRuns) {
-        convert_chunk_e4m3_to_bf16(raw, w);
+        convert_chunk_e4m3_to_f16(raw, w);
         if constexpr (kTwice) {
           const uint4 again = {raw.x ^ ((w[0] ^ w[1]) & salt), raw.y ^ ((w[2] ^ w[3]) & salt),
                                raw.z ^ ((w[4] ^ w[5]) & salt), raw.w ^ ((w[6] ^ w[7]) & salt)};
-          convert_chunk_e4m3_to_bf16(again, w);
+          convert_chunk_e4m3_to_f16(again, w);
         }
       } else {
         w[0] = w[1] = raw.x, w[2] = w[3] = raw.y, w[4] = w[5] = raw.z, w[6] = w[7] = raw.w;

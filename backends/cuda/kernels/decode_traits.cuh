@@ -13,13 +13,13 @@ namespace tilepath::cuda::kernels {
 // How K reaches QK.
 enum class KOperand : int {
   bf16 = 0,         // K16 in HBM, BF16 MMA
-  fp8_convert = 1,  // E4M3 in HBM, converted to BF16 on chip (k_path transform)
+  fp8_convert = 1,  // E4M3 in HBM, converted to F16 on chip, F16 MMA (k_path transform)
   fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized Q (k_path fp8_qk)
 };
 // How V reaches PV.
 enum class VOperand : int {
   bf16 = 0,         // V16 in HBM, BF16 MMA
-  fp8_convert = 1,  // E4M3 in HBM, converted to BF16 on chip
+  fp8_convert = 1,  // E4M3 in HBM, converted to F16 on chip, F16 MMA
   fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized P (mode k_only)
 };
 
@@ -88,13 +88,17 @@ struct DecodeTraits {
   // ---- what sits where --------------------------------------------------------
   static constexpr int kKHbmBytes = KO == KOperand::bf16 ? 2 : 1;  // bytes per K element in HBM
   static constexpr int kVHbmBytes = VO == VOperand::bf16 ? 2 : 1;
-  // Format the MMA warps read: separate_kv stages converted (BF16) tiles for them.
+  // Format the MMA warps read: separate_kv stages converted (F16) tiles for them.
   static constexpr bool kKConsumedFp8 = KO == KOperand::fp8_mma || (KO == KOperand::fp8_convert && !kSeparate);
   static constexpr bool kVConsumedFp8 = VO == VOperand::fp8_mma || (VO == VOperand::fp8_convert && !kSeparate);
   static constexpr int kKConsumedBytes = kKConsumedFp8 ? 1 : 2;
   static constexpr int kVConsumedBytes = kVConsumedFp8 ? 1 : 2;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;                            // QK on E4M3
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;                            // PV on E4M3
+  // A converted E4M3 operand is F16 (one exact cvt per pair; BF16 took four instructions),
+  // so its MMA is F16 and the other operand (Q, P) is F16 too.
+  static constexpr bool kQkF16 = KO == KOperand::fp8_convert;
+  static constexpr bool kPvF16 = VO == VOperand::fp8_convert;
   static constexpr bool kKPrepInMma = KO == KOperand::fp8_convert && !kSeparate;   // mode full / k_only
   static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;   // mode full
   static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
@@ -151,7 +155,7 @@ struct DecodeTraits {
   static_assert(kKConsumedChunks % 4 == 0, "a K row must split into groups of 4 chunks (one per lane of a quad)");
   static_assert(kKConsumedChunks >= 4 && kVConsumedChunks >= 4, "swizzle assumes >= 4 chunks per row");
   static_assert(kBarrierOffset % 8 == 0, "mbarriers need 8-byte alignment");
-  static_assert(!(kSeparate && VO == VOperand::fp8_mma), "separate_kv stages BF16 V; FP8 PV is mode k_only");
+  static_assert(!(kSeparate && VO == VOperand::fp8_mma), "separate_kv stages F16 V; FP8 PV is mode k_only");
 
   // ---- ablation switches ------------------------------------------------------
   static constexpr bool kLoadOnly = kAblation == AblationKind::load_only;

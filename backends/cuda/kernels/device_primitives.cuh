@@ -66,6 +66,15 @@ __device__ __forceinline__ void mma_bf16_16816(float (&d)[4], std::uint32_t a0, 
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// D(16x8 f32) += A(16x16 f16, row) * B(16x8 f16, col)
+__device__ __forceinline__ void mma_f16_16816(float (&d)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
+                                              std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 // D(16x8 f32) += A(16x32 e4m3, row) * B(32x8 e4m3, col)   (sm_89+)
 __device__ __forceinline__ void mma_e4m3_16832(float (&d)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
                                                std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
@@ -77,16 +86,21 @@ __device__ __forceinline__ void mma_e4m3_16832(float (&d)[4], std::uint32_t a0, 
 
 // ---- conversions --------------------------------------------------------------
 
-// Two E4M3 (low byte = first element) -> BF16x2 (low half = first element). Exact:
-// every E4M3 value is an F16 value and a BF16 value.
-__device__ __forceinline__ std::uint32_t e4m3x2_to_bf16x2(std::uint32_t two_bytes) {
+// Two E4M3 (low byte = first element) -> F16x2 (low half = first element): one
+// instruction, exact (every E4M3 value is an F16 value). The transform path converts
+// FP8 operands to F16, not BF16: E4M3 -> BF16 has no single instruction (it went
+// through F16 and F32: four instructions per pair).
+__device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t two_bytes) {
   std::uint32_t h2;
   const unsigned short in = static_cast<unsigned short>(two_bytes & 0xFFFFu);
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(in));
-  const float lo = __half2float(__ushort_as_half(static_cast<unsigned short>(h2 & 0xFFFFu)));
-  const float hi = __half2float(__ushort_as_half(static_cast<unsigned short>(h2 >> 16)));
+  return h2;
+}
+
+// Two floats -> F16x2 (lo in the low half), RNE.
+__device__ __forceinline__ std::uint32_t pack_f16x2(float lo, float hi) {
   std::uint32_t out;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(out) : "f"(hi), "f"(lo));
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(out) : "f"(hi), "f"(lo));
   return out;
 }
 
