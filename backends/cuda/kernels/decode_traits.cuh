@@ -149,6 +149,7 @@ struct DecodeTraits {
 
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
   static_assert(kMmaWarps > 0, "no ring shape fits the shared-memory budget");
+  static_assert(kStages >= 2, "the ring keeps kStages-1 tiles in flight while one is consumed");
   static_assert(kKvPerCta == 1 || !kSeparate, "separate_kv pairs converter and MMA warps of one kv head");
   static_assert(kSmemBytes <= kSmemPerBlockMax, "shared memory over the per-block limit");
   static_assert(kMergeBytes <= kRawRingBytes, "the cross-warp merge buffer must fit in the ring it reuses");
