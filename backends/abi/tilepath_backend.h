@@ -47,17 +47,17 @@ enum tp_kv_dtype { TP_KV_K16V16 = 0, TP_KV_K8V16 = 1, TP_KV_K16V8 = 2, TP_KV_K8V
 
 /* how K reaches the matrix unit */
 enum tp_k_path {
-  TP_KPATH_TRANSFORM = 0, /* FP8 K converted on chip, BF16 MMA for QK */
+  TP_KPATH_TRANSFORM = 0, /* FP8 K converted on chip to a 16-bit operand (CUDA: F16), 16-bit MMA for QK */
   TP_KPATH_FP8_QK = 1,    /* Q quantized to E4M3 once per step, FP8xFP8 MMA */
   TP_KPATH_K16 = 2        /* K stays BF16 in HBM */
 };
 
-/* where FP8 -> BF16 operand conversion happens (FlashInfer naming) */
+/* where FP8 -> 16-bit operand conversion happens (FlashInfer naming) */
 enum tp_transform_mode {
   TP_MODE_NONE = 0,        /* nothing to convert (K16/V16, or fp8_qk with V16) */
   TP_MODE_FULL = 1,        /* MMA warps convert K and V inside the main loop */
   TP_MODE_K_ONLY = 2,      /* K converted for QK; PV consumes FP8 V (P quantized) */
-  TP_MODE_SEPARATE_KV = 3  /* dedicated warps convert K and V into staged BF16 tiles */
+  TP_MODE_SEPARATE_KV = 3  /* dedicated warps convert K and V into staged 16-bit tiles */
 };
 
 enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1 };

@@ -46,8 +46,8 @@ double default_tolerance(const OperatingPoint& op) {
   //  - BF16 output rounding alone: rel_l2 1.6e-3..1.7e-3 (every non-k_only variant lands there);
   //  - k_only additionally quantizes P to E4M3 (3 mantissa bits) for the FP8 PV:
   //    rel_l2 1.7e-2..2.3e-2 over GQA 1/4/8.
-  // GPU kernels also round P (and, if they scale K before the MMA, K*scale) to BF16,
-  // which adds about one more BF16 rounding. Tolerances: 3.5x / 2.2x the measurements;
+  // GPU kernels also round P (and, if they scale K before the MMA, K*scale) to a 16-bit
+  // operand (BF16 or F16), which adds at most about one more BF16 rounding. Tolerances: 3.5x / 2.2x the measurements;
   // a dropped tile, a wrong head or a missing scale costs rel_l2 >= 0.1.
   constexpr double kBf16Paths = 6e-3;
   constexpr double kFp8PvPath = 5e-2;

@@ -41,8 +41,8 @@ double ceil_div(double a, double b) { return std::ceil(a / b); }
 double or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
 struct Variant {
-  bool k_prep = false;  // FP8 K converted to BF16 on chip (transform path)
-  bool v_prep = false;  // FP8 V converted to BF16 on chip (all modes but k_only)
+  bool k_prep = false;  // FP8 K converted to a 16-bit operand on chip (transform path)
+  bool v_prep = false;  // FP8 V converted to a 16-bit operand on chip (all modes but k_only)
   bool q_quant = false;  // fp8_qk: Q quantized to E4M3 once per step
   bool p_quant = false;  // k_only: P quantized to E4M3 so PV can consume FP8 V
   std::string qk_path, pv_path;
@@ -194,7 +194,7 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   auto matrix_flop_per_us = [&](const std::string& path) {
     return gpu.path(path)->dense_tflops * 1e6 / gpu.sm_count * share;  // TFLOP/s -> flop/us per SM
   };
-  const double cvt_per_us = gpu.cvt_fp8_to_bf16_per_sm_per_clk * gpu.clock_mhz * share;  // clock_mhz = clk/us
+  const double cvt_per_us = gpu.cvt_fp8_operand_per_sm_per_clk * gpu.clock_mhz * share;  // clock_mhz = clk/us
   const double exp_per_us = gpu.sfu_exp_per_sm_per_clk * gpu.clock_mhz * share;
   const double fp32_per_us = gpu.fp32_tflops * 1e6 / 2 / gpu.sm_count * share;  // FMA counts 2 flops
   const double scores = static_cast<double>(m_rows) * T;                        // (M_pad, T) score tile

@@ -144,7 +144,7 @@ GpuModel parse_gpu_model(const json& j, const std::string& id, const std::string
   gpu.memory_bytes = read_value(j, "memory_bytes", {"bytes"}, gpu);
   gpu.smem_per_sm_bytes = read_value(j, "smem_per_sm", {"bytes"}, gpu);
   gpu.fp32_tflops = read_value(j, "fp32_tflops", {"TFLOP/s"}, gpu);
-  gpu.cvt_fp8_to_bf16_per_sm_per_clk = read_value(j, "cvt_fp8_to_bf16", {"elements/SM/clk", "elements/CU/clk"}, gpu);
+  gpu.cvt_fp8_operand_per_sm_per_clk = read_value(j, "cvt_fp8_operand", {"elements/SM/clk", "elements/CU/clk"}, gpu);
   gpu.sfu_exp_per_sm_per_clk = read_value(j, "sfu_exp", {"ops/SM/clk", "ops/CU/clk"}, gpu);
   gpu.dram_latency_ns = read_value(j, "dram_latency", {"ns"}, gpu);
   gpu.launch_overhead_us = read_value(j, "launch_overhead", {"us"}, gpu);

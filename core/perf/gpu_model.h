@@ -29,7 +29,7 @@ struct GpuModel {
   double memory_bytes = 0;
   double smem_per_sm_bytes = 0;
   double fp32_tflops = 0;
-  double cvt_fp8_to_bf16_per_sm_per_clk = 0;  // conversions per SM per clock
+  double cvt_fp8_operand_per_sm_per_clk = 0;  // E4M3 -> 16-bit MMA operand conversions per SM per clock
   double sfu_exp_per_sm_per_clk = 0;
   std::vector<MatrixPath> matrix_paths;
   nlohmann::json* raw = nullptr;  // not owned; unused by callers

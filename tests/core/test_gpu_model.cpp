@@ -82,7 +82,7 @@ TEST(GpuModel, EveryShippedFileLoads) {
     EXPECT_LE(g.read_bandwidth_gbps, g.hbm_bandwidth_gbps);
     EXPECT_GT(g.l2_bytes, 0);
     EXPECT_GT(g.l2_read_bandwidth_gbps, g.read_bandwidth_gbps) << "L2 should out-stream HBM";
-    EXPECT_GT(g.cvt_fp8_to_bf16_per_sm_per_clk, 0);
+    EXPECT_GT(g.cvt_fp8_operand_per_sm_per_clk, 0);
     EXPECT_GT(g.sfu_exp_per_sm_per_clk, 0);
     ASSERT_NE(g.path("bf16_bf16"), nullptr);
     EXPECT_TRUE(g.path("bf16_bf16")->supported);
