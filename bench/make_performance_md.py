@@ -704,8 +704,9 @@ def main():
     w("The `fp8_qk` path issues `mma.sync.m16n8k32` with E4M3 operands, an sm_89 instruction. On sm_90a ptxas "
       "does not map it to Hopper's FP8 tensor-core instruction (`QGMMA`, reached only through `wgmma`); it "
       "converts the operands and issues `HMMA` (perf-notes cites NVIDIA/cutlass issue 1986 for the FP16 "
-      "conversion). So `fp8_qk` is FP8 *storage* plus Q quantization with fewer conversions than `transform`, "
-      "**not native FP8 tensor-core math**.")
+      "conversion). So `fp8_qk` is FP8 *storage* plus Q quantization, **not native FP8 tensor-core math**. "
+      "The `transform` path converts E4M3 to F16 itself (one `cvt` per pair, exact) and multiplies on F16 "
+      "`HMMA`s; the main kernels' `F2FP` counts below show which path converts more.")
     w("")
     if sass_counts:
         counts = {}
@@ -721,7 +722,7 @@ def main():
           + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
         # The three ncu'd main kernels, found by their template arguments (DecodeTraits<K, V, sep, D, abl, x>).
         for r in ncu:
-            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)>", r["ncu_kernel"] or "")
+            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)(?:, \d+)?>", r["ncu_kernel"] or "")
             if not m:
                 continue
             k, v, sep, d, abl, x = m.groups()
