@@ -412,7 +412,7 @@ struct WarpRing {
   }
   // Makes tile `tile` readable by the whole warp, then refills the slot the previous tile
   // used, so kStages-1 tiles are in flight while it is consumed. Waiting before the refill
-  // (not after it) measured 2-3% faster at every shape (B=16, S=32768: -2.5%; B=64: -1.7%
+  // (not after it) measured 1-4% faster at every shape (B=16, S=32768: -2.5%; B=64: -1.7%
   // with FP8 QK, -3.6% transform; docs/perf-notes.md, session 6); one certain effect is a
   // smaller first burst (kStages-1 tiles per warp, not kStages), so first tiles land sooner.
   __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
