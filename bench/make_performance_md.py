@@ -427,7 +427,10 @@ def main():
     w(table(["target", "shape", "measured (peers file)", "sweep DB, fastest case", "verdict (peers file)"], trows))
     w("")
     rep_path = os.path.join(root, "bench/results/ab/h200-repeatability.json")
-    rep = json.load(open(rep_path)) if os.path.exists(rep_path) else []
+    rep = []
+    if os.path.exists(rep_path):
+        with open(rep_path) as fh:
+            rep = json.load(fh)
     if rep:
         w("**Between processes on one machine** (`bench/results/ab/h200-repeatability.json`; its kernels and call: "
           "`bench/results/ab/README.md`; "
@@ -720,14 +723,16 @@ def main():
                 tot[op] = tot.get(op, 0) + n
         w(f"Checked against this run's `{rel(sass_counts_path, root)}` ({len(counts)} kernels): "
           + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
-        # The three ncu'd main kernels, found by their template arguments (DecodeTraits<K, V, sep, D, abl, x>).
+        # The three ncu'd main kernels, found by their template arguments
+        # (DecodeTraits<K, V, sep, D, abl, x[, kv heads per CTA]>).
         for r in ncu:
-            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)(?:, \d+)?>", r["ncu_kernel"] or "")
+            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)(?:, (\d+))?>",
+                          r["ncu_kernel"] or "")
             if not m:
                 continue
-            k, v, sep, d, abl, x = m.groups()
+            k, v, sep, d, abl, x, kvh = m.groups()
             pat = (f"KOperandE{k}ELNS1_8VOperandE{v}ELb{sep}ELi{d}ELNS0_12AblationKindE{abl}EL"
-                   + (f"in{x[1:]}E" if x.startswith("-") else f"i{x}E"))
+                   + (f"in{x[1:]}E" if x.startswith("-") else f"i{x}E") + (f"Li{kvh}E" if kvh else ""))
             fn = next((fn for fn in counts if pat in fn), None)
             if fn:
                 c = counts[fn]

@@ -16,7 +16,8 @@ TO_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "mse
 
 
 def launches(path):
-    rows = list(csv.reader(line for line in open(path) if line.startswith('"')))
+    with open(path) as fh:
+        rows = list(csv.reader(line for line in fh if line.startswith('"')))
     if len(rows) < 3:
         raise SystemExit(f"{path}: no ncu rows")
     head, units = rows[0], rows[1]
@@ -63,12 +64,13 @@ def main():
             w.writerow(["order", "kernel", "grid", "duration_us"])
             for i, (k, g, d) in enumerate(seq):
                 w.writerow([i, k, g, f"{d:.3f}"])
+    durations = kernel_durations(seq)
     parts = []
     for kernel in ("decode_attention_kernel", "combine_kernel"):
-        d = [t for k, t in kernel_durations(seq) if k == kernel]
+        d = [t for k, t in durations if k == kernel]
         if d:
             parts.append(f"{kernel} x{len(d)} median {statistics.median(d):.2f} us (min {min(d):.2f})")
-    after = reads_after_last_decode(kernel_durations(seq))
+    after = reads_after_last_decode(durations)
     if after:
         parts.append("stream_read_kernel after it: " + " ".join(f"{t:.1f}" for t in after))
     print(f"{a.label}: " + "; ".join(parts))

@@ -48,15 +48,13 @@ IIPrediction predict_ii(const StageGraph& graph, const StageCosts& costs) {
   const auto& g = graph.graph();
   for (auto v : boost::make_iterator_range(boost::vertices(g))) {
     const StageNode& node = g[v];
-    double cost = costs[node.stage];
-    if (!std::isfinite(cost)) {
-      // Present but not measured: the II ignores it, and the JSON says so.
+    // Present but not measured, or measured below zero: the II counts it as 0, and the JSON says so.
+    if (!costs.has(node.stage)) {
       p.unknown_stages.push_back(node.stage);
-      cost = 0;
-    } else if (cost < 0) {
+    } else if (costs[node.stage] < 0) {
       p.below_zero_stages.push_back(node.stage);
-      cost = 0;
     }
+    const double cost = costs.modelled(node.stage);
     p.cost_us[node.stage] = cost;
     p.agent_of_stage[index_of(node.stage)] = node.agent;
     if (!node.per_tile) {

@@ -46,10 +46,6 @@ class InstanceTable {
   }
 };
 
-// Unknown (NaN) and below-zero costs (an ablation difference, not a duration) run as 0,
-// as in predict_ii.
-double used_cost(const StageCosts& costs, Stage s) { return std::isfinite(costs[s]) && costs[s] > 0 ? costs[s] : 0.0; }
-
 // Slope of tile completion times over the second half of the tiles. A max-plus
 // schedule becomes periodic, but not always with a period of one tile (single
 // buffering, for one, alternates K-bound and V-bound intervals), so the window is
@@ -103,11 +99,11 @@ PipelineSchedule simulate_pipeline(const StageGraph& graph, const StageCosts& co
   }
   if (loop_body.empty())
     throw ValidationError("graph.nodes", graph.op().variant_label() + " has no per-tile stage to unroll", "k_load, qk, ...");
-  for (Stage s : before_loop) table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, -1, used_cost(costs, s)}, u));
+  for (Stage s : before_loop) table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, -1, costs.modelled(s)}, u));
   for (int t = 0; t < n_tiles; ++t)
-    for (Stage s : loop_body) table.set(s, t, boost::add_vertex(Instance{s, node_of(s).agent, t, used_cost(costs, s)}, u));
+    for (Stage s : loop_body) table.set(s, t, boost::add_vertex(Instance{s, node_of(s).agent, t, costs.modelled(s)}, u));
   for (Stage s : after_loop)
-    table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, n_tiles, used_cost(costs, s)}, u));
+    table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, n_tiles, costs.modelled(s)}, u));
 
   // Graph edges, unrolled. Edges are added data first, so equal-time ties in the
   // critical-path trace resolve to a data dependency.

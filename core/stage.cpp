@@ -41,4 +41,6 @@ StageCosts::StageCosts() { us.fill(std::numeric_limits<double>::quiet_NaN()); }
 
 bool StageCosts::has(Stage s) const { return std::isfinite(us[static_cast<int>(s)]); }
 
+double StageCosts::modelled(Stage s) const { return has(s) && (*this)[s] > 0 ? (*this)[s] : 0.0; }
+
 }  // namespace tilepath

@@ -52,6 +52,9 @@ struct StageCosts {
   double& operator[](Stage s) { return us[static_cast<int>(s)]; }
   double operator[](Stage s) const { return us[static_cast<int>(s)]; }
   bool has(Stage s) const;  // finite
+  // The cost the models (II, pipeline schedule) run a stage at: unknown (NaN) and
+  // below-zero costs (an ablation difference, not a duration) count as 0.
+  double modelled(Stage s) const;
 };
 
 }  // namespace tilepath
