@@ -1,41 +1,54 @@
-// paged_read_bound: how fast can ANY kernel read a split-KV decode step's K/V bytes
-// through a page table, and merge per-split results, on this GPU? A lower bound for
-// the small-batch targets of issue 5 (B=1, S=32768), measured the way the CUDA plugin
-// times a case: HBM-cold (the plugin's L2 flush before each launch, outside the
-// events), CUDA events around the work, warm-up, median of the repeats.
+// paged_read_bound: how fast can a kernel read one split-KV decode step's K/V bytes
+// through the page table and merge the splits, on this GPU, with no attention math at
+// all? A bound for issue 5's B=1, S=32768 target, measured the way the CUDA plugin
+// times a case: HBM-cold (the plugin's L2 flush before each launch, outside the events),
+// CUDA events around the work, warm-up, median of the repeats.
 //
-// Nothing here computes attention. Each reader only loads every byte once (16-byte
-// evict-first loads, every load of a thread in flight before the first use) and XORs
-// them, so its time is what the bytes, the launch and the page-table indirection cost.
+// Every reader loads each byte once (16-byte evict-first loads, several in flight per
+// thread) and XORs what it read; nothing else. The coverage check (the XOR of all
+// threads' XORs equals the data's) runs before any timing, and every merge is checked
+// against a host merge of the partials the device wrote.
 //
-//   stream_project   the plugin's own read kernel over a contiguous buffer of the bytes
-//                    (the "stream_same_bytes" of every case)
-//   stream_oneshot   one pass, each thread issues all its kLoads loads at once
-//   paged_pages      like stream_oneshot, but every 16 bytes are found through the page
-//                    table (16-token pages, shuffled as in the plugin): the bytes of one
-//                    page, all kv heads, are contiguous
-//   paged_head_rows  the same through the page table, in the attention kernel's order:
-//                    one kv head's 128-byte rows (rows of one token are 1 KB apart)
-//   paged_merge      paged_pages, then a PDL-launched merge of per-split partials of
-//                    the B=1 shape's size (splits x q_heads x head_dim floats and an lse
-//                    each), the cheapest separate combine we could write
+//   stream_project        the plugin's own read kernel over a contiguous buffer of the bytes
+//                         (every case's "stream_same_bytes")
+//   stream_oneshot_8      one pass, each thread's 8 loads issued at once
+//   split_read            the attention kernel's geometry: a CTA per (kv head, split of 512
+//                         tokens), its pages looked up once, one kv head's 128-byte rows read
+//                         in rounds of 8 loads per thread; writes a partial per q head
+//   split_read_merge      split_read, then a PDL-launched merge kernel (the plugin's structure)
+//   split_read_last_merge split_read, and the last CTA of each kv head to finish merges that
+//                         head's splits (an atomic ticket; no second kernel)
+//   split_read_grid_sync_merge
+//                         split_read as a cooperative launch; after a grid-wide barrier every
+//                         CTA merges 8 of its head's outputs (no second kernel, no ticket)
+//   clusterC_xT_splitsS_merge
+//                         S splits per kv head in CTAs of T threads, clusters of C that merge
+//                         through distributed shared memory (then, with several clusters per
+//                         head, the last one merges theirs): timed only where the GPU holds
+//                         every cluster of the grid at once; the JSON's cluster_designs say
+//                         how many it holds
 //
 // Build and run (GPU machine; from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o paged_read_bound \
 //     bench/paged_read_bound.cu backends/cuda/read_bandwidth.cu backends/cuda/event_timer.cpp \
 //     backends/cuda/l2_flush.cpp
 //   ./paged_read_bound [repeats]     (prints one JSON object)
+//
+// The first version (commit c4d2c52) also timed one-shot readers that looked up the page
+// of every 16 bytes; they were slower than split_read, so they bound nothing and are gone.
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <stdexcept>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,15 +62,29 @@ namespace {
 
 using tilepath::cuda::DeviceBuffer;
 using tilepath::cuda::TimingStats;
+using Xor = std::array<std::uint32_t, 4>;
 
-// The shape of the B=1 target: one request, S=32768, 8 kv heads (32 q heads), D=128,
-// FP8 K and V, 16-token pages; the plugin's split choice for it (66 splits).
-constexpr int kContext = 32768, kKvHeads = 8, kQHeads = 32, kHeadDim = 128, kPageSize = 16, kSplits = 66;
-constexpr int kRowChunks = kHeadDim / 16;                          // 16-byte chunks of one head's FP8 row
-constexpr int kPageChunks = kPageSize * kKvHeads * kRowChunks;     // chunks of one page (all heads)
-constexpr int kPages = kContext / kPageSize;
-constexpr std::size_t kPoolChunks = std::size_t(kPages) * kPageChunks;  // of K, and again of V
-constexpr int kThreads = 512;
+// The B=1 target's shape: S=32768, 8 kv heads, 32 q heads, D=128, FP8 K and V, 16-token
+// pages. The plugin runs it as 66 splits of 512 tokens, of which 64 hold tokens.
+constexpr int kContext = 32768, kKvHeads = 8, kQHeads = 32, kGroup = kQHeads / kKvHeads, kHeadDim = 128;
+constexpr int kPageSize = 16, kSplitTokens = 512, kSplits = kContext / kSplitTokens;
+constexpr int kRowChunks = kHeadDim / 16;  // 16-byte chunks of one head's FP8 row
+constexpr int kPages = kContext / kPageSize, kSplitPages = kSplitTokens / kPageSize;
+constexpr std::size_t kPoolChunks = std::size_t(kContext) * kKvHeads * kRowChunks;  // of K, and again of V
+constexpr std::size_t kPartials = std::size_t(kSplits) * kQHeads * kHeadDim;
+
+// split_read: 256 threads per CTA, rounds of 8 loads per thread (4 CTAs per SM fit by
+// registers, as the attention kernel's 4 per SM; 128 KB per SM in flight).
+constexpr int kSplitThreads = 256, kRoundLoads = 8;
+constexpr int kMergeBatch = 16;  // splits whose partials the last CTA requests at once
+static_assert(kSplits % kMergeBatch == 0, "merge batches");
+static_assert(kSplitThreads == kSplits * kGroup && kSplitThreads * 2 == kGroup * kHeadDim, "merge layout");
+
+constexpr int kMaxClustersPerHead = 8;  // cluster_out / cluster_lse capacity
+constexpr int kTickets = kKvHeads * 32;  // (head, rank) tickets of the cluster merges; the last-CTA merge uses kKvHeads
+
+// The stream readers' block size (as the plugin's read kernel).
+constexpr int kStreamThreads = 512;
 
 __device__ __forceinline__ void xor_into(uint4& acc, const uint4& v) {
   acc.x ^= v.x;
@@ -66,63 +93,239 @@ __device__ __forceinline__ void xor_into(uint4& acc, const uint4& v) {
   acc.w ^= v.w;
 }
 
-// Chunk c of the logical K-then-V sequence -> its address in the pools.
-// kHeadRows = false: page-major (page, token, head, 16 B), the pools' own order.
-// kHeadRows = true : head-major (head, token, 16 B), the attention kernel's order.
-template <bool kHeadRows>
-__device__ __forceinline__ const uint4* chunk_address(const uint4* k_pool, const uint4* v_pool,
-                                                      const int* page_table, std::size_t c) {
-  const uint4* pool = c < kPoolChunks ? k_pool : v_pool;
-  if (c >= kPoolChunks) c -= kPoolChunks;
-  std::size_t token, head, part;
-  if constexpr (kHeadRows) {
-    part = c % kRowChunks;
-    token = (c / kRowChunks) % kContext;
-    head = c / (std::size_t(kRowChunks) * kContext);
-  } else {
-    part = c % kRowChunks;
-    head = (c / kRowChunks) % kKvHeads;
-    token = c / (std::size_t(kRowChunks) * kKvHeads);
-  }
-  const std::size_t page = static_cast<std::size_t>(__ldg(page_table + token / kPageSize));
-  return pool + ((page * kPageSize + token % kPageSize) * kKvHeads + head) * kRowChunks + part;
-}
-
-// One pass: thread t reads chunks t, t + T, ..., t + (kLoads-1)·T (T = threads in the
-// grid), all requested before any is used. kPaged: through the page table (its entries
-// are loaded first, then every chunk). The XOR is stored only in an impossible case.
-// With `partials`, the grid then writes the merge's inputs (one float per thread, in a
-// grid-stride loop) and lets the dependent merge launch early.
-template <int kLoads, bool kPaged, bool kHeadRows>
-__global__ void __launch_bounds__(kThreads) oneshot_read(const uint4* __restrict__ k_pool,
-                                                         const uint4* __restrict__ v_pool,
-                                                         const int* __restrict__ page_table, std::size_t chunks,
-                                                         unsigned* __restrict__ sink, uint4* __restrict__ xors,
-                                                         float* __restrict__ partials, std::size_t partial_count) {
-  if (partials) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+// One pass over a contiguous buffer: thread t reads chunks t, t + T, ... (T threads),
+// all kLoads requested before the first use.
+template <int kLoads>
+__global__ void __launch_bounds__(kStreamThreads) oneshot_stream(const uint4* __restrict__ data, std::size_t chunks,
+                                                               unsigned* __restrict__ sink, uint4* __restrict__ xors) {
   const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const uint4* address[kLoads];
-#pragma unroll
-  for (int k = 0; k < kLoads; ++k) {
-    const std::size_t c = t + k * threads;
-    if constexpr (kPaged) address[k] = c < chunks ? chunk_address<kHeadRows>(k_pool, v_pool, page_table, c) : nullptr;
-    else address[k] = c < chunks ? k_pool + c : nullptr;  // stream: k_pool is the whole contiguous buffer
-  }
   uint4 v[kLoads];
 #pragma unroll
-  for (int k = 0; k < kLoads; ++k) v[k] = address[k] ? __ldcs(address[k]) : make_uint4(0, 0, 0, 0);
+  for (int k = 0; k < kLoads; ++k) v[k] = t + k * threads < chunks ? __ldcs(data + t + k * threads) : make_uint4(0, 0, 0, 0);
   uint4 acc = make_uint4(0, 0, 0, 0);
 #pragma unroll
   for (int k = 0; k < kLoads; ++k) xor_into(acc, v[k]);
-  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;  // never: keeps the loads
   if (xors) xors[t] = acc;
-  if (partials)
-    for (std::size_t i = t; i < partial_count; i += threads) partials[i] = float(acc.x & 0xFFu) * 0x1p-8f;
 }
 
-// The merge of a split-KV step: out[h][d] = sum_s exp(lse_s,h - m) · o_s,h,d / sum_s exp(lse_s,h - m),
-// one thread per (q head, d), every split's loads in flight before the first use.
+// The rows of kv head `head` in tokens [split·kTokens, +kTokens), K then V, by a CTA of
+// kThreads: the split's pages are looked up once (into `pages`), then rounds of
+// kRoundLoads 16-byte loads per thread (a warp load: 4 rows of 128 bytes, the rows of one
+// token 1 KB apart, as the attention kernel reads them). Returns the thread's XOR.
+template <int kThreads, int kTokens>
+__device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                                            const int* __restrict__ page_table, int* pages, int split, int head) {
+  constexpr int kChunks = kTokens * kRowChunks, kRoundsOf = 2 * kChunks / (kThreads * kRoundLoads);
+  static_assert(kChunks % (kThreads * kRoundLoads) == 0, "a round reads K or V, not both");
+  const int t = threadIdx.x;
+  if (t < kTokens / kPageSize) pages[t] = page_table[split * (kTokens / kPageSize) + t];
+  __syncthreads();
+  uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
+  for (int r = 0; r < kRoundsOf; ++r) {
+    const uint4* pool = r < kRoundsOf / 2 ? k_pool : v_pool;
+    uint4 v[kRoundLoads];
+#pragma unroll
+    for (int k = 0; k < kRoundLoads; ++k) {
+      const int j = ((r * kRoundLoads + k) * kThreads + t) % kChunks;
+      const int row = j / kRowChunks, part = j % kRowChunks;
+      const std::size_t page = pages[row / kPageSize];
+      v[k] = __ldcs(pool + ((page * kPageSize + row % kPageSize) * kKvHeads + head) * kRowChunks + part);
+    }
+#pragma unroll
+    for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
+  }
+  return acc;
+}
+
+enum class Merge { kNone, kSeparateKernel, kLastCta, kGridSync };
+
+// A CTA per (split, kv head): look up the split's 32 pages once, read the head's K then V
+// rows (a warp load = 4 rows of 128 bytes, rows of one token 1 KB apart, as the attention
+// kernel reads them), then write its q heads' partial outputs and log-sum-exps (values
+// derived from what it read). kLastCta: the last CTA of the kv head to finish merges the
+// head's splits into `out` (the atomic ticket is the only cross-CTA dependency).
+// kGridSync (a cooperative launch: every CTA resident): after a grid-wide barrier every
+// CTA merges 8 of its head's 512 outputs, a warp per output, one L2 round trip.
+template <Merge kMerge>
+__global__ void __launch_bounds__(kSplitThreads, 4)
+    split_read(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool, const int* __restrict__ page_table,
+               float* __restrict__ partials, float* __restrict__ lse, unsigned* __restrict__ tickets,
+               float* __restrict__ out, unsigned* __restrict__ sink, uint4* __restrict__ xors) {
+  if constexpr (kMerge == Merge::kSeparateKernel) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  __shared__ int pages[kSplitPages];
+  __shared__ float split_lse[kSplits * kGroup];
+  __shared__ bool last;
+  const int split = blockIdx.x, head = blockIdx.y, t = threadIdx.x;
+  const uint4 acc = read_split<kSplitThreads, kSplitTokens>(k_pool, v_pool, page_table, pages, split, head);
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors) xors[(std::size_t(head) * kSplits + split) * kSplitThreads + t] = acc;
+
+  // The partials: [split][q head][d] and [split][q head], as the plugin's.
+  float* mine = partials + (std::size_t(split) * kQHeads + head * kGroup) * kHeadDim;
+  mine[t] = float(acc.x & 0xFFu) * 0x1p-8f;
+  mine[t + kSplitThreads] = float(acc.z & 0xFFu) * 0x1p-8f;
+  if (t < kGroup) lse[split * kQHeads + head * kGroup + t] = float(acc.y & 0xFFu) * 0x1p-6f;
+  if constexpr (kMerge == Merge::kGridSync) {
+    cooperative_groups::this_grid().sync();
+    constexpr int kPerCta = kGroup * kHeadDim / kSplits;  // 8 outputs, one per warp
+    static_assert(kPerCta * 32 == kSplitThreads && kSplits == 64, "a warp per output, 2 splits per lane");
+    const int o = split * kPerCta + t / 32, lane = t % 32, g = o / kHeadDim, d = o % kHeadDim;
+    float l[2], v[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int sp = lane + 32 * i;
+      l[i] = __ldcg(lse + sp * kQHeads + head * kGroup + g);
+      v[i] = __ldcg(partials + (std::size_t(sp) * kQHeads + head * kGroup + g) * kHeadDim + d);
+    }
+    float m = fmaxf(l[0], l[1]);
+#pragma unroll
+    for (int lanes = 16; lanes > 0; lanes /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, lanes));
+    const float w0 = __expf(l[0] - m), w1 = __expf(l[1] - m);
+    float num = w0 * v[0] + w1 * v[1], den = w0 + w1;
+#pragma unroll
+    for (int lanes = 16; lanes > 0; lanes /= 2) {
+      num += __shfl_xor_sync(0xFFFFFFFFu, num, lanes);
+      den += __shfl_xor_sync(0xFFFFFFFFu, den, lanes);
+    }
+    if (lane == 0) out[head * kGroup * kHeadDim + o] = num / den;
+    return;
+  }
+  if constexpr (kMerge != Merge::kLastCta) return;
+
+  __threadfence();  // this thread's partials are visible before the ticket is taken
+  __syncthreads();
+  if (t == 0) last = atomicAdd(tickets + head, 1u) == kSplits - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  split_lse[t] = __ldcg(lse + (t / kGroup) * kQHeads + head * kGroup + t % kGroup);  // [split][g]
+  __syncthreads();
+  // Thread t merges (q head g0 = t / 128, d) and (g0 + 2, d): per batch of splits, both
+  // outputs' loads in flight (4 L2 round trips in all, within 64 registers).
+  const int g0 = t / kHeadDim, d = t % kHeadDim;
+  float m[2] = {-INFINITY, -INFINITY}, num[2] = {0, 0}, den[2] = {0, 0};
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    for (int s = 0; s < kSplits; ++s) m[i] = fmaxf(m[i], split_lse[s * kGroup + g0 + 2 * i]);
+#pragma unroll 1
+  for (int s0 = 0; s0 < kSplits; s0 += kMergeBatch) {
+    float o[2][kMergeBatch];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int s = 0; s < kMergeBatch; ++s)
+        o[i][s] = __ldcg(partials + (std::size_t(s0 + s) * kQHeads + head * kGroup + g0 + 2 * i) * kHeadDim + d);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int s = 0; s < kMergeBatch; ++s) {
+        const float w = __expf(split_lse[(s0 + s) * kGroup + g0 + 2 * i] - m[i]);
+        num[i] += w * o[i][s];
+        den[i] += w;
+      }
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) out[(head * kGroup + g0 + 2 * i) * kHeadDim + d] = num[i] / den[i];
+  if (t == 0) tickets[head] = 0;  // ready for the next launch
+}
+
+// Clusters: a kv head's kSplitsPerHead splits (CTAs of kThreads) form clusters of
+// kCluster CTAs, which merge their splits through distributed shared memory; with more
+// than one cluster per head, the last of a (head, rank)'s clusters to finish (an atomic
+// ticket) merges their results through global memory. One cluster per head would need no
+// global step and no second kernel, but the GPU must then hold every head's cluster at
+// once (max_active_clusters). check_partials/check_lse (the check only): the split
+// partials also go to global memory.
+template <int kCluster, int kThreads, int kSplitsPerHead>
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
+    cluster_read_merge(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                       const int* __restrict__ page_table, float* __restrict__ out, float* __restrict__ cluster_out,
+                       float* __restrict__ cluster_lse, unsigned* __restrict__ tickets, unsigned* __restrict__ sink,
+                       uint4* __restrict__ xors, float* __restrict__ check_partials, float* __restrict__ check_lse) {
+  namespace cg = cooperative_groups;
+  constexpr int kTokens = kContext / kSplitsPerHead, kClustersPerHead = kSplitsPerHead / kCluster;
+  constexpr int kOutputs = kGroup * kHeadDim / kCluster;  // outputs each CTA merges (within one q head)
+  static_assert(kOutputs * kCluster <= kThreads && kHeadDim % kOutputs == 0 && kCluster <= 32, "merge layout");
+  static_assert(kClustersPerHead <= kMaxClustersPerHead && kKvHeads * kCluster <= kTickets, "buffer sizes");
+  __shared__ int pages[kTokens / kPageSize];
+  __shared__ float partial[kGroup * kHeadDim];  // [g][d]
+  __shared__ float partial_lse[kGroup];
+  __shared__ bool last;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int split = blockIdx.x, head = blockIdx.y, t = threadIdx.x;
+  const int rank = int(cluster.block_rank()), which = split / kCluster;  // which: the head's cluster
+  const uint4 acc = read_split<kThreads, kTokens>(k_pool, v_pool, page_table, pages, split, head);
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors) xors[(std::size_t(head) * kSplitsPerHead + split) * kThreads + t] = acc;
+  for (int i = t; i < kGroup * kHeadDim; i += kThreads) partial[i] = float((i < kThreads ? acc.x : acc.z) & 0xFFu) * 0x1p-8f;
+  if (t < kGroup) partial_lse[t] = float(acc.y & 0xFFu) * 0x1p-6f;
+  __syncthreads();
+  if (check_partials)
+    for (int i = t; i < kGroup * kHeadDim; i += kThreads)
+      check_partials[(std::size_t(split) * kQHeads + head * kGroup) * kHeadDim + i] = partial[i];
+  if (check_lse && t < kGroup) check_lse[split * kQHeads + head * kGroup + t] = partial_lse[t];
+  cluster.sync();
+  // This CTA merges outputs [rank·kOutputs, +kOutputs) of the head's 512 (one q head g):
+  // kCluster lanes per output, lane s reading the cluster's CTA s.
+  float o = 0, lse_merged = 0;
+  const int out_index = rank * kOutputs + t / kCluster, s = t % kCluster, g = out_index / kHeadDim;
+  const bool merging = t < kOutputs * kCluster;  // whole warps
+  if (merging) {
+    const float l = cluster.map_shared_rank(partial_lse, s)[g];
+    const float v = cluster.map_shared_rank(partial, s)[out_index];
+    float m = l;
+#pragma unroll
+    for (int lanes = kCluster / 2; lanes > 0; lanes /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, lanes));
+    const float w = __expf(l - m);
+    float num = w * v, den = w;
+#pragma unroll
+    for (int lanes = kCluster / 2; lanes > 0; lanes /= 2) {
+      num += __shfl_xor_sync(0xFFFFFFFFu, num, lanes);
+      den += __shfl_xor_sync(0xFFFFFFFFu, den, lanes);
+    }
+    o = num / den;
+    lse_merged = m + __logf(den);
+  }
+  cluster.sync();  // no CTA leaves while another still reads its shared memory
+  const bool leader = merging && s == 0;
+  if constexpr (kClustersPerHead == 1) {
+    if (leader) out[head * kGroup * kHeadDim + out_index] = o;
+    return;
+  }
+  // Several clusters per head: publish, take the (head, rank) ticket; the last merges them all.
+  if (leader) {
+    cluster_out[(std::size_t(which) * kKvHeads + head) * kGroup * kHeadDim + out_index] = o;
+    if (out_index % kOutputs == 0) cluster_lse[(which * kKvHeads + head) * kGroup + g] = lse_merged;
+  }
+  __threadfence();
+  __syncthreads();
+  if (t == 0) last = atomicAdd(tickets + head * kCluster + rank, 1u) == kClustersPerHead - 1;
+  __syncthreads();
+  if (!last || !leader) return;
+  __threadfence();
+  float c_o[kClustersPerHead], c_l[kClustersPerHead];
+#pragma unroll
+  for (int c = 0; c < kClustersPerHead; ++c) {
+    c_o[c] = c == which ? o : __ldcg(cluster_out + (std::size_t(c) * kKvHeads + head) * kGroup * kHeadDim + out_index);
+    c_l[c] = c == which ? lse_merged : __ldcg(cluster_lse + (c * kKvHeads + head) * kGroup + g);
+  }
+  float m = -INFINITY, num = 0, den = 0;
+#pragma unroll
+  for (int c = 0; c < kClustersPerHead; ++c) m = fmaxf(m, c_l[c]);
+#pragma unroll
+  for (int c = 0; c < kClustersPerHead; ++c) {
+    const float w = __expf(c_l[c] - m);
+    num += w * c_o[c];
+    den += w;
+  }
+  out[head * kGroup * kHeadDim + out_index] = num / den;
+  if (out_index % kOutputs == 0) tickets[head * kCluster + rank] = 0;  // ready for the next launch
+}
+
+// The separate merge: one thread per (q head, d), every split's loads in flight first.
 __global__ void __launch_bounds__(kHeadDim) merge_splits(const float* __restrict__ partials,
                                                          const float* __restrict__ lse, float* __restrict__ out) {
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -133,10 +336,9 @@ __global__ void __launch_bounds__(kHeadDim) merge_splits(const float* __restrict
     l[s] = lse[s * kQHeads + h];
     o[s] = partials[(std::size_t(s) * kQHeads + h) * kHeadDim + d];
   }
-  float m = -INFINITY;
+  float m = -INFINITY, num = 0, den = 0;
 #pragma unroll
   for (int s = 0; s < kSplits; ++s) m = fmaxf(m, l[s]);
-  float num = 0, den = 0;
 #pragma unroll
   for (int s = 0; s < kSplits; ++s) {
     const float w = __expf(l[s] - m);
@@ -146,145 +348,281 @@ __global__ void __launch_bounds__(kHeadDim) merge_splits(const float* __restrict
   out[h * kHeadDim + d] = num / den;
 }
 
-int blocks_for(std::size_t chunks, int loads) {
-  return static_cast<int>((chunks + std::size_t(loads) * kThreads - 1) / (std::size_t(loads) * kThreads));
-}
+struct DeviceData {
+  const uint4 *contiguous, *k_pool, *v_pool;
+  const int* page_table;
+  float *partials, *lse, *out, *cluster_out, *cluster_lse;
+  unsigned *tickets, *sink;
+  int sm_count;
+  cudaStream_t stream;
+};
 
-template <int kLoads, bool kPaged, bool kHeadRows>
-void launch_read(const void* k, const void* v, const int* table, std::size_t chunks, unsigned* sink,
-                 float* partials, std::size_t partial_count, cudaStream_t stream, uint4* xors = nullptr) {
-  oneshot_read<kLoads, kPaged, kHeadRows><<<blocks_for(chunks, kLoads), kThreads, 0, stream>>>(
-      static_cast<const uint4*>(k), static_cast<const uint4*>(v), table, chunks, sink, xors, partials, partial_count);
+void launch_oneshot_stream(const DeviceData& d, uint4* xors) {
+  constexpr int kLoads = 8;
+  const std::size_t chunks = 2 * kPoolChunks;
+  const int blocks = int((chunks + kLoads * kStreamThreads - 1) / (kLoads * kStreamThreads));
+  oneshot_stream<kLoads><<<blocks, kStreamThreads, 0, d.stream>>>(d.contiguous, chunks, d.sink, xors);
   TP_CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_merge(const float* partials, const float* lse, float* out, cudaStream_t stream) {
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(kQHeads);
-  config.blockDim = dim3(kHeadDim);
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
-  TP_CUDA_CHECK(cudaLaunchKernelEx(&config, merge_splits, partials, lse, out));
+template <Merge kMerge>
+void launch_split_read(const DeviceData& d, uint4* xors) {
+  if constexpr (kMerge == Merge::kGridSync) {  // cooperative: fails rather than deadlock if the grid does not fit
+    const uint4 *k = d.k_pool, *v = d.v_pool;
+    const int* table = d.page_table;
+    float *partials = d.partials, *lse = d.lse, *out = d.out;
+    unsigned *tickets = d.tickets, *sink = d.sink;
+    void* args[] = {&k, &v, &table, &partials, &lse, &tickets, &out, &sink, &xors};
+    TP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(split_read<kMerge>), dim3(kSplits, kKvHeads),
+                                              dim3(kSplitThreads), args, 0, d.stream));
+    return;
+  }
+  split_read<kMerge><<<dim3(kSplits, kKvHeads), kSplitThreads, 0, d.stream>>>(
+      d.k_pool, d.v_pool, d.page_table, d.partials, d.lse, d.tickets, d.out, d.sink, xors);
+  TP_CUDA_CHECK(cudaGetLastError());
+  if constexpr (kMerge == Merge::kSeparateKernel) {
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(kQHeads);
+    config.blockDim = dim3(kHeadDim);
+    config.stream = d.stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    TP_CUDA_CHECK(cudaLaunchKernelEx(&config, merge_splits, static_cast<const float*>(d.partials),
+                                     static_cast<const float*>(d.lse), d.out));
+  }
 }
 
+template <int kCluster, int kThreads, int kSplitsPerHead>
+struct ClusterReader {
+  static constexpr int kThreadsPerCta = kThreads, kSplits = kSplitsPerHead;
+  static constexpr int kClusters = kKvHeads * kSplitsPerHead / kCluster;  // in the grid
+  // Unused dynamic shared memory that lets only 1024 / kThreads CTAs share an SM, so the
+  // grid's CTAs spread over 128 SMs instead of packing onto fewer.
+  static constexpr int kSpacerBytes = kThreads == 1024 ? 150 * 1024 : 100 * 1024;
+  static constexpr auto kernel = cluster_read_merge<kCluster, kThreads, kSplitsPerHead>;
+  static cudaLaunchConfig_t config(cudaLaunchAttribute& attr, cudaStream_t stream) {
+    attr = cudaLaunchAttribute{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = kCluster;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(kSplitsPerHead, kKvHeads);
+    c.blockDim = dim3(kThreads);
+    c.stream = stream;
+    c.dynamicSmemBytes = kSpacerBytes;
+    c.attrs = &attr;
+    c.numAttrs = 1;
+    return c;
+  }
+  static void launch(const DeviceData& d, uint4* xors) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t c = config(attr, d.stream);
+    TP_CUDA_CHECK(cudaLaunchKernelEx(&c, kernel, d.k_pool, d.v_pool, d.page_table, d.out, d.cluster_out, d.cluster_lse,
+                                     d.tickets, d.sink, xors, xors ? d.partials : nullptr, xors ? d.lse : nullptr));
+  }
+  // Every cluster of the grid resident at once? (Otherwise one waits for another: no bound.)
+  static bool all_resident(int& clusters) {
+    clusters = 0;
+    TP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSpacerBytes));
+    if (kCluster > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t c = config(attr, nullptr);
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &c) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return clusters >= kClusters;
+  }
+  static std::string name() {
+    return "cluster" + std::to_string(kCluster) + "_x" + std::to_string(kThreads) + "_splits" +
+           std::to_string(kSplitsPerHead) + "_merge";
+  }
+};
+
 // Random words (never time on zeros); returns the XOR of all 16-byte chunks.
-std::array<std::uint32_t, 4> fill_random(DeviceBuffer& buffer, std::size_t bytes, unsigned seed, cudaStream_t stream) {
+Xor fill_random(DeviceBuffer& buffer, std::size_t bytes, unsigned seed, cudaStream_t stream) {
   std::vector<std::uint32_t> host(bytes / 4);
   std::mt19937 rng(seed);
-  std::array<std::uint32_t, 4> x{};
+  Xor x{};
   for (std::size_t i = 0; i < host.size(); ++i) x[i % 4] ^= host[i] = rng();
   TP_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), host.data(), bytes, cudaMemcpyHostToDevice, stream));
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
   return x;
 }
 
-// Every reader must read every chunk once: the XOR of its threads' XORs equals the data's.
-template <class Launch>
-void check_coverage(const char* name, const Launch& launch, const std::array<std::uint32_t, 4>& expected,
-                    std::size_t threads, cudaStream_t stream) {
-  DeviceBuffer xors(threads * sizeof(uint4));
-  launch(xors.as<uint4>());
-  std::vector<uint4> host(threads);
-  TP_CUDA_CHECK(cudaMemcpyAsync(host.data(), xors.get(), threads * sizeof(uint4), cudaMemcpyDeviceToHost, stream));
+template <class T>
+std::vector<T> download(const T* device, std::size_t count, cudaStream_t stream) {
+  std::vector<T> host(count);
+  TP_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::array<std::uint32_t, 4> got{};
-  for (const uint4& v : host) got[0] ^= v.x, got[1] ^= v.y, got[2] ^= v.z, got[3] ^= v.w;
-  if (got != expected) throw std::runtime_error(std::string(name) + " does not read every chunk exactly once");
+  return host;
+}
+
+// A reader must read every chunk exactly once: the XOR of its threads' XORs equals the data's.
+void check_coverage(const std::string& name, const std::function<void(uint4*)>& launch, std::size_t threads,
+                    const Xor& expected, uint4* xors, cudaStream_t stream) {
+  launch(xors);
+  Xor got{};
+  for (const uint4& v : download(xors, threads, stream)) got[0] ^= v.x, got[1] ^= v.y, got[2] ^= v.z, got[3] ^= v.w;
+  if (got != expected) throw std::runtime_error(name + " does not read every chunk exactly once");
+}
+
+// A merge must equal the host's log-sum-exp merge of the partials the device wrote.
+// xors: passed to the launch (a cluster CTA writes its partials to global memory only then).
+void check_merge(const std::string& name, const std::function<void(uint4*)>& launch, int splits, uint4* xors,
+                 const DeviceData& d) {
+  TP_CUDA_CHECK(cudaMemsetAsync(d.out, 0xFF, kQHeads * kHeadDim * sizeof(float), d.stream));  // NaN poison
+  launch(xors);
+  const auto partials = download(d.partials, kPartials, d.stream);
+  const auto lse = download(d.lse, std::size_t(kSplits) * kQHeads, d.stream);
+  const auto out = download(d.out, std::size_t(kQHeads) * kHeadDim, d.stream);
+  double worst = 0;
+  for (int h = 0; h < kQHeads; ++h) {
+    double m = -INFINITY;
+    for (int s = 0; s < splits; ++s) m = std::max(m, double(lse[s * kQHeads + h]));
+    for (int dd = 0; dd < kHeadDim; ++dd) {
+      double num = 0, den = 0;
+      for (int s = 0; s < splits; ++s) {
+        const double w = std::exp(double(lse[s * kQHeads + h]) - m);
+        num += w * partials[(std::size_t(s) * kQHeads + h) * kHeadDim + dd];
+        den += w;
+      }
+      const double got = out[h * kHeadDim + dd];
+      worst = std::isfinite(got) ? std::max(worst, std::abs(got - num / den) / std::max(1e-3, std::abs(num / den))) : INFINITY;
+    }
+  }
+  if (!(worst < 1e-4)) throw std::runtime_error(name + ": merged output differs from the host merge (" + std::to_string(worst) + ")");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
   const int repeats = argc > 1 ? std::max(5, std::atoi(argv[1])) : 50;
-  int device = 0;
+  const int device = 0;
   TP_CUDA_CHECK(cudaSetDevice(device));
-  cudaStream_t stream;
-  TP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  int sm_count = 0;
-  TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  DeviceData d{};
+  TP_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+  TP_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device));
 
-  const std::size_t pool_bytes = kPoolChunks * 16, chunks = 2 * kPoolChunks;
+  const std::size_t pool_bytes = kPoolChunks * 16;
   DeviceBuffer contiguous(2 * pool_bytes), k_pool(pool_bytes), v_pool(pool_bytes), table(kPages * sizeof(int));
-  DeviceBuffer sink(sizeof(unsigned)), partials(std::size_t(kSplits) * kQHeads * kHeadDim * sizeof(float));
-  DeviceBuffer lse(std::size_t(kSplits) * kQHeads * sizeof(float)), out(kQHeads * kHeadDim * sizeof(float));
-  const auto contiguous_xor = fill_random(contiguous, 2 * pool_bytes, 1, stream);
-  auto pools_xor = fill_random(k_pool, pool_bytes, 2, stream);
-  const auto v_xor = fill_random(v_pool, pool_bytes, 3, stream);
+  DeviceBuffer partials(kPartials * sizeof(float)), lse(std::size_t(kSplits) * kQHeads * sizeof(float));
+  DeviceBuffer out(kQHeads * kHeadDim * sizeof(float)), tickets(kTickets * sizeof(unsigned)), sink(sizeof(unsigned));
+  DeviceBuffer cluster_out(kMaxClustersPerHead * kQHeads * kHeadDim * sizeof(float));
+  DeviceBuffer cluster_lse(kMaxClustersPerHead * kQHeads * sizeof(float));
+  const Xor contiguous_xor = fill_random(contiguous, 2 * pool_bytes, 1, d.stream);
+  Xor pools_xor = fill_random(k_pool, pool_bytes, 2, d.stream);
+  const Xor v_xor = fill_random(v_pool, pool_bytes, 3, d.stream);
   for (int i = 0; i < 4; ++i) pools_xor[i] ^= v_xor[i];
   std::vector<int> pages(kPages);
   std::iota(pages.begin(), pages.end(), 0);
   std::shuffle(pages.begin(), pages.end(), std::mt19937(4));  // scattered pages, as the plugin's
-  table.upload(pages, stream);
-  std::vector<float> lse_host(std::size_t(kSplits) * kQHeads);
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> uniform(0.0f, 4.0f);
-  for (auto& x : lse_host) x = uniform(rng);
-  lse.upload(lse_host, stream);
-  const std::size_t partial_count = std::size_t(kSplits) * kQHeads * kHeadDim;
+  table.upload(pages, d.stream);
+  TP_CUDA_CHECK(cudaMemsetAsync(tickets.get(), 0, kTickets * sizeof(unsigned), d.stream));
+  d.contiguous = contiguous.as<uint4>();
+  d.k_pool = k_pool.as<uint4>();
+  d.v_pool = v_pool.as<uint4>();
+  d.page_table = table.as<int>();
+  d.partials = partials.as<float>();
+  d.lse = lse.as<float>();
+  d.out = out.as<float>();
+  d.tickets = tickets.as<unsigned>();
+  d.cluster_out = cluster_out.as<float>();
+  d.cluster_lse = cluster_lse.as<float>();
+  d.sink = sink.as<unsigned>();
 
-  const void* kp = k_pool.get();
-  const void* vp = v_pool.get();
-  const void* cp = contiguous.get();
-  const int* pt = table.as<int>();
-  unsigned* sk = sink.as<unsigned>();
-  // The readers; launch(xors) enqueues one (xors: the coverage check's per-thread output, or null).
+  // The readers; launch(xors) enqueues one (xors: per-thread XORs for the checks, or null).
   struct Reader {
     std::string name;
-    int loads;  // 0: the plugin's stream kernel (not checked here: the plugin's tests cover it)
-    std::array<std::uint32_t, 4> data_xor;
     std::function<void(uint4*)> launch;
+    std::size_t threads;  // threads of the reading kernel (0: the plugin's kernel, not checked here)
+    Xor data_xor;
+    int merged_splits;  // 0: no merge
   };
-  const std::vector<Reader> readers = {
-      {"stream_project", 0, contiguous_xor,
-       [&](uint4*) { TP_CUDA_CHECK(tilepath::cuda::launch_stream_read(cp, 2 * pool_bytes, sk, sm_count, stream)); }},
-      {"stream_oneshot_8", 8, contiguous_xor,
-       [&](uint4* x) { launch_read<8, false, false>(cp, nullptr, pt, chunks, sk, nullptr, 0, stream, x); }},
-      {"stream_oneshot_16", 16, contiguous_xor,
-       [&](uint4* x) { launch_read<16, false, false>(cp, nullptr, pt, chunks, sk, nullptr, 0, stream, x); }},
-      {"paged_pages_8", 8, pools_xor, [&](uint4* x) { launch_read<8, true, false>(kp, vp, pt, chunks, sk, nullptr, 0, stream, x); }},
-      {"paged_pages_16", 16, pools_xor, [&](uint4* x) { launch_read<16, true, false>(kp, vp, pt, chunks, sk, nullptr, 0, stream, x); }},
-      {"paged_head_rows_16", 16, pools_xor,
-       [&](uint4* x) { launch_read<16, true, true>(kp, vp, pt, chunks, sk, nullptr, 0, stream, x); }},
-      {"paged_pages_16_merge", 16, pools_xor,
-       [&](uint4* x) {
-         launch_read<16, true, false>(kp, vp, pt, chunks, sk, partials.as<float>(), partial_count, stream, x);
-         launch_merge(partials.as<float>(), lse.as<float>(), out.as<float>(), stream);
-       }},
+  const std::size_t split_threads = std::size_t(kSplits) * kKvHeads * kSplitThreads;
+  const std::size_t stream_threads = (2 * kPoolChunks + 8 * kStreamThreads - 1) / (8 * kStreamThreads) * kStreamThreads;
+  std::vector<Reader> readers = {
+      {"stream_project",
+       [&](uint4*) {
+         TP_CUDA_CHECK(tilepath::cuda::launch_stream_read(d.contiguous, 2 * pool_bytes, d.sink, d.sm_count, d.stream));
+       },
+       0, contiguous_xor, 0},
+      {"stream_oneshot_8", [&](uint4* x) { launch_oneshot_stream(d, x); }, stream_threads, contiguous_xor, 0},
+      {"split_read", [&](uint4* x) { launch_split_read<Merge::kNone>(d, x); }, split_threads, pools_xor, 0},
+      {"split_read_merge", [&](uint4* x) { launch_split_read<Merge::kSeparateKernel>(d, x); }, split_threads, pools_xor,
+       kSplits},
+      {"split_read_last_merge", [&](uint4* x) { launch_split_read<Merge::kLastCta>(d, x); }, split_threads, pools_xor,
+       kSplits},
+      {"split_read_grid_sync_merge", [&](uint4* x) { launch_split_read<Merge::kGridSync>(d, x); }, split_threads,
+       pools_xor, kSplits},
   };
-  for (const Reader& r : readers)
-    if (r.loads > 0)
-      check_coverage(r.name.c_str(), r.launch, r.data_xor, std::size_t(blocks_for(chunks, r.loads)) * kThreads, stream);
+  // Cluster designs: recorded with their co-residency; timed only when every cluster fits at once.
+  struct ClusterRow {
+    std::string name;
+    int max_active, needed;
+  };
+  std::vector<ClusterRow> cluster_rows;
+  const auto add_cluster = [&](auto reader) {
+    using R = decltype(reader);
+    int active = 0;
+    const bool fits = R::all_resident(active);
+    cluster_rows.push_back({R::name(), active, R::kClusters});
+    if (fits)
+      readers.push_back({R::name(), [&d](uint4* x) { R::launch(d, x); },
+                         std::size_t(R::kSplits) * kKvHeads * R::kThreadsPerCta, pools_xor, R::kSplits});
+  };
+  add_cluster(ClusterReader<16, 1024, 16>{});  // one cluster per head: no global merge at all
+  add_cluster(ClusterReader<8, 1024, 16>{});
+  add_cluster(ClusterReader<8, 512, 32>{});
+  add_cluster(ClusterReader<4, 512, 32>{});
+  std::size_t most_threads = 0;
+  for (const Reader& r : readers) most_threads = std::max(most_threads, r.threads);
+  DeviceBuffer xors(most_threads * sizeof(uint4));
+  for (const Reader& r : readers) {
+    if (r.threads) check_coverage(r.name, r.launch, r.threads, r.data_xor, xors.as<uint4>(), d.stream);
+    for (int twice = 0; r.merged_splits && twice < 2; ++twice)
+      check_merge(r.name, r.launch, r.merged_splits, xors.as<uint4>(), d);
+  }
 
   tilepath::cuda::L2Flusher flusher;
-  flusher.prepare(device, stream);
+  flusher.prepare(device, d.stream);
   struct Row {
     std::string name;
     TimingStats t;
   };
   std::vector<Row> rows;
   for (const Reader& r : readers)
-    rows.push_back({r.name, tilepath::cuda::time_launches([&] { r.launch(nullptr); }, [&] { flusher.flush(stream); },
-                                                          stream, 10, repeats)});
-  TP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    rows.push_back({r.name, tilepath::cuda::time_launches([&] { r.launch(nullptr); }, [&] { flusher.flush(d.stream); },
+                                                          d.stream, 10, repeats)});
+  TP_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+  check_merge(readers[4].name + " after timing", readers[4].launch, kSplits, xors.as<uint4>(), d);  // tickets consistent
 
   // The floor of the targets: these bytes at the plugin's read bandwidth (1 GiB stream).
   DeviceBuffer big;
-  const auto bandwidth = tilepath::cuda::measure_read_bandwidth(device, stream, big, 3, 20);
+  const auto bandwidth = tilepath::cuda::measure_read_bandwidth(device, d.stream, big, 3, 20);
   const double bytes = 2.0 * double(pool_bytes);
   const double floor_us = bytes / (bandwidth.gbps * 1e3);
   cudaDeviceProp prop{};
   TP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::printf("{\n  \"device\": \"%s\",\n  \"shape\": {\"batch\": 1, \"context\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
-              "\"head_dim\": %d, \"page_size\": %d, \"kv\": \"k8v8\", \"splits\": %d},\n",
-              prop.name, kContext, kQHeads, kKvHeads, kHeadDim, kPageSize, kSplits);
+              "\"head_dim\": %d, \"page_size\": %d, \"kv\": \"k8v8\", \"split_tokens\": %d, \"splits\": %d},\n",
+              prop.name, kContext, kQHeads, kKvHeads, kHeadDim, kPageSize, kSplitTokens, kSplits);
   std::printf("  \"bytes\": %.0f,\n  \"read_bandwidth_gbps\": %.1f,\n  \"floor_us\": %.3f,\n", bytes, bandwidth.gbps,
               floor_us);
-  std::printf("  \"target_us\": %.3f,\n  \"cache\": \"hbm_cold\",\n  \"repeats\": %d,\n  \"rows\": [\n", floor_us / 0.7,
-              repeats);
+  std::printf("  \"target_us\": %.3f,\n  \"cache\": \"hbm_cold\",\n  \"repeats\": %d,\n", floor_us / 0.7, repeats);
+  std::printf("  \"cluster_designs\": [\n");
+  for (std::size_t i = 0; i < cluster_rows.size(); ++i)
+    std::printf("    {\"name\": \"%s\", \"max_active_clusters\": %d, \"clusters_needed\": %d}%s\n",
+                cluster_rows[i].name.c_str(), cluster_rows[i].max_active, cluster_rows[i].needed,
+                i + 1 < cluster_rows.size() ? "," : "");
+  std::printf("  ],\n  \"rows\": [\n");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const TimingStats& t = rows[i].t;
     std::printf("    {\"name\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
