@@ -5,11 +5,12 @@ A build configured with -DCMAKE_CUDA_FLAGS=-DTILEPATH_KERNEL_TRACE makes every C
 decode kernel print one line at its end (device printf):
 
   TR <blockIdx.x> <y> <z> sm <smid> g0 <globaltimer at start> g9 <at end>
-     prolog <cycles> wait <c> q <c> tile0 <c> cons0 <c> cons1 <c> loop <c> merge <c> tiles <n>
+     prolog <cycles> wait <c> q <c> tile0 <c> cons0 <c> cons1 <c> loop <c> joined <c> merge <c> tiles <n>
 
 with clock64 cycles since the CTA started at: ring prologue issued, grid-dependency wait
 passed, Q fragment ready (incl. the fused q_quant), first tile's data visible, first and second
-tile consumed, last tile consumed, output written; the split combine's blocks print
+tile consumed, last tile consumed (warp 0), every warp of the CTA done (the merge starts),
+output written; the split combine's blocks print
 `TC <x> <y> g0 <start> released <grid dependency passed> g9 <end>` (globaltimer). Every launch prints, so run one case with
 `tilepath run ... --repeats 1 --warmup 0 --no-ablations`; this script keeps the last launch
 (the last N lines, N = distinct CTAs) and prints medians in ns (cycles over the CTA's own
@@ -22,7 +23,7 @@ import gzip
 import statistics
 import sys
 
-PHASES = ["prolog", "wait", "q", "tile0", "cons0", "cons1", "loop", "merge"]
+PHASES = ["prolog", "wait", "q", "tile0", "cons0", "cons1", "loop", "joined", "merge"]
 
 
 def summarise(path):
@@ -53,6 +54,8 @@ def summarise(path):
                    f"median {statistics.median(released):.0f} (min {min(released)}, max {max(released)}), "
                    f"end median {statistics.median(done):.0f}, last {max(done)} ns")
     for key in PHASES:
+        if key not in last[0]:  # traces of builds before the stamp existed
+            continue
         values = [field(l, key) / ghz for l in last if 0 < field(l, key) < 1 << 40]  # unset stamps are garbage
         if values:
             out.append(f"  {key:7s} median {statistics.median(values):8.0f} ns  (min {min(values):.0f}, max {max(values):.0f})")

@@ -44,10 +44,10 @@ struct DecodeArgs {
   const std::int32_t* lengths = nullptr;     // [batch] tokens
   const float* k_scale = nullptr;        // [kv_heads] or [1]
   const float* v_scale = nullptr;
-  std::uint16_t* out = nullptr;          // [batch][q_heads][head_dim] BF16
+  std::uint16_t* out = nullptr;          // [batch][q_heads][head_dim] BF16, 4-byte aligned
 
   // workspaces (sized by decode_workspace_bytes)
-  float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim]
+  float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim], 8-byte aligned
   float* partial_lse = nullptr;          // [splits][batch][q_heads]
 };
 

@@ -186,6 +186,28 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
 
 }  // namespace
 
+// The kernels store two d at once, so launch_decode refuses outputs it cannot store that
+// way; it checks before touching the device (no GPU needed).
+TEST(DecodeLaunch, RefusesMisalignedOutputs) {
+  OperatingPoint op = base_op(KvDtype::k8v8, KPath::transform, TransformMode::full);
+  DecodeArgs args = decode_shape_args(op, 2);
+  static std::uint16_t q[2];
+  static std::int32_t ints[2];
+  static float floats[4];
+  args.q = q;
+  args.k_pages = args.v_pages = q;
+  args.page_table = args.lengths = ints;
+  args.k_scale = args.v_scale = floats;
+  args.partial_out = floats;
+  args.partial_lse = floats;
+  alignas(8) static std::uint16_t out[4];
+  args.out = out + 1;  // 2-byte aligned only
+  EXPECT_EQ(launch_decode(args, Ablation{}, nullptr, nullptr), cudaErrorInvalidValue);
+  args.out = out;
+  args.partial_out = floats + 1;  // 4-byte aligned only
+  EXPECT_EQ(launch_decode(args, Ablation{}, nullptr, nullptr), cudaErrorInvalidValue);
+}
+
 TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   const OperatingPoint& op = GetParam().op;
   ASSERT_NO_THROW(op.validate());

@@ -24,7 +24,8 @@ namespace tilepath::cuda::kernels {
 // thread 0 of each CTA records clock64 at the phases below and prints one line at the end
 // (bench/kernel_trace.py summarises them). Slots, in time order: 1 grid-dependency wait
 // passed, 0 Q requested and ring prologue issued, 2 Q fragment ready, 4 first tile visible,
-// 5 first tile consumed, 6 second tile consumed, 3 last tile consumed.
+// 5 first tile consumed, 6 second tile consumed, 3 last tile consumed (warp 0), 7 every warp
+// of the CTA done with its tiles (the merge starts).
 #ifdef TILEPATH_KERNEL_TRACE
 __shared__ long long tp_trace[8];
 __device__ __forceinline__ unsigned long long tp_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
@@ -322,6 +323,7 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
   float* merge_o = merge_l + T::kMmaWarps * kH;            // [warps][8][D]
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with the ring the merge buffer reuses
+  TP_TRACE(7);
   if (warp < T::kMmaWarps) {
     float l = acc.l;
     l += __shfl_xor_sync(0xffffffffu, l, 1);
@@ -342,10 +344,17 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
   }
   __syncthreads();
   // Every kv head of the CTA (slot) has the same head count; its warps are
-  // slot·kWarpsPerHead + u.
+  // slot·kWarpsPerHead + u. A thread takes 2 consecutive d: one 8-byte (split partials)
+  // or 4-byte (BF16 output) store instead of two. The stores of a CTA that ends while its
+  // SM's other CTAs still stream wait behind their loads: at B=1 the merge took ~2.8 us
+  // with a store per d (kernel trace; 1.3 us with 4 d per thread). 2, not 4: with 4,
+  // ptxas scheduled fp8_qk/full's main loop differently (192 -> 148 registers) and that
+  // kernel got 2-3% slower (docs/perf-notes.md, session 7).
+  constexpr int kVec = 2;
+  static_assert(kD % kVec == 0, "kVec consecutive d per thread");
   const int group = a.q_heads / a.kv_heads;
-  for (int idx = threadIdx.x; idx < T::kKvHeadsPerCta * w.heads * kD; idx += T::kThreads) {
-    const int slot = idx / (w.heads * kD), h = idx / kD % w.heads, d = idx % kD;
+  for (int idx = threadIdx.x; idx < T::kKvHeadsPerCta * w.heads * (kD / kVec); idx += T::kThreads) {
+    const int slot = idx / (w.heads * (kD / kVec)), h = idx / (kD / kVec) % w.heads, d0 = idx % (kD / kVec) * kVec;
     const int slot_kv_head = w.kv_head + (slot - w.kv_head % T::kKvHeadsPerCta);
     const float v_scale = T::kV == VOperand::bf16 ? 1.0f
                           : T::kKvHeadsPerCta == 1 ? w.v_scale
@@ -355,27 +364,30 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
     float m_max = -INFINITY;
 #pragma unroll
     for (int u = u0; u < u0 + T::kWarpsPerHead; ++u) m_max = fmaxf(m_max, merge_m[u * kH + h]);
-    float l_sum = 0.0f, o_sum = 0.0f;
+    float l_sum = 0.0f, o_sum[kVec] = {};
     if (m_max != -INFINITY) {
 #pragma unroll
       for (int u = u0; u < u0 + T::kWarpsPerHead; ++u) {
         const float weight = fast_exp2(merge_m[u * kH + h] - m_max);  // empty warps: 2^-inf = 0
         l_sum += merge_l[u * kH + h] * weight;
-        o_sum += merge_o[(u * kH + h) * kD + d] * weight;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) o_sum[j] += merge_o[(u * kH + h) * kD + d0 + j] * weight;
       }
     }
     // __fdividef (2 ulp, no branch): an IEEE division per element is a branchy slow
     // path; the result is rounded to BF16 or merged again in fp32 by combine.
-    const float value = l_sum > 0.0f ? __fdividef(o_sum, l_sum) * out_scale : 0.0f;
+    float value[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) value[j] = l_sum > 0.0f ? __fdividef(o_sum[j], l_sum) * out_scale : 0.0f;
     const int head0 = w.head0 + (slot_kv_head - w.kv_head) * group;
     const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + head0 + h;
     if (a.splits == 1) {
-      a.out[row * kD + d] = __bfloat16_as_ushort(__float2bfloat16_rn(value));
+      *reinterpret_cast<std::uint32_t*>(a.out + row * kD + d0) = pack_bf16x2(value[0], value[1]);
     } else {
       const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
-      a.partial_out[part * kD + d] = value;
+      *reinterpret_cast<float2*>(a.partial_out + part * kD + d0) = make_float2(value[0], value[1]);
       // log2-domain log-sum-exp of this split (-inf when it saw no token)
-      if (d == 0) a.partial_lse[part] = l_sum > 0.0f ? m_max + __log2f(l_sum) : -INFINITY;
+      if (d0 == 0) a.partial_lse[part] = l_sum > 0.0f ? m_max + __log2f(l_sum) : -INFINITY;
     }
   }
 }
@@ -559,9 +571,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   if (threadIdx.x == 0) {
     const long long c9 = clock64();
     const unsigned long long g9 = tp_gtime();
-    printf("TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld merge %lld tiles %d\n",
+    printf("TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld joined %lld merge %lld tiles %d\n",
            blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
-           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, c9 - c0, ring.tiles);
+           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, ring.tiles);
   }
 #endif
   if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live

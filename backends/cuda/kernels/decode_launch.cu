@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <string>
@@ -256,6 +257,10 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
       args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q ||
       !args.k_pages ||
       !args.v_pages || !args.page_table || !args.lengths || !args.out) {
+    return cudaErrorInvalidValue;
+  }
+  // The kernels store two d at once: BF16 pairs (4 bytes) and float pairs (8 bytes).
+  if (reinterpret_cast<std::uintptr_t>(args.out) % 4 != 0 || reinterpret_cast<std::uintptr_t>(args.partial_out) % 8 != 0) {
     return cudaErrorInvalidValue;
   }
   if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||

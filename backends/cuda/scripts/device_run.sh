@@ -160,7 +160,7 @@ SANITIZE_CASES=(
 run_sanitize() {
   step compute-sanitizer
   if ! command -v compute-sanitizer >/dev/null; then echo "no compute-sanitizer"; return; fi
-  local log="$LOGS/sanitizer.txt" i=0
+  local log="$LOGS/sanitizer.txt" i=0 runs=0 clean=0
   : >"$log"
   compute-sanitizer --version | tail -n 1 >>"$log"
   for c in "${SANITIZE_CASES[@]}"; do
@@ -175,9 +175,14 @@ run_sanitize() {
       sanitize_one "$log" "$tool" "$c" "${filter[@]}"
       rc=$?
       [ $rc -ne 0 ] && status=1
-      echo "case $i $tool rc=$rc: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|nrecognized|nknown option' "$log" | tail -n 1)"
+      local summary
+      summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|nrecognized|nknown option' "$log" | tail -n 1)
+      echo "case $i $tool rc=$rc: $summary"
+      runs=$((runs + 1))
+      if [ $rc -eq 0 ] && echo "$summary" | grep -qE ' 0 (errors|hazards)'; then clean=$((clean + 1)); fi
     done
   done
+  echo "sanitizer: $clean of $runs runs exited 0 with 0 errors/hazards" | tee -a "$log"
 }
 
 # One tool on one case, appending to LOG: sanitize_one LOG TOOL "CASE FLAGS" [TOOL OPTIONS...]
