@@ -333,7 +333,11 @@ def main():
       f"nvidia-smi clocks at the start (`name, driver, sm, mem, max sm, max mem, power, temp`): `{clocks or ABSENT}`.")
     w(f"- **Code**: kernels at commit {kernels_commit or ABSENT} (README); the database's `runs.git_revision` is "
       + (", ".join(r["git_revision"] for r in run) if run else ABSENT)
-      + (f" (the build's revision, later than the kernels' commit; {kernel_sources_note(root, kernels_commit, run)}; "
+      + (" (the build's revision: a tree with uncommitted changes, which git cannot compare with the kernels' "
+         "commit; the README says what it was, and the cubin hashes in `cubin-sha256.txt` identify the kernels "
+         "that ran)."
+         if run and any(r["git_revision"].endswith("-dirty") for r in run)
+         else f" (the build's revision, later than the kernels' commit; {kernel_sources_note(root, kernels_commit, run)}; "
          "the cubin hashes in `cubin-sha256.txt` identify the kernels that ran)."
          if run and kernels_commit and any(not r["git_revision"].startswith(kernels_commit) for r in run)
          else " (the build's revision)."))
