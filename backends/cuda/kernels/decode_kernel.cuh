@@ -349,7 +349,7 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
   // SM's other CTAs still stream wait behind their loads: at B=1 the merge took ~2.8 us
   // with a store per d (kernel trace; 1.3 us with 4 d per thread). 2, not 4: with 4,
   // ptxas scheduled fp8_qk/full's main loop differently (192 -> 148 registers) and that
-  // kernel got 2-3% slower (docs/perf-notes.md, session 7).
+  // kernel got 1-3% slower (docs/perf-notes.md, session 7).
   constexpr int kVec = 2;
   static_assert(kD % kVec == 0, "kVec consecutive d per thread");
   const int group = a.q_heads / a.kv_heads;
