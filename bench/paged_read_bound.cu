@@ -140,6 +140,21 @@ __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, co
   return acc;
 }
 
+// The log-sum-exp merge of n partial outputs o[i] with log-sum-exps l[i].
+template <int kN>
+__device__ __forceinline__ float lse_merge(const float (&l)[kN], const float (&o)[kN]) {
+  float m = -INFINITY, num = 0, den = 0;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) m = fmaxf(m, l[i]);
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const float w = __expf(l[i] - m);
+    num += w * o[i];
+    den += w;
+  }
+  return num / den;
+}
+
 enum class Merge { kNone, kSeparateKernel, kLastCta, kGridSync };
 
 // A CTA per (split, kv head): look up the split's 32 pages once, read the head's K then V
@@ -312,16 +327,7 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     c_o[c] = c == which ? o : __ldcg(cluster_out + (std::size_t(c) * kKvHeads + head) * kGroup * kHeadDim + out_index);
     c_l[c] = c == which ? lse_merged : __ldcg(cluster_lse + (c * kKvHeads + head) * kGroup + g);
   }
-  float m = -INFINITY, num = 0, den = 0;
-#pragma unroll
-  for (int c = 0; c < kClustersPerHead; ++c) m = fmaxf(m, c_l[c]);
-#pragma unroll
-  for (int c = 0; c < kClustersPerHead; ++c) {
-    const float w = __expf(c_l[c] - m);
-    num += w * c_o[c];
-    den += w;
-  }
-  out[head * kGroup * kHeadDim + out_index] = num / den;
+  out[head * kGroup * kHeadDim + out_index] = lse_merge(c_l, c_o);
   if (out_index % kOutputs == 0) tickets[head * kCluster + rank] = 0;  // ready for the next launch
 }
 
@@ -336,16 +342,7 @@ __global__ void __launch_bounds__(kHeadDim) merge_splits(const float* __restrict
     l[s] = lse[s * kQHeads + h];
     o[s] = partials[(std::size_t(s) * kQHeads + h) * kHeadDim + d];
   }
-  float m = -INFINITY, num = 0, den = 0;
-#pragma unroll
-  for (int s = 0; s < kSplits; ++s) m = fmaxf(m, l[s]);
-#pragma unroll
-  for (int s = 0; s < kSplits; ++s) {
-    const float w = __expf(l[s] - m);
-    num += w * o[s];
-    den += w;
-  }
-  out[h * kHeadDim + d] = num / den;
+  out[h * kHeadDim + d] = lse_merge(l, o);
 }
 
 struct DeviceData {
