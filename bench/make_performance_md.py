@@ -565,7 +565,7 @@ def main():
             for shape in sorted({r["shape"] for r in tp}):
                 rs = [r for r in tp if r["shape"] == shape]
                 fr = [r["floor_fraction"] for r in rs]
-                brows.append([f"tilepath `{shape.split(',', 3)[3]}` (bundled kernels, same call)",
+                brows.append([f"tilepath `{shape.split(',', 3)[3]}` (same call; its kernels: the README there)",
                               " / ".join(f(r["latency_us"], 2) for r in rs), f"{min(fr):.3f} to {max(fr):.3f}",
                               "yes" if min(fr) >= 0.7 else "no"])
         w(table(["what runs", "median us per process", "fraction of read bandwidth", ">= 0.70"], brows))
