@@ -193,7 +193,7 @@ TEST(DecodeLaunch, RefusesMisalignedOutputs) {
   DecodeArgs args = decode_shape_args(op, 2);
   static std::uint16_t q[2];
   static std::int32_t ints[2];
-  static float floats[4];
+  alignas(8) static float floats[4];
   args.q = q;
   args.k_pages = args.v_pages = q;
   args.page_table = args.lengths = ints;

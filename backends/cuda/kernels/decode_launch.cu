@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
