@@ -82,10 +82,13 @@ def rel(path, root):
 
 
 # ----------------------------------------------------------------------------- inputs
-def load_peers(root):
-    p = os.path.join(root, "bench/results/h200-peers.json")
-    with open(p) as fh:
+def load_json(path):
+    with open(path) as fh:
         return json.load(fh)
+
+
+def load_peers(root):
+    return load_json(os.path.join(root, "bench/results/h200-peers.json"))
 
 
 def open_db(path):
@@ -430,20 +433,19 @@ def main():
                   verdict(None if x is None else x >= 1.7)])
     w(table(["target", "shape", "measured (peers file)", "sweep DB, fastest case", "verdict (peers file)"], trows))
     w("")
-    bound_runs = [json.load(open(p)) for p in
+    bound_runs = [load_json(p) for p in
                   sorted(glob.glob(os.path.join(root, "bench/results/b1-bound/h200-b1-bound-run*.json")))]
+    bound_names = [r["name"] for r in bound_runs[0]["rows"]] if bound_runs else []
+    bound_rows = [{r["name"]: r for r in b["rows"]} for b in bound_runs]  # per process: name -> row
     if bound_runs:  # the best complete step structure (read + merge) without attention math
-        best = max(min(next(r["fraction_of_read_bandwidth"] for r in b["rows"] if r["name"] == n) for b in bound_runs)
-                   for n in (r["name"] for r in bound_runs[0]["rows"] if "merge" in r["name"]))
+        best = max(min(rows[n]["fraction_of_read_bandwidth"] for rows in bound_rows)
+                   for n in bound_names if "merge" in n)
         w(f"B=1, S=32768: the fastest paged split-KV step measured without any attention math (reading the bytes "
           f"through the page table, then merging the splits) reaches {best:.3f} of the read bandwidth in its "
           f"slowest process; see *B=1, S=32768: what a paged split-KV step can reach* below.")
         w("")
     rep_path = os.path.join(root, "bench/results/ab/h200-repeatability.json")
-    rep = []
-    if os.path.exists(rep_path):
-        with open(rep_path) as fh:
-            rep = json.load(fh)
+    rep = load_json(rep_path) if os.path.exists(rep_path) else []
     if rep:
         w("**Between processes on one machine** (`bench/results/ab/h200-repeatability.json`; its kernels and call: "
           "`bench/results/ab/README.md`; "
@@ -554,16 +556,15 @@ def main():
           "128-byte rows) without a merge; the merge rows add what a step must do to combine the splits. The "
           "target (>= 70%% of the read bandwidth) is latency <= floor / 0.7." % (bound_runs[0]["repeats"], len(bound_runs)))
         w("")
-        names = [r["name"] for r in bound_runs[0]["rows"]]
         brows = []
-        for n in names:
-            us = [next(r["median_us"] for r in b["rows"] if r["name"] == n) for b in bound_runs]
-            fr = [next(r["fraction_of_read_bandwidth"] for r in b["rows"] if r["name"] == n) for b in bound_runs]
+        for n in bound_names:
+            us = [rows[n]["median_us"] for rows in bound_rows]
+            fr = [rows[n]["fraction_of_read_bandwidth"] for rows in bound_rows]
             brows.append([f"`{n}`", " / ".join(f(u, 2) for u in us), f"{min(fr):.3f} to {max(fr):.3f}",
                           "yes" if min(fr) >= 0.7 else "no"])
         same = os.path.join(root, "bench/results/b1-bound/h200-b1-tilepath-same-call.json")
         if os.path.exists(same):
-            tp = json.load(open(same))
+            tp = load_json(same)
             for shape in sorted({r["shape"] for r in tp}):
                 rs = [r for r in tp if r["shape"] == shape]
                 fr = [r["floor_fraction"] for r in rs]
