@@ -18,15 +18,18 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Explore FP8 KV-cache decode attention: tile paths, stage costs, overlap."));
+  parser.setApplicationDescription(
+      QStringLiteral("Explore FP8 KV-cache decode attention: tile paths, stage costs, overlap."));
   parser.addHelpOption();
   parser.addVersionOption();
   QCommandLineOption open({QStringLiteral("o"), QStringLiteral("open")}, QStringLiteral("Open this run database."),
                           QStringLiteral("DB"));
-  QCommandLineOption view(QStringLiteral("view"),
-                          QStringLiteral("Start on this view: %1.").arg(tilepath::ui::MainWindow::viewNames().join(QLatin1Char('|'))),
-                          QStringLiteral("NAME"));
-  QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the view to FILE.png (or .svg) and exit."),
+  QCommandLineOption view(
+      QStringLiteral("view"),
+      QStringLiteral("Start on this view: %1.").arg(tilepath::ui::MainWindow::viewNames().join(QLatin1Char('|'))),
+      QStringLiteral("NAME"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                QStringLiteral("Render the view to FILE.png (or .svg) and exit."),
                                 QStringLiteral("FILE"));
   QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1440x900)."),
                           QStringLiteral("WxH"), QStringLiteral("1440x900"));

@@ -80,7 +80,7 @@ constexpr int kMergeBatch = 16;  // splits whose partials the last CTA requests 
 static_assert(kSplits % kMergeBatch == 0, "merge batches");
 static_assert(kSplitThreads == kSplits * kGroup && kSplitThreads * 2 == kGroup * kHeadDim, "merge layout");
 
-constexpr int kMaxClustersPerHead = 8;  // cluster_out / cluster_lse capacity
+constexpr int kMaxClustersPerHead = 8;   // cluster_out / cluster_lse capacity
 constexpr int kTickets = kKvHeads * 32;  // (head, rank) tickets of the cluster merges; the last-CTA merge uses kKvHeads
 
 // The stream readers' block size (as the plugin's read kernel).
@@ -96,13 +96,15 @@ __device__ __forceinline__ void xor_into(uint4& acc, const uint4& v) {
 // One pass over a contiguous buffer: thread t reads chunks t, t + T, ... (T threads),
 // all kLoads requested before the first use.
 template <int kLoads>
-__global__ void __launch_bounds__(kStreamThreads) oneshot_stream(const uint4* __restrict__ data, std::size_t chunks,
-                                                               unsigned* __restrict__ sink, uint4* __restrict__ xors) {
+__global__ void __launch_bounds__(kStreamThreads)
+    oneshot_stream(const uint4* __restrict__ data, std::size_t chunks, unsigned* __restrict__ sink,
+                   uint4* __restrict__ xors) {
   const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint4 v[kLoads];
 #pragma unroll
-  for (int k = 0; k < kLoads; ++k) v[k] = t + k * threads < chunks ? __ldcs(data + t + k * threads) : make_uint4(0, 0, 0, 0);
+  for (int k = 0; k < kLoads; ++k)
+    v[k] = t + k * threads < chunks ? __ldcs(data + t + k * threads) : make_uint4(0, 0, 0, 0);
   uint4 acc = make_uint4(0, 0, 0, 0);
 #pragma unroll
   for (int k = 0; k < kLoads; ++k) xor_into(acc, v[k]);
@@ -275,7 +277,8 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
   const uint4 acc = read_split<kThreads, kTokens>(k_pool, v_pool, page_table, pages, split, head);
   if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
   if (xors) xors[(std::size_t(head) * kSplitsPerHead + split) * kThreads + t] = acc;
-  for (int i = t; i < kGroup * kHeadDim; i += kThreads) partial[i] = float((i < kThreads ? acc.x : acc.z) & 0xFFu) * 0x1p-8f;
+  for (int i = t; i < kGroup * kHeadDim; i += kThreads)
+    partial[i] = float((i < kThreads ? acc.x : acc.z) & 0xFFu) * 0x1p-8f;
   if (t < kGroup) partial_lse[t] = float(acc.y & 0xFFu) * 0x1p-6f;
   __syncthreads();
   if (check_partials)
@@ -332,8 +335,8 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
 }
 
 // The separate merge: one thread per (q head, d), every split's loads in flight first.
-__global__ void __launch_bounds__(kHeadDim) merge_splits(const float* __restrict__ partials,
-                                                         const float* __restrict__ lse, float* __restrict__ out) {
+__global__ void __launch_bounds__(kHeadDim)
+    merge_splits(const float* __restrict__ partials, const float* __restrict__ lse, float* __restrict__ out) {
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const int h = blockIdx.x, d = threadIdx.x;
   float l[kSplits], o[kSplits];
@@ -370,8 +373,8 @@ void launch_split_read(const DeviceData& d, uint4* xors) {
     float *partials = d.partials, *lse = d.lse, *out = d.out;
     unsigned *tickets = d.tickets, *sink = d.sink;
     void* args[] = {&k, &v, &table, &partials, &lse, &tickets, &out, &sink, &xors};
-    TP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(split_read<kMerge>), dim3(kSplits, kKvHeads),
-                                              dim3(kSplitThreads), args, 0, d.stream));
+    TP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(split_read<kMerge>),
+                                              dim3(kSplits, kKvHeads), dim3(kSplitThreads), args, 0, d.stream));
     return;
   }
   split_read<kMerge><<<dim3(kSplits, kKvHeads), kSplitThreads, 0, d.stream>>>(
@@ -425,7 +428,8 @@ struct ClusterReader {
   static bool all_resident(int& clusters) {
     clusters = 0;
     TP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSpacerBytes));
-    if (kCluster > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    if (kCluster > 8 &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
@@ -492,10 +496,12 @@ void check_merge(const std::string& name, const std::function<void(uint4*)>& lau
         den += w;
       }
       const double got = out[h * kHeadDim + dd];
-      worst = std::isfinite(got) ? std::max(worst, std::abs(got - num / den) / std::max(1e-3, std::abs(num / den))) : INFINITY;
+      worst = std::isfinite(got) ? std::max(worst, std::abs(got - num / den) / std::max(1e-3, std::abs(num / den)))
+                                 : INFINITY;
     }
   }
-  if (!(worst < 1e-4)) throw std::runtime_error(name + ": merged output differs from the host merge (" + std::to_string(worst) + ")");
+  if (!(worst < 1e-4))
+    throw std::runtime_error(name + ": merged output differs from the host merge (" + std::to_string(worst) + ")");
 }
 
 }  // namespace
@@ -599,7 +605,8 @@ int main(int argc, char** argv) try {
     rows.push_back({r.name, tilepath::cuda::time_launches([&] { r.launch(nullptr); }, [&] { flusher.flush(d.stream); },
                                                           d.stream, 10, repeats)});
   TP_CUDA_CHECK(cudaStreamSynchronize(d.stream));
-  check_merge(readers[4].name + " after timing", readers[4].launch, kSplits, xors.as<uint4>(), d);  // tickets consistent
+  check_merge(readers[4].name + " after timing", readers[4].launch, kSplits, xors.as<uint4>(),
+              d);  // tickets consistent
 
   // The floor of the targets: these bytes at the plugin's read bandwidth (1 GiB stream).
   DeviceBuffer big;
@@ -608,9 +615,10 @@ int main(int argc, char** argv) try {
   const double floor_us = bytes / (bandwidth.gbps * 1e3);
   cudaDeviceProp prop{};
   TP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::printf("{\n  \"device\": \"%s\",\n  \"shape\": {\"batch\": 1, \"context\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
-              "\"head_dim\": %d, \"page_size\": %d, \"kv\": \"k8v8\", \"split_tokens\": %d, \"splits\": %d},\n",
-              prop.name, kContext, kQHeads, kKvHeads, kHeadDim, kPageSize, kSplitTokens, kSplits);
+  std::printf(
+      "{\n  \"device\": \"%s\",\n  \"shape\": {\"batch\": 1, \"context\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
+      "\"head_dim\": %d, \"page_size\": %d, \"kv\": \"k8v8\", \"split_tokens\": %d, \"splits\": %d},\n",
+      prop.name, kContext, kQHeads, kKvHeads, kHeadDim, kPageSize, kSplitTokens, kSplits);
   std::printf("  \"bytes\": %.0f,\n  \"read_bandwidth_gbps\": %.1f,\n  \"floor_us\": %.3f,\n", bytes, bandwidth.gbps,
               floor_us);
   std::printf("  \"target_us\": %.3f,\n  \"cache\": \"hbm_cold\",\n  \"repeats\": %d,\n", floor_us / 0.7, repeats);
@@ -622,10 +630,10 @@ int main(int argc, char** argv) try {
   std::printf("  ],\n  \"rows\": [\n");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const TimingStats& t = rows[i].t;
-    std::printf("    {\"name\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-                "\"fraction_of_read_bandwidth\": %.4f}%s\n",
-                rows[i].name.c_str(), t.median_us, t.min_us, t.max_us, floor_us / t.median_us,
-                i + 1 < rows.size() ? "," : "");
+    std::printf(
+        "    {\"name\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+        "\"fraction_of_read_bandwidth\": %.4f}%s\n",
+        rows[i].name.c_str(), t.median_us, t.min_us, t.max_us, floor_us / t.median_us, i + 1 < rows.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

@@ -29,7 +29,10 @@ class ProgressObserver {
   // overall fraction in [0,1]; label of what runs now
   virtual void progress(double fraction, const std::string& label) = 0;
   // a case finished and was stored (or skipped when already stored)
-  virtual void case_done(const CaseRecord& rec, bool skipped) { (void)rec; (void)skipped; }
+  virtual void case_done(const CaseRecord& rec, bool skipped) {
+    (void)rec;
+    (void)skipped;
+  }
   virtual bool cancelled() const { return false; }
 };
 
@@ -37,10 +40,10 @@ struct RunSettings {
   int device = 0;
   int warmup = 5;
   int repeats = 20;
-  bool stage_costs = true;        // ablations
+  bool stage_costs = true;  // ablations
   bool tile_interval = true;
-  std::uint64_t seed = 0;         // 0 = fresh random seed per case
-  std::string gpu_model = "h200"; // for simulating backends
+  std::uint64_t seed = 0;          // 0 = fresh random seed per case
+  std::string gpu_model = "h200";  // for simulating backends
   std::string save_tensors_dir;
 };
 

@@ -31,7 +31,8 @@ double one_tile_fill(const StageGraph& graph, const StageCosts& used) {
       if (g[v].stage != s) continue;
       for (auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
         Stage from = g[boost::source(e, g)].stage;
-        if (g[e].kind == EdgeKind::data && g[boost::source(e, g)].per_tile) start = std::max(start, finish[index_of(from)]);
+        if (g[e].kind == EdgeKind::data && g[boost::source(e, g)].per_tile)
+          start = std::max(start, finish[index_of(from)]);
       }
     }
     finish[index_of(s)] = start + used[s];

@@ -23,7 +23,8 @@ constexpr NameTable<TransformMode, 4> kModeNames{{{TransformMode::none, "none"},
                                                   {TransformMode::k_only, "k_only"},
                                                   {TransformMode::separate_kv, "separate_kv"}}};
 constexpr NameTable<KRepr, 2> kKReprNames{{{KRepr::plain, "plain"}, {KRepr::prebias, "prebias"}}};
-constexpr NameTable<RopeLayout, 2> kRopeNames{{{RopeLayout::post_rope, "post_rope"}, {RopeLayout::pre_rope, "pre_rope"}}};
+constexpr NameTable<RopeLayout, 2> kRopeNames{
+    {{RopeLayout::post_rope, "post_rope"}, {RopeLayout::pre_rope, "pre_rope"}}};
 constexpr NameTable<ScaleGranularity, 2> kScaleNames{
     {{ScaleGranularity::per_tensor, "per_tensor"}, {ScaleGranularity::per_head, "per_head"}}};
 constexpr NameTable<CacheState, 2> kCacheNames{{{CacheState::l2_warm, "l2_warm"}, {CacheState::hbm_cold, "hbm_cold"}}};
@@ -143,9 +144,9 @@ std::vector<ValidationError> OperatingPoint::problems() const {
   range("context", context, 1, 1 << 20);
   const bool heads_ok = range("q_heads", q_heads, 1, 256) & range("kv_heads", kv_heads, 1, 256);
   if (heads_ok && q_heads % kv_heads != 0) {
-    out.emplace_back("kv_heads", "kv heads (" + std::to_string(kv_heads) + ") must divide q heads (" +
-                                     std::to_string(q_heads) + ")",
-                     "a divisor of " + std::to_string(q_heads));
+    out.emplace_back(
+        "kv_heads", "kv heads (" + std::to_string(kv_heads) + ") must divide q heads (" + std::to_string(q_heads) + ")",
+        "a divisor of " + std::to_string(q_heads));
   }
   if (head_dim != 64 && head_dim != 128 && head_dim != 256) {
     out.emplace_back("head_dim", "value " + std::to_string(head_dim) + " is not supported", "64|128|256");
@@ -157,10 +158,10 @@ std::vector<ValidationError> OperatingPoint::problems() const {
   range("splits", splits, 0, 256);
   if (!context_lengths.empty()) {
     if (static_cast<int>(context_lengths.size()) != batch) {
-      out.emplace_back("context_lengths",
-                       "has " + std::to_string(context_lengths.size()) + " entries but batch is " +
-                           std::to_string(batch),
-                       "one length per request");
+      out.emplace_back(
+          "context_lengths",
+          "has " + std::to_string(context_lengths.size()) + " entries but batch is " + std::to_string(batch),
+          "one length per request");
     }
     for (std::size_t i = 0; i < context_lengths.size(); ++i) {
       if (context_lengths[i] < 1 || context_lengths[i] > (1 << 20)) {
@@ -172,7 +173,8 @@ std::vector<ValidationError> OperatingPoint::problems() const {
   }
   const auto paths = valid_k_paths(kv);
   if (std::find(paths.begin(), paths.end(), k_path) == paths.end()) {
-    out.emplace_back("k_path", "'" + std::string(to_string(k_path)) + "' is not valid for " + std::string(to_string(kv)),
+    out.emplace_back("k_path",
+                     "'" + std::string(to_string(k_path)) + "' is not valid for " + std::string(to_string(kv)),
                      join(paths));
   } else {
     const auto modes = valid_modes(kv, k_path);
@@ -184,8 +186,7 @@ std::vector<ValidationError> OperatingPoint::problems() const {
     }
   }
   if (k_repr == KRepr::prebias && !k_is_fp8(kv)) {
-    out.emplace_back("k_repr", "prebias applies only to an FP8 K cache, not " + std::string(to_string(kv)),
-                     "plain");
+    out.emplace_back("k_repr", "prebias applies only to an FP8 K cache, not " + std::string(to_string(kv)), "plain");
   }
   return out;
 }
@@ -284,20 +285,36 @@ OperatingPoint operating_point_from_json(const nlohmann::json& j) {
   bool path_given = false;
   bool mode_given = false;
   for (const auto& [key, value] : j.items()) {
-    if (key == "batch") op.batch = json_int(value, key);
-    else if (key == "context") op.context = json_int(value, key);
-    else if (key == "q_heads") op.q_heads = json_int(value, key);
-    else if (key == "kv_heads") op.kv_heads = json_int(value, key);
-    else if (key == "head_dim") op.head_dim = json_int(value, key);
-    else if (key == "page_size") op.page_size = json_int(value, key);
-    else if (key == "splits") op.splits = json_int(value, key);
-    else if (key == "kv") op.kv = parse_kv_dtype(json_string(value, key), key);
-    else if (key == "k_path") { op.k_path = parse_k_path(json_string(value, key), key); path_given = true; }
-    else if (key == "mode") { op.mode = parse_transform_mode(json_string(value, key), key); mode_given = true; }
-    else if (key == "k_repr") op.k_repr = parse_k_repr(json_string(value, key), key);
-    else if (key == "rope") op.rope = parse_rope_layout(json_string(value, key), key);
-    else if (key == "scale") op.scale = parse_scale_granularity(json_string(value, key), key);
-    else if (key == "cache") op.cache = parse_cache_state(json_string(value, key), key);
+    if (key == "batch")
+      op.batch = json_int(value, key);
+    else if (key == "context")
+      op.context = json_int(value, key);
+    else if (key == "q_heads")
+      op.q_heads = json_int(value, key);
+    else if (key == "kv_heads")
+      op.kv_heads = json_int(value, key);
+    else if (key == "head_dim")
+      op.head_dim = json_int(value, key);
+    else if (key == "page_size")
+      op.page_size = json_int(value, key);
+    else if (key == "splits")
+      op.splits = json_int(value, key);
+    else if (key == "kv")
+      op.kv = parse_kv_dtype(json_string(value, key), key);
+    else if (key == "k_path") {
+      op.k_path = parse_k_path(json_string(value, key), key);
+      path_given = true;
+    } else if (key == "mode") {
+      op.mode = parse_transform_mode(json_string(value, key), key);
+      mode_given = true;
+    } else if (key == "k_repr")
+      op.k_repr = parse_k_repr(json_string(value, key), key);
+    else if (key == "rope")
+      op.rope = parse_rope_layout(json_string(value, key), key);
+    else if (key == "scale")
+      op.scale = parse_scale_granularity(json_string(value, key), key);
+    else if (key == "cache")
+      op.cache = parse_cache_state(json_string(value, key), key);
     else if (key == "context_lengths") {
       if (!value.is_array()) throw ValidationError(key, "expected an array of integers", "");
       op.context_lengths.clear();
@@ -356,7 +373,8 @@ OperatingPoint from_tp_case(const tp_case& c) {
   OperatingPoint op;
   op.batch = c.batch;
   op.context = c.context;
-  if (c.context_lengths != nullptr && c.batch > 0) op.context_lengths.assign(c.context_lengths, c.context_lengths + c.batch);
+  if (c.context_lengths != nullptr && c.batch > 0)
+    op.context_lengths.assign(c.context_lengths, c.context_lengths + c.batch);
   op.q_heads = c.q_heads;
   op.kv_heads = c.kv_heads;
   op.head_dim = c.head_dim;

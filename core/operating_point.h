@@ -59,8 +59,8 @@ class ValidationError : public std::runtime_error {
 
 struct OperatingPoint {
   int batch = 64;
-  int context = 4096;                    // tokens per request
-  std::vector<int> context_lengths;      // optional ragged batch; size == batch when set
+  int context = 4096;                // tokens per request
+  std::vector<int> context_lengths;  // optional ragged batch; size == batch when set
   int q_heads = 32;
   int kv_heads = 8;
   int head_dim = 128;
@@ -72,10 +72,10 @@ struct OperatingPoint {
   RopeLayout rope = RopeLayout::post_rope;
   ScaleGranularity scale = ScaleGranularity::per_head;
   CacheState cache = CacheState::hbm_cold;
-  int splits = 0;                        // split-KV count; 0 = auto
+  int splits = 0;  // split-KV count; 0 = auto
 
   int gqa_ratio() const { return q_heads / kv_heads; }
-  long long total_tokens() const;        // sum of per-request lengths
+  long long total_tokens() const;  // sum of per-request lengths
   int max_context() const;
 
   // Throws ValidationError for the first bad field.

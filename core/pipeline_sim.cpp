@@ -60,7 +60,8 @@ double steady_slope(const std::vector<double>& tile_end) {
   int period = span;
   for (int p = 1; p <= span / 2; ++p) {
     bool repeats = true;
-    for (int t = first + 1 + p; t <= last && repeats; ++t) repeats = std::abs(interval(t) - interval(t - p)) <= tolerance;
+    for (int t = first + 1 + p; t <= last && repeats; ++t)
+      repeats = std::abs(interval(t) - interval(t - p)) <= tolerance;
     if (repeats) {
       period = p;
       break;
@@ -98,10 +99,13 @@ PipelineSchedule simulate_pipeline(const StageGraph& graph, const StageCosts& co
     }
   }
   if (loop_body.empty())
-    throw ValidationError("graph.nodes", graph.op().variant_label() + " has no per-tile stage to unroll", "k_load, qk, ...");
-  for (Stage s : before_loop) table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, -1, costs.modelled(s)}, u));
+    throw ValidationError("graph.nodes", graph.op().variant_label() + " has no per-tile stage to unroll",
+                          "k_load, qk, ...");
+  for (Stage s : before_loop)
+    table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, -1, costs.modelled(s)}, u));
   for (int t = 0; t < n_tiles; ++t)
-    for (Stage s : loop_body) table.set(s, t, boost::add_vertex(Instance{s, node_of(s).agent, t, costs.modelled(s)}, u));
+    for (Stage s : loop_body)
+      table.set(s, t, boost::add_vertex(Instance{s, node_of(s).agent, t, costs.modelled(s)}, u));
   for (Stage s : after_loop)
     table.set_once(s, boost::add_vertex(Instance{s, node_of(s).agent, n_tiles, costs.modelled(s)}, u));
 

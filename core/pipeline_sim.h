@@ -23,9 +23,9 @@ struct PipelineSchedule {
   std::vector<ScheduledStage> stages;  // in start order
   int n_tiles = 0;
   double makespan_us = 0;
-  double steady_ii_us = 0;       // slope of tile completion times once steady
-  double serial_sum_us = 0;      // sum of all scheduled stage costs
-  double overlap_fraction = 0;   // 1 - makespan / serial_sum
+  double steady_ii_us = 0;      // slope of tile completion times once steady
+  double serial_sum_us = 0;     // sum of all scheduled stage costs
+  double overlap_fraction = 0;  // 1 - makespan / serial_sum
   nlohmann::json to_json() const;
 };
 

@@ -69,8 +69,7 @@ std::string Backend::unsupported_reason(int device, const OperatingPoint& op, co
   if (!problems.empty()) return problems.front().what();
   if (device < 0 || device >= static_cast<int>(devices_.size())) {
     return "device " + std::to_string(device) + " does not exist on backend '" + name_ + "' (" +
-           (devices_.empty() ? "no devices: " + no_device_reason_ : std::to_string(devices_.size()) + " devices") +
-           ")";
+           (devices_.empty() ? "no devices: " + no_device_reason_ : std::to_string(devices_.size()) + " devices") + ")";
   }
   const tp_case c = to_tp_case(op, gpu_model.empty() ? nullptr : gpu_model.c_str());
   char why[512] = {0};
@@ -175,8 +174,8 @@ const Backend* PluginHost::load_file(const std::string& path) {
   }
   if (api->abi_major != TILEPATH_ABI_MAJOR) {
     return close_and_fail("ABI version mismatch: plugin speaks " + std::to_string(api->abi_major) + "." +
-                          std::to_string(api->abi_minor) + ", host speaks " + std::to_string(TILEPATH_ABI_MAJOR) +
-                          "." + std::to_string(TILEPATH_ABI_MINOR));
+                          std::to_string(api->abi_minor) + ", host speaks " + std::to_string(TILEPATH_ABI_MAJOR) + "." +
+                          std::to_string(TILEPATH_ABI_MINOR));
   }
   if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
       api->device_info == nullptr || api->supports == nullptr || api->run_case == nullptr) {

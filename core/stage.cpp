@@ -9,8 +9,8 @@
 namespace tilepath {
 namespace {
 
-constexpr std::array<std::string_view, kStageCount> kStageNames = {
-    "k_load", "k_prep", "qk", "softmax", "v_load", "v_prep", "pv", "accum", "q_quant", "combine"};
+constexpr std::array<std::string_view, kStageCount> kStageNames = {"k_load", "k_prep", "qk",    "softmax", "v_load",
+                                                                   "v_prep", "pv",     "accum", "q_quant", "combine"};
 constexpr std::array<std::string_view, kAgentCount> kAgentNames = {"memory", "transform", "qk_mma", "softmax",
                                                                    "pv_mma"};
 constexpr std::array<std::string_view, 4> kCostMethodNames = {"isolated", "removed", "doubled", "model"};

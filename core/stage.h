@@ -21,7 +21,7 @@ enum class Stage {
   combine = TP_STAGE_COMBINE,  // once per step (split-KV merge)
 };
 inline constexpr int kStageCount = TP_STAGE_COUNT;
-inline constexpr std::array<Stage, 8> kTileStages = {Stage::k_load, Stage::k_prep,  Stage::qk, Stage::softmax,
+inline constexpr std::array<Stage, 8> kTileStages = {Stage::k_load, Stage::k_prep, Stage::qk, Stage::softmax,
                                                      Stage::v_load, Stage::v_prep, Stage::pv, Stage::accum};
 
 // Execution resources. With the default assignment each compute agent is one
@@ -36,7 +36,12 @@ enum class Agent {
 };
 inline constexpr int kAgentCount = 5;
 
-enum class CostMethod { isolated = TP_COST_ISOLATED, removed = TP_COST_REMOVED, doubled = TP_COST_DOUBLED, model = TP_COST_MODEL };
+enum class CostMethod {
+  isolated = TP_COST_ISOLATED,
+  removed = TP_COST_REMOVED,
+  doubled = TP_COST_DOUBLED,
+  model = TP_COST_MODEL
+};
 
 std::string_view to_string(Stage s);
 std::string_view to_string(Agent a);

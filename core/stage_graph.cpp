@@ -44,20 +44,28 @@ std::string joined_stage_names(const StageGraphBase& g) {
 // Colours per agent (Tableau 10), shared by the DOT output and the docs.
 std::string_view agent_colour(Agent a) {
   switch (a) {
-    case Agent::memory: return "#4e79a7";
-    case Agent::transform: return "#f28e2b";
-    case Agent::qk_mma: return "#e15759";
-    case Agent::softmax: return "#76b7b2";
-    case Agent::pv_mma: return "#59a14f";
+    case Agent::memory:
+      return "#4e79a7";
+    case Agent::transform:
+      return "#f28e2b";
+    case Agent::qk_mma:
+      return "#e15759";
+    case Agent::softmax:
+      return "#76b7b2";
+    case Agent::pv_mma:
+      return "#59a14f";
   }
   return "#bab0ac";
 }
 
 std::string_view edge_style(EdgeKind k) {
   switch (k) {
-    case EdgeKind::data: return "solid";
-    case EdgeKind::loop_carried: return "dashed";
-    case EdgeKind::buffer_reuse: return "dotted";
+    case EdgeKind::data:
+      return "solid";
+    case EdgeKind::loop_carried:
+      return "dashed";
+    case EdgeKind::buffer_reuse:
+      return "dotted";
   }
   return "solid";
 }
@@ -85,14 +93,19 @@ bool stage_present(Stage s, const OperatingPoint& op) {
     case Stage::softmax:
     case Stage::v_load:
     case Stage::pv:
-    case Stage::accum: return true;
+    case Stage::accum:
+      return true;
     // K is converted on chip only on the transform path; fp8_qk feeds FP8 K to the MMA.
-    case Stage::k_prep: return k_is_fp8(op.kv) && op.k_path == KPath::transform;
+    case Stage::k_prep:
+      return k_is_fp8(op.kv) && op.k_path == KPath::transform;
     // In k_only PV consumes FP8 V directly (P quantized to E4M3): that cost is pv's.
-    case Stage::v_prep: return v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
-    case Stage::q_quant: return op.k_path == KPath::fp8_qk;
+    case Stage::v_prep:
+      return v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
+    case Stage::q_quant:
+      return op.k_path == KPath::fp8_qk;
     // splits == 0 means "auto": the count is chosen by the backend, so no merge is modelled.
-    case Stage::combine: return op.splits > 1;
+    case Stage::combine:
+      return op.splits > 1;
   }
   return false;
 }
@@ -100,15 +113,21 @@ bool stage_present(Stage s, const OperatingPoint& op) {
 Agent default_agent(Stage s, TransformMode mode) {
   switch (s) {
     case Stage::k_load:
-    case Stage::v_load: return Agent::memory;
-    case Stage::k_prep: return mode == TransformMode::separate_kv ? Agent::transform : Agent::qk_mma;
-    case Stage::v_prep: return mode == TransformMode::separate_kv ? Agent::transform : Agent::pv_mma;
+    case Stage::v_load:
+      return Agent::memory;
+    case Stage::k_prep:
+      return mode == TransformMode::separate_kv ? Agent::transform : Agent::qk_mma;
+    case Stage::v_prep:
+      return mode == TransformMode::separate_kv ? Agent::transform : Agent::pv_mma;
     case Stage::qk:
-    case Stage::q_quant: return Agent::qk_mma;
-    case Stage::softmax: return Agent::softmax;
+    case Stage::q_quant:
+      return Agent::qk_mma;
+    case Stage::softmax:
+      return Agent::softmax;
     case Stage::pv:
     case Stage::accum:
-    case Stage::combine: return Agent::pv_mma;
+    case Stage::combine:
+      return Agent::pv_mma;
   }
   return Agent::memory;
 }
@@ -123,7 +142,8 @@ StageGraph StageGraph::build(const OperatingPoint& op, int buffer_depth) {
   auto& g = sg.g_;
   std::array<std::optional<Vertex>, kStageCount> vertex_of{};
   for (Stage s : kCanonicalOrder)
-    if (stage_present(s, op)) vertex_of[static_cast<int>(s)] = boost::add_vertex(StageNode{s, default_agent(s, op.mode), is_per_tile(s)}, g);
+    if (stage_present(s, op))
+      vertex_of[static_cast<int>(s)] = boost::add_vertex(StageNode{s, default_agent(s, op.mode), is_per_tile(s)}, g);
 
   auto present = [&](Stage s) { return vertex_of[static_cast<int>(s)].has_value(); };
   auto connect = [&](Stage from, Stage to, EdgeKind kind, int distance) {
@@ -211,8 +231,9 @@ std::string StageGraph::to_dot() const {
   std::ostringstream os;
   auto write_vertex = [this](std::ostream& out, Vertex v) {
     const StageNode& node = g_[v];
-    out << "[label=\"" << to_string(node.stage) << "\\n" << to_string(node.agent) << "\", style=filled, fillcolor=\""
-        << agent_colour(node.agent) << "\", shape=" << (node.per_tile ? "ellipse" : "box") << "]";
+    out << "[label=\"" << to_string(node.stage) << "\\n"
+        << to_string(node.agent) << "\", style=filled, fillcolor=\"" << agent_colour(node.agent)
+        << "\", shape=" << (node.per_tile ? "ellipse" : "box") << "]";
   };
   auto write_edge = [this](std::ostream& out, StageGraphBase::edge_descriptor e) {
     const StageEdge& edge = g_[e];
@@ -230,7 +251,8 @@ std::string StageGraph::to_dot() const {
 nlohmann::json StageGraph::to_json() const {
   nlohmann::json nodes = nlohmann::json::array();
   for (auto v : boost::make_iterator_range(boost::vertices(g_)))
-    nodes.push_back({{"stage", to_string(g_[v].stage)}, {"agent", to_string(g_[v].agent)}, {"per_tile", g_[v].per_tile}});
+    nodes.push_back(
+        {{"stage", to_string(g_[v].stage)}, {"agent", to_string(g_[v].agent)}, {"per_tile", g_[v].per_tile}});
   nlohmann::json edge_list = nlohmann::json::array();
   for (auto e : boost::make_iterator_range(boost::edges(g_)))
     edge_list.push_back({{"from", to_string(g_[boost::source(e, g_)].stage)},
@@ -266,19 +288,22 @@ StageGraph StageGraph::from_json(const nlohmann::json& j) {
     if (find_vertex(sg.g_, s)) throw ValidationError(where + ".stage", "duplicate stage", "each stage at most once");
     bool per_tile = is_per_tile(s);
     if (node.contains("per_tile")) {
-      if (!node.at("per_tile").is_boolean()) throw ValidationError(where + ".per_tile", "must be a boolean", "true, false");
+      if (!node.at("per_tile").is_boolean())
+        throw ValidationError(where + ".per_tile", "must be a boolean", "true, false");
       per_tile = node.at("per_tile").get<bool>();
     }
     boost::add_vertex(StageNode{s, parse_agent(agent_name.get<std::string>()), per_tile}, sg.g_);
   }
   const auto& edge_list = required_field(j, "edges", "graph");
-  if (!edge_list.is_array()) throw ValidationError("graph.edges", "must be an array", "[{from, to, kind, tile_distance}]");
+  if (!edge_list.is_array())
+    throw ValidationError("graph.edges", "must be an array", "[{from, to, kind, tile_distance}]");
   for (size_t i = 0; i < edge_list.size(); ++i) {
     const std::string where = "graph.edges[" + std::to_string(i) + "]";
     const auto& edge = edge_list[i];
     auto endpoint = [&](const char* key) {
       const auto& name = required_field(edge, key, where);
-      if (!name.is_string()) throw ValidationError(where + "." + key, "must be a stage name", joined_stage_names(sg.g_));
+      if (!name.is_string())
+        throw ValidationError(where + "." + key, "must be a stage name", joined_stage_names(sg.g_));
       auto v = find_vertex(sg.g_, parse_stage(name.get<std::string>()));
       if (!v) throw ValidationError(where + "." + key, "stage not among the nodes", joined_stage_names(sg.g_));
       return *v;
@@ -286,13 +311,15 @@ StageGraph StageGraph::from_json(const nlohmann::json& j) {
     Vertex from = endpoint("from");
     Vertex to = endpoint("to");
     const auto& kind_name = required_field(edge, "kind", where);
-    if (!kind_name.is_string()) throw ValidationError(where + ".kind", "must be a string", "data, loop_carried, buffer_reuse");
+    if (!kind_name.is_string())
+      throw ValidationError(where + ".kind", "must be a string", "data, loop_carried, buffer_reuse");
     EdgeKind kind = parse_edge_kind(kind_name.get<std::string>());
     int distance = 0;
     if (edge.contains("tile_distance")) {
       const auto& d = edge.at("tile_distance");
       if (!d.is_number_integer() || d.get<int>() < 0)
-        throw ValidationError(where + ".tile_distance", "must be an integer >= 0", "0 (data), 1 (loop-carried), buffer depth");
+        throw ValidationError(where + ".tile_distance", "must be an integer >= 0",
+                              "0 (data), 1 (loop-carried), buffer depth");
       distance = d.get<int>();
     }
     boost::add_edge(from, to, StageEdge{kind, distance}, sg.g_);

@@ -45,15 +45,16 @@ class StageGraph {
 
   const StageGraphBase& graph() const { return g_; }
   bool has_stage(Stage s) const;
-  Agent agent_of(Stage s) const;  // throws if absent
-  std::vector<Stage> stages() const;                 // present stages, topological order
-  std::vector<Stage> stages_on(Agent a) const;       // per-tile stages on an agent
+  Agent agent_of(Stage s) const;                // throws if absent
+  std::vector<Stage> stages() const;            // present stages, topological order
+  std::vector<Stage> stages_on(Agent a) const;  // per-tile stages on an agent
   std::vector<std::pair<Stage, Stage>> edges(EdgeKind k) const;
   int buffer_depth() const { return buffer_depth_; }
   const OperatingPoint& op() const { return op_; }
 
-  std::string to_dot() const;      // boost::write_graphviz, agents as colours
-  nlohmann::json to_json() const;  // {"variant":..,"nodes":[{stage,agent,per_tile}],"edges":[{from,to,kind,tile_distance}]}
+  std::string to_dot() const;  // boost::write_graphviz, agents as colours
+  nlohmann::json to_json()
+      const;  // {"variant":..,"nodes":[{stage,agent,per_tile}],"edges":[{from,to,kind,tile_distance}]}
   // Inverse of to_json (also carries "buffer_depth" and "operating_point"); throws
   // ValidationError naming the bad field.
   static StageGraph from_json(const nlohmann::json& j);

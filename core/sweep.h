@@ -13,10 +13,10 @@ namespace tilepath {
 
 struct SweepSpec {
   std::string name;
-  std::string backend;            // default backend (CLI --backend overrides)
+  std::string backend;  // default backend (CLI --backend overrides)
   RunSettings settings;
   std::vector<OperatingPoint> cases;  // expanded, valid combinations only
-  int skipped_invalid = 0;        // combinations dropped as invalid (e.g. k16 path with k8v8)
+  int skipped_invalid = 0;            // combinations dropped as invalid (e.g. k16 path with k8v8)
 };
 
 // Throws ValidationError naming the JSON path of the bad field ("axes.batch[2]: ...").

@@ -9,10 +9,14 @@ StageCosts measuredStageCosts(const CaseRecord& rec, bool* fromModelOnly) {
   // Lower rank = preferred source of a stage cost.
   auto rank = [](CostMethod m) {
     switch (m) {
-      case CostMethod::isolated: return 0;
-      case CostMethod::removed: return 1;
-      case CostMethod::doubled: return 2;
-      case CostMethod::model: return 3;
+      case CostMethod::isolated:
+        return 0;
+      case CostMethod::removed:
+        return 1;
+      case CostMethod::doubled:
+        return 2;
+      case CostMethod::model:
+        return 3;
     }
     return 4;
   };
@@ -57,8 +61,7 @@ std::optional<CaseSummary> findMatchingCase(const std::vector<CaseSummary>& case
     // Prefer a case with stage costs, then the newest.
     bool has_costs = !c.record.stage_costs.empty();
     bool best_has_costs = best && !best->record.stage_costs.empty();
-    if (!best || (has_costs && !best_has_costs) || (has_costs == best_has_costs && c.case_id > best->case_id))
-      best = c;
+    if (!best || (has_costs && !best_has_costs) || (has_costs == best_has_costs && c.case_id > best->case_id)) best = c;
   }
   return best;
 }
@@ -66,8 +69,8 @@ std::optional<CaseSummary> findMatchingCase(const std::vector<CaseSummary>& case
 std::string caseLabel(const CaseSummary& c) {
   const OperatingPoint& op = c.record.op;
   std::ostringstream out;
-  out << '#' << c.case_id << ' ' << c.backend << ' ' << op.variant_label() << " B=" << op.batch
-      << " S=" << op.context << ' ' << (op.cache == CacheState::l2_warm ? "warm" : "cold");
+  out << '#' << c.case_id << ' ' << c.backend << ' ' << op.variant_label() << " B=" << op.batch << " S=" << op.context
+      << ' ' << (op.cache == CacheState::l2_warm ? "warm" : "cold");
   return out.str();
 }
 

@@ -45,8 +45,8 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 }  // namespace
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("backends"), QStringLiteral("graph"),     QStringLiteral("timeline"), QStringLiteral("charts"),
-          QStringLiteral("breakeven"), QStringLiteral("runs"), QStringLiteral("run")};
+  return {QStringLiteral("backends"),  QStringLiteral("graph"), QStringLiteral("timeline"), QStringLiteral("charts"),
+          QStringLiteral("breakeven"), QStringLiteral("runs"),  QStringLiteral("run")};
 }
 
 MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
@@ -241,7 +241,8 @@ void MainWindow::onDatabaseChanged() {
       }
       for (const CaseSummary& c : cases)
         if (c.backend == backend && c.record.status == CaseStatus::ok && c.record.op.kv == KvDtype::k8v8 &&
-            !c.record.stage_costs.empty() && (!pick || c.record.op.batch * c.record.op.context > pick->record.op.batch * pick->record.op.context))
+            !c.record.stage_costs.empty() &&
+            (!pick || c.record.op.batch * c.record.op.context > pick->record.op.batch * pick->record.op.context))
           pick = &c;
       if (pick) break;
     }
@@ -304,8 +305,7 @@ void MainWindow::addRecentFile(const QString& path) {
 void MainWindow::rebuildRecentMenu() {
   recent_menu_->clear();
   const QStringList recent = QSettings().value(kRecentKey).toStringList();
-  for (const QString& path : recent)
-    recent_menu_->addAction(path, this, [this, path] { openDatabase(path); });
+  for (const QString& path : recent) recent_menu_->addAction(path, this, [this, path] { openDatabase(path); });
   recent_menu_->setEnabled(!recent.isEmpty());
 }
 
@@ -370,7 +370,8 @@ void MainWindow::exportSubsetDialog() {
 }
 
 void MainWindow::exportViewDialog() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Export view"), tabs_->tabText(tabs_->currentIndex()) + QStringLiteral(".png"),
+  QString path = QFileDialog::getSaveFileName(this, tr("Export view"),
+                                              tabs_->tabText(tabs_->currentIndex()) + QStringLiteral(".png"),
                                               tr("PNG image (*.png);;SVG drawing (*.svg)"));
   if (path.isEmpty()) return;
   QString error;
@@ -380,11 +381,16 @@ void MainWindow::exportViewDialog() {
 void MainWindow::exportTableDialog() {
   const QAbstractItemModel* model = nullptr;
   QWidget* current = tabs_->currentWidget();
-  if (current == runs_view_) model = runs_view_->visibleCases();
-  else if (current == backends_view_) model = backends_view_->model();
-  else if (current == break_even_view_) model = break_even_view_->model();
-  else if (current == charts_view_) model = charts_view_->latencyModel();
-  else if (current == graph_view_ || current == timeline_view_) model = graph_view_->stageModel();
+  if (current == runs_view_)
+    model = runs_view_->visibleCases();
+  else if (current == backends_view_)
+    model = backends_view_->model();
+  else if (current == break_even_view_)
+    model = break_even_view_->model();
+  else if (current == charts_view_)
+    model = charts_view_->latencyModel();
+  else if (current == graph_view_ || current == timeline_view_)
+    model = graph_view_->stageModel();
   if (!model) return showError(tr("Export table"), tr("This view has no table."));
   QString path = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), QString(), tr("CSV (*.csv)"));
   if (path.isEmpty()) return;

@@ -32,7 +32,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   struct Options {
-    bool restoreSettings = true;  // off for --screenshot (deterministic size/layout)
+    bool restoreSettings = true;    // off for --screenshot (deterministic size/layout)
     bool interactiveErrors = true;  // message boxes; off = errors only in lastError()/status bar
   };
   explicit MainWindow(Options options, QWidget* parent = nullptr);

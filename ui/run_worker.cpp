@@ -15,9 +15,7 @@ namespace {
 class SignalObserver : public ProgressObserver {
  public:
   explicit SignalObserver(RunWorker* worker) : worker_(worker) {}
-  void progress(double fraction, const std::string& label) override {
-    emit worker_->progress(fraction, qs(label));
-  }
+  void progress(double fraction, const std::string& label) override { emit worker_->progress(fraction, qs(label)); }
   void case_done(const CaseRecord& rec, bool skipped) override {
     const OperatingPoint& op = rec.op;
     QString label = QStringLiteral("%1 B=%2 S=%3 %4")
@@ -37,8 +35,7 @@ class SignalObserver : public ProgressObserver {
 
 RunWorker::RunWorker(QObject* parent) : QObject(parent) { qRegisterMetaType<tilepath::ui::RunSummary>(); }
 
-void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QString& dbPath,
-                         const QString& command) {
+void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QString& dbPath, const QString& command) {
   if (!backend) {
     emit failed(QStringLiteral("no backend selected"));
     return;
@@ -51,8 +48,8 @@ void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QS
       SignalObserver observer(this);
       outcome = run_sweep(spec, *backend, store, ss(command), &observer, &cancel_);
     }
-    RunSummary summary{outcome.total,     outcome.ran,       outcome.skipped_existing, outcome.failed,
-                       outcome.unsupported, outcome.cancelled, outcome.run_id};
+    RunSummary summary{outcome.total,     outcome.ran,   outcome.skipped_existing, outcome.failed, outcome.unsupported,
+                       outcome.cancelled, outcome.run_id};
     emit finished(summary);
   } catch (const std::exception& e) {
     emit failed(qs(e.what()));

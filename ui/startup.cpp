@@ -12,7 +12,8 @@ QString bundledDatabasePath() {
   const QString name = QStringLiteral("h200-sweep.sqlite");
   QStringList candidates;
   if (QCoreApplication::instance())
-    candidates << QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../share/tilepath/data/") + name);
+    candidates
+        << QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../share/tilepath/data/") + name);
   candidates << QStringLiteral(TILEPATH_SOURCE_DIR "/data/") + name;
   for (const QString& c : candidates)
     if (QFileInfo(c).isFile()) return QFileInfo(c).canonicalFilePath();

@@ -24,8 +24,8 @@ struct VariantAnalysis {
   bool measured_from_model = false;  // the case's costs came from a model (sim backend)
   StageCosts predicted;              // cost model per tile; NaN when unavailable
   std::optional<CaseSummary> source_case;
-  double measured_ii_us = NAN;       // tile_interval_us of the case
-  IIPrediction ii;                   // from the costs the schedule uses
+  double measured_ii_us = NAN;  // tile_interval_us of the case
+  IIPrediction ii;              // from the costs the schedule uses
   bool ii_from_measured = false;
   PipelineSchedule schedule;
 

@@ -27,8 +27,7 @@ void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
   shape("--kv-heads", f.kv_heads, "KV heads (Hk, divides Hq)", d.kv_heads);
   shape("--head-dim", f.head_dim, "head dimension: 64, 128, 256", d.head_dim);
   shape("--page-size", f.page_size, "KV page size: power of two 1..256", d.page_size);
-  CLI::Option* kv =
-      sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group(kGroup);
+  CLI::Option* kv = sub->add_option("--kv", f.kv, "dtype control: k16v16, k8v16, k16v8, k8v8")->group(kGroup);
   if (shape_required)
     kv->required();
   else
@@ -36,25 +35,15 @@ void add_op_flags(CLI::App* sub, OpFlags& f, bool shape_required) {
   sub->add_option("--context-lengths", f.context_lengths, "ragged batch: one length per request (comma separated)")
       ->delimiter(',')
       ->group(kGroup);
-  sub->add_option("--k-path", f.k_path, "transform, fp8_qk, k16 (default: the dtype control's default)")
-      ->group(kGroup);
-  sub->add_option("--mode", f.mode, "none, full, k_only, separate_kv (default: the path's default)")
-      ->group(kGroup);
-  sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")
-      ->default_str(std::string(to_string(d.cache)))
-      ->group(kGroup);
-  sub->add_option("--k-repr", f.k_repr, "plain, prebias")
-      ->default_str(std::string(to_string(d.k_repr)))
-      ->group(kGroup);
+  sub->add_option("--k-path", f.k_path, "transform, fp8_qk, k16 (default: the dtype control's default)")->group(kGroup);
+  sub->add_option("--mode", f.mode, "none, full, k_only, separate_kv (default: the path's default)")->group(kGroup);
+  sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")->default_str(std::string(to_string(d.cache)))->group(kGroup);
+  sub->add_option("--k-repr", f.k_repr, "plain, prebias")->default_str(std::string(to_string(d.k_repr)))->group(kGroup);
   sub->add_option("--scale", f.scale, "per_tensor, per_head")
       ->default_str(std::string(to_string(d.scale)))
       ->group(kGroup);
-  sub->add_option("--rope", f.rope, "post_rope, pre_rope")
-      ->default_str(std::string(to_string(d.rope)))
-      ->group(kGroup);
-  sub->add_option("--splits", f.splits, "split-KV count; 0 = backend chooses")
-      ->default_str("0")
-      ->group(kGroup);
+  sub->add_option("--rope", f.rope, "post_rope, pre_rope")->default_str(std::string(to_string(d.rope)))->group(kGroup);
+  sub->add_option("--splits", f.splits, "split-KV count; 0 = backend chooses")->default_str("0")->group(kGroup);
 }
 
 std::vector<std::string> given_op_flags(const OpFlags& f) {

@@ -54,10 +54,10 @@ enum tp_k_path {
 
 /* where FP8 -> 16-bit operand conversion happens (FlashInfer naming) */
 enum tp_transform_mode {
-  TP_MODE_NONE = 0,        /* nothing to convert (K16/V16, or fp8_qk with V16) */
-  TP_MODE_FULL = 1,        /* MMA warps convert K and V inside the main loop */
-  TP_MODE_K_ONLY = 2,      /* K converted for QK; PV consumes FP8 V (P quantized) */
-  TP_MODE_SEPARATE_KV = 3  /* dedicated warps convert K and V into staged 16-bit tiles */
+  TP_MODE_NONE = 0,       /* nothing to convert (K16/V16, or fp8_qk with V16) */
+  TP_MODE_FULL = 1,       /* MMA warps convert K and V inside the main loop */
+  TP_MODE_K_ONLY = 2,     /* K converted for QK; PV consumes FP8 V (P quantized) */
+  TP_MODE_SEPARATE_KV = 3 /* dedicated warps convert K and V into staged 16-bit tiles */
 };
 
 enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1 };
@@ -90,7 +90,7 @@ enum tp_cost_method {
 };
 
 /* ablation request bits for tp_run_options.ablations */
-#define TP_ABLATE_STAGE_COSTS (1u << 0) /* measure removed/doubled/isolated stage costs */
+#define TP_ABLATE_STAGE_COSTS (1u << 0)   /* measure removed/doubled/isolated stage costs */
 #define TP_ABLATE_TILE_INTERVAL (1u << 1) /* measure tile interval from >= 2 contexts */
 
 enum tp_status {
@@ -106,11 +106,11 @@ enum tp_status {
 
 typedef struct tp_device_info {
   uint32_t struct_size;
-  char name[128];          /* e.g. "NVIDIA H200" */
-  char arch[32];           /* e.g. "sm_90a", "gfx942", "x86_64" */
-  int32_t sm_count;        /* SMs / CUs / CPU threads */
+  char name[128];   /* e.g. "NVIDIA H200" */
+  char arch[32];    /* e.g. "sm_90a", "gfx942", "x86_64" */
+  int32_t sm_count; /* SMs / CUs / CPU threads */
   uint64_t memory_bytes;
-  double bandwidth_gbps;   /* nominal or measured read bandwidth, GB/s */
+  double bandwidth_gbps; /* nominal or measured read bandwidth, GB/s */
   uint64_t l2_bytes;
   double clock_mhz;
 } tp_device_info;
@@ -119,21 +119,21 @@ typedef struct tp_device_info {
 typedef struct tp_case {
   uint32_t struct_size;
   int32_t batch;
-  int32_t context;                 /* tokens per request when context_lengths is NULL */
-  const int32_t* context_lengths;  /* optional: batch entries (ragged batch) */
+  int32_t context;                /* tokens per request when context_lengths is NULL */
+  const int32_t* context_lengths; /* optional: batch entries (ragged batch) */
   int32_t q_heads;
   int32_t kv_heads;
   int32_t head_dim;
   int32_t page_size;
-  int32_t kv_dtype;                /* enum tp_kv_dtype */
-  int32_t k_path;                  /* enum tp_k_path */
-  int32_t transform_mode;          /* enum tp_transform_mode */
-  int32_t k_repr;                  /* enum tp_k_repr */
-  int32_t rope_layout;             /* enum tp_rope_layout */
-  int32_t scale_granularity;       /* enum tp_scale_granularity */
-  int32_t cache_state;             /* enum tp_cache_state */
-  int32_t splits;                  /* split-KV count; 0 = backend chooses */
-  const char* gpu_model;           /* model name for simulating backends (e.g. "h200"); may be NULL */
+  int32_t kv_dtype;          /* enum tp_kv_dtype */
+  int32_t k_path;            /* enum tp_k_path */
+  int32_t transform_mode;    /* enum tp_transform_mode */
+  int32_t k_repr;            /* enum tp_k_repr */
+  int32_t rope_layout;       /* enum tp_rope_layout */
+  int32_t scale_granularity; /* enum tp_scale_granularity */
+  int32_t cache_state;       /* enum tp_cache_state */
+  int32_t splits;            /* split-KV count; 0 = backend chooses */
+  const char* gpu_model;     /* model name for simulating backends (e.g. "h200"); may be NULL */
 } tp_case;
 
 /* Progress: fraction in [0,1] and a short phase label. Return nonzero to request
@@ -142,14 +142,14 @@ typedef int (*tp_progress_fn)(void* user, double fraction, const char* phase);
 
 typedef struct tp_run_options {
   uint32_t struct_size;
-  int32_t warmup;                    /* warm-up launches (default 5) */
-  int32_t repeats;                   /* timed launches; median reported (default 20) */
-  uint32_t ablations;                /* TP_ABLATE_* bits */
-  uint64_t seed;                     /* RNG seed for the random inputs */
-  const char* save_tensors_dir;      /* if non-NULL, write inputs/outputs as .npy + manifest.json */
-  tp_progress_fn progress;           /* may be NULL */
+  int32_t warmup;               /* warm-up launches (default 5) */
+  int32_t repeats;              /* timed launches; median reported (default 20) */
+  uint32_t ablations;           /* TP_ABLATE_* bits */
+  uint64_t seed;                /* RNG seed for the random inputs */
+  const char* save_tensors_dir; /* if non-NULL, write inputs/outputs as .npy + manifest.json */
+  tp_progress_fn progress;      /* may be NULL */
   void* progress_user;
-  const volatile int32_t* cancel;    /* may be NULL; nonzero = stop as soon as possible */
+  const volatile int32_t* cancel; /* may be NULL; nonzero = stop as soon as possible */
 } tp_run_options;
 
 /* Free-form numeric metric (DRAM bytes, L2 hit rate, occupancy, ...). */
@@ -161,9 +161,9 @@ typedef struct tp_metric {
 
 /* A raw output kept beside the case (profiler report, sample list, log). */
 typedef struct tp_artifact {
-  char name[128];       /* e.g. "ncu-report.txt", "samples.json" */
-  char mime[64];        /* e.g. "text/plain", "application/json" */
-  const uint8_t* data;  /* owned by the plugin until release_result */
+  char name[128];      /* e.g. "ncu-report.txt", "samples.json" */
+  char mime[64];       /* e.g. "text/plain", "application/json" */
+  const uint8_t* data; /* owned by the plugin until release_result */
   uint64_t size;
 } tp_artifact;
 
@@ -173,21 +173,21 @@ typedef struct tp_artifact {
  * until the host calls release_result on this struct. */
 typedef struct tp_result {
   uint32_t struct_size;
-  int32_t status;                   /* enum tp_status */
-  char message[512];                /* human-readable; reason on failure */
+  int32_t status;    /* enum tp_status */
+  char message[512]; /* human-readable; reason on failure */
 
   /* timing (microseconds) */
-  double latency_us;                /* median */
+  double latency_us; /* median */
   double latency_min_us;
   double latency_max_us;
   int32_t repeats;
-  double tile_interval_us;          /* steady-state interval per KV tile (slope over context) */
-  int32_t tile_tokens;              /* tokens per KV tile */
+  double tile_interval_us; /* steady-state interval per KV tile (slope over context) */
+  int32_t tile_tokens;     /* tokens per KV tile */
 
   /* the byte floor */
-  double bytes_moved;               /* minimum HBM bytes the case must move */
-  double read_bandwidth_gbps;       /* ceiling measured in the same run */
-  double floor_fraction;            /* (bytes_moved / read_bandwidth) / latency */
+  double bytes_moved;         /* minimum HBM bytes the case must move */
+  double read_bandwidth_gbps; /* ceiling measured in the same run */
+  double floor_fraction;      /* (bytes_moved / read_bandwidth) / latency */
 
   /* stage costs per tile, microseconds; NaN = not measured */
   double stage_cost_us[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
@@ -198,17 +198,17 @@ typedef struct tp_result {
   int32_t regs_per_thread;
   int32_t smem_static_bytes;
   int32_t smem_dynamic_bytes;
-  double occupancy_theoretical;     /* active warps / max warps, 0..1 */
+  double occupancy_theoretical; /* active warps / max warps, 0..1 */
   double occupancy_achieved;
   int32_t grid[3];
   int32_t block[3];
-  int32_t splits;                   /* split count actually used */
+  int32_t splits; /* split count actually used */
 
   /* correctness against the float64 reference */
   double rel_l2_error;
   double max_abs_error;
-  double tolerance;                 /* rel_l2 tolerance applied */
-  int32_t passed;                   /* 1 if rel_l2_error <= tolerance */
+  double tolerance; /* rel_l2 tolerance applied */
+  int32_t passed;   /* 1 if rel_l2_error <= tolerance */
 
   const tp_metric* metrics;
   int32_t metric_count;
@@ -220,8 +220,8 @@ typedef struct tp_backend_api {
   uint32_t struct_size;
   uint32_t abi_major;
   uint32_t abi_minor;
-  const char* name;     /* short id, e.g. "cpu", "sim", "cuda" (static storage) */
-  const char* version;  /* plugin version (static storage) */
+  const char* name;    /* short id, e.g. "cpu", "sim", "cuda" (static storage) */
+  const char* version; /* plugin version (static storage) */
 
   /* Initialise the runtime. Returns 0 on success. A missing driver/GPU is NOT an
    * error: return 0 and report zero devices with a reason. Called once, first. */
@@ -245,8 +245,7 @@ typedef struct tp_backend_api {
 
   /* Run one case synchronously. Returns the same value as out->status.
    * May be long; polls options->cancel and calls options->progress. */
-  int (*run_case)(int32_t device, const tp_case* c, const tp_run_options* options,
-                  tp_result* out);
+  int (*run_case)(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out);
 
   /* Free what run_case allocated inside *r (metrics, artifacts). Idempotent. */
   void (*release_result)(tp_result* r);

@@ -90,7 +90,8 @@ int progress_units(const MeasureOptions& o) {
 
 std::array<bool, TP_STAGE_COUNT> stages_present(const OperatingPoint& op, int splits) {
   std::array<bool, TP_STAGE_COUNT> present{};
-  for (int s : {TP_STAGE_K_LOAD, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_PV, TP_STAGE_ACCUM}) present[s] = true;
+  for (int s : {TP_STAGE_K_LOAD, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_PV, TP_STAGE_ACCUM})
+    present[s] = true;
   present[TP_STAGE_K_PREP] = k_is_fp8(op.kv) && op.k_path == KPath::transform;
   present[TP_STAGE_V_PREP] = v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
   present[TP_STAGE_Q_QUANT] = op.k_path == KPath::fp8_qk;
@@ -112,9 +113,10 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     if (progress.next_unit("warmup")) throw Cancelled{};
 
     // The kernel's cos/sin cache for a pre-RoPE layout, built once like a model's rotary cache.
-    const numerics::RopeTable rope = op.rope == RopeLayout::pre_rope
-                                         ? numerics::RopeTable::build(*std::max_element(problem.lengths.begin(), problem.lengths.end()), op.head_dim)
-                                         : numerics::RopeTable{};
+    const numerics::RopeTable rope =
+        op.rope == RopeLayout::pre_rope
+            ? numerics::RopeTable::build(*std::max_element(problem.lengths.begin(), problem.lengths.end()), op.head_dim)
+            : numerics::RopeTable{};
     DecodeLaunch launch;
     launch.problem = &problem;
     launch.rope = &rope;
@@ -229,8 +231,8 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     m.samples["read_bandwidth_gbps"] = m.read_bandwidth_gbps;
     if (!(m.error.rel_l2 <= m.tolerance)) {
       m.status = TP_ERR_WRONG_RESULT;
-      m.message = "output rel_l2 " + std::to_string(m.error.rel_l2) + " exceeds tolerance " + std::to_string(m.tolerance) +
-                  (m.error.all_finite ? "" : " (non-finite values in the output)");
+      m.message = "output rel_l2 " + std::to_string(m.error.rel_l2) + " exceeds tolerance " +
+                  std::to_string(m.tolerance) + (m.error.all_finite ? "" : " (non-finite values in the output)");
     } else {
       m.status = TP_OK;
       m.message = "ok: rel_l2 " + std::to_string(m.error.rel_l2) + " <= " + std::to_string(m.tolerance);

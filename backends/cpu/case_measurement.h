@@ -37,8 +37,8 @@ struct CaseMeasurement {
 
   int splits = 1, workers = 1, work_items = 0;
   long long tiles = 0;
-  numerics::ErrorStats error;        // over the verified requests
-  int verified_requests = 0;         // requests checked against the reference (all unless huge)
+  numerics::ErrorStats error;  // over the verified requests
+  int verified_requests = 0;   // requests checked against the reference (all unless huge)
   double tolerance = 0;
   double generation_ms = 0, reference_ms = 0;
 

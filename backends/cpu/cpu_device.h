@@ -7,7 +7,7 @@
 namespace tilepath::cpu {
 
 struct CpuDevice {
-  std::string name;          // "CPU: <model name from /proc/cpuinfo>"
+  std::string name;  // "CPU: <model name from /proc/cpuinfo>"
   int hardware_threads = 1;
   std::uint64_t memory_bytes = 0;  // MemTotal from /proc/meminfo
   std::uint64_t l2_bytes = 0;

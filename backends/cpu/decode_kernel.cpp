@@ -51,10 +51,10 @@ inline void stage(std::array<double, TP_STAGE_COUNT>& ns, Fn&& fn) {
 }
 
 struct StepBuffers {
-  std::vector<std::uint8_t> q8;        // [batch][q_heads][D] (fp8_qk)
-  std::vector<float> q_scale;          // [batch][q_heads]
-  std::vector<float> partial_out;      // [splits][batch][q_heads][D]
-  std::vector<float> partial_lse;      // [splits][batch][q_heads]
+  std::vector<std::uint8_t> q8;    // [batch][q_heads][D] (fp8_qk)
+  std::vector<float> q_scale;      // [batch][q_heads]
+  std::vector<float> partial_out;  // [splits][batch][q_heads][D]
+  std::vector<float> partial_lse;  // [splits][batch][q_heads]
 };
 
 struct WorkItem {
@@ -245,16 +245,26 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
 template <template <int> class Ablation>
 DecodeOutcome run_ablated(int stage_id, const DecodeLaunch& launch) {
   switch (stage_id) {
-    case TP_STAGE_K_LOAD: return run_decode_impl<Ablation<TP_STAGE_K_LOAD>, false>(launch);
-    case TP_STAGE_K_PREP: return run_decode_impl<Ablation<TP_STAGE_K_PREP>, false>(launch);
-    case TP_STAGE_QK: return run_decode_impl<Ablation<TP_STAGE_QK>, false>(launch);
-    case TP_STAGE_SOFTMAX: return run_decode_impl<Ablation<TP_STAGE_SOFTMAX>, false>(launch);
-    case TP_STAGE_V_LOAD: return run_decode_impl<Ablation<TP_STAGE_V_LOAD>, false>(launch);
-    case TP_STAGE_V_PREP: return run_decode_impl<Ablation<TP_STAGE_V_PREP>, false>(launch);
-    case TP_STAGE_PV: return run_decode_impl<Ablation<TP_STAGE_PV>, false>(launch);
-    case TP_STAGE_ACCUM: return run_decode_impl<Ablation<TP_STAGE_ACCUM>, false>(launch);
-    case TP_STAGE_Q_QUANT: return run_decode_impl<Ablation<TP_STAGE_Q_QUANT>, false>(launch);
-    case TP_STAGE_COMBINE: return run_decode_impl<Ablation<TP_STAGE_COMBINE>, false>(launch);
+    case TP_STAGE_K_LOAD:
+      return run_decode_impl<Ablation<TP_STAGE_K_LOAD>, false>(launch);
+    case TP_STAGE_K_PREP:
+      return run_decode_impl<Ablation<TP_STAGE_K_PREP>, false>(launch);
+    case TP_STAGE_QK:
+      return run_decode_impl<Ablation<TP_STAGE_QK>, false>(launch);
+    case TP_STAGE_SOFTMAX:
+      return run_decode_impl<Ablation<TP_STAGE_SOFTMAX>, false>(launch);
+    case TP_STAGE_V_LOAD:
+      return run_decode_impl<Ablation<TP_STAGE_V_LOAD>, false>(launch);
+    case TP_STAGE_V_PREP:
+      return run_decode_impl<Ablation<TP_STAGE_V_PREP>, false>(launch);
+    case TP_STAGE_PV:
+      return run_decode_impl<Ablation<TP_STAGE_PV>, false>(launch);
+    case TP_STAGE_ACCUM:
+      return run_decode_impl<Ablation<TP_STAGE_ACCUM>, false>(launch);
+    case TP_STAGE_Q_QUANT:
+      return run_decode_impl<Ablation<TP_STAGE_Q_QUANT>, false>(launch);
+    case TP_STAGE_COMBINE:
+      return run_decode_impl<Ablation<TP_STAGE_COMBINE>, false>(launch);
   }
   return run_decode_impl<NoAblation, false>(launch);
 }

@@ -22,20 +22,20 @@ struct DecodeLaunch {
   // Tokens per request; empty = problem->lengths. Shorter lengths (<= stored) let the
   // tile-interval measurement rerun the same cache at half context.
   std::vector<std::int32_t> lengths;
-  int splits = 1;                      // >= 1
-  int threads = 1;                     // >= 1
-  int removed_stage = kNoAblation;     // enum tp_stage compiled out of the kernel, or kNoAblation
-  int doubled_stage = kNoAblation;     // enum tp_stage run twice per tile/step (ignored with removed_stage)
-  bool stage_timers = false;           // time every named stage call (isolated costs)
+  int splits = 1;                             // >= 1
+  int threads = 1;                            // >= 1
+  int removed_stage = kNoAblation;            // enum tp_stage compiled out of the kernel, or kNoAblation
+  int doubled_stage = kNoAblation;            // enum tp_stage run twice per tile/step (ignored with removed_stage)
+  bool stage_timers = false;                  // time every named stage call (isolated costs)
   const numerics::RopeTable* rope = nullptr;  // required for a pre_rope op (the kernel's cos/sin cache)
   // Called on the launching thread between its work items; return true to cancel.
   std::function<bool(double fraction)> poll;
 };
 
 struct DecodeOutcome {
-  std::vector<float> out;                        // [batch][q_heads][head_dim], BF16-rounded
+  std::vector<float> out;  // [batch][q_heads][head_dim], BF16-rounded
   bool cancelled = false;
-  long long tiles = 0;                           // tiles processed over all work items
+  long long tiles = 0;  // tiles processed over all work items
   int work_items = 0;
   std::array<double, TP_STAGE_COUNT> stage_ns{};  // summed over threads (stage_timers only)
 };

@@ -70,7 +70,8 @@ std::string unsupported_reason(const OperatingPoint& op) {
   if (op.rope == RopeLayout::pre_rope && !(k_is_fp8(op.kv) && op.k_path == KPath::transform)) {
     // Only k_prep reconstructs K on the way to QK; BF16 K and fp8_qk consume the cache as stored.
     return "rope: pre_rope needs k_prep to rotate the reconstructed K (an FP8 K cache with k_path transform); "
-           "allowed for " + op.variant_label() + ": post_rope";
+           "allowed for " +
+           op.variant_label() + ": post_rope";
   }
   const long long kv_elements = op.total_tokens() * op.kv_heads * op.head_dim * 2;
   if (kv_elements > kMaxKvElements) {
@@ -219,7 +220,8 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
 int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
   if (out == nullptr) return TP_ERR_INVALID;
   if (!state().initialised) cpu_init(nullptr, 0);
-  if (device != 0) return finish(out, TP_ERR_INVALID, "device: " + std::to_string(device) + " does not exist; allowed: 0");
+  if (device != 0)
+    return finish(out, TP_ERR_INVALID, "device: " + std::to_string(device) + " does not exist; allowed: 0");
   if (c == nullptr) return finish(out, TP_ERR_INVALID, "case: NULL");
 
   OperatingPoint op;
@@ -229,7 +231,8 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   } catch (const std::exception& e) {
     return finish(out, TP_ERR_INVALID, e.what());
   }
-  if (const std::string reason = unsupported_reason(op); !reason.empty()) return finish(out, TP_ERR_UNSUPPORTED, reason);
+  if (const std::string reason = unsupported_reason(op); !reason.empty())
+    return finish(out, TP_ERR_UNSUPPORTED, reason);
 
   MeasureOptions measure;
   measure.threads = state().device.hardware_threads;
@@ -276,8 +279,9 @@ void cpu_release_result(tp_result* r) {
 }
 
 const tp_backend_api kApi = {
-    sizeof(tp_backend_api), TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR, "cpu", kPluginVersion, cpu_init, cpu_shutdown,
-    cpu_device_count, cpu_no_device_reason, cpu_device_info, cpu_supports, cpu_run_case, cpu_release_result,
+    sizeof(tp_backend_api), TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR,   "cpu",           kPluginVersion, cpu_init,
+    cpu_shutdown,           cpu_device_count,   cpu_no_device_reason, cpu_device_info, cpu_supports,   cpu_run_case,
+    cpu_release_result,
 };
 
 }  // namespace

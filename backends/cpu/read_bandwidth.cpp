@@ -57,7 +57,8 @@ double ReadBandwidthProbe::measure_gbps(int threads, int passes) {
   double best_seconds = 0;
   for (int pass = 0; pass < std::max(1, passes); ++pass) {
     const auto start = std::chrono::steady_clock::now();
-    for_each_chunk(words, workers, [&](std::size_t begin, std::size_t end) { sink += read_words(buffer_.get() + begin, end - begin); });
+    for_each_chunk(words, workers,
+                   [&](std::size_t begin, std::size_t end) { sink += read_words(buffer_.get() + begin, end - begin); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (pass == 0 || seconds < best_seconds) best_seconds = seconds;
   }

@@ -13,7 +13,9 @@ using numerics::DecodeProblem;
 
 namespace {
 
-inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+inline float bf16_bits_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
 
 inline float dot(const float* a, const float* b, int n) {
   float sum = 0;
@@ -49,7 +51,8 @@ inline float e4m3_value(std::uint32_t code) {
   const std::uint32_t sign = (code & 0x80u) << 24;
   const std::uint32_t magnitude = code & 0x7Fu;
   const std::uint32_t normal = (magnitude << 20) + (120u << 23);
-  const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(magnitude)) * 0x1p-9f);
+  const std::uint32_t subnormal =
+      std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(magnitude)) * 0x1p-9f);
   const std::uint32_t normal_mask = 0u - static_cast<std::uint32_t>(magnitude >= 8);  // all ones for normal codes
   return std::bit_cast<float>((normal & normal_mask) | (subnormal & ~normal_mask) | sign);
 }
@@ -83,7 +86,8 @@ VariantPlan make_variant_plan(const DecodeProblem& p, const numerics::RopeTable*
 bool e4m3_fast_decode_matches_table() {
   for (int code = 0; code < 256; ++code) {
     if ((code & 0x7F) == 0x7F) continue;
-    if (std::bit_cast<std::uint32_t>(e4m3_value(code)) != std::bit_cast<std::uint32_t>(e4m3_table()[code])) return false;
+    if (std::bit_cast<std::uint32_t>(e4m3_value(code)) != std::bit_cast<std::uint32_t>(e4m3_table()[code]))
+      return false;
   }
   return true;
 }
@@ -158,12 +162,21 @@ void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   for (int t = 0; t < tile.tokens; ++t) {
     const float* key;
     switch (plan.k) {
-      case KOperand::e4m3_transform: key = &s.k_tile[static_cast<std::size_t>(t) * D]; break;
-      case KOperand::bf16: decode_row_bf16(&s.k_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data()); key = s.row.data(); break;
-      case KOperand::e4m3_fp8_qk: decode_row_e4m3(&s.k_raw[static_cast<std::size_t>(t) * D], D, s.row.data()); key = s.row.data(); break;
+      case KOperand::e4m3_transform:
+        key = &s.k_tile[static_cast<std::size_t>(t) * D];
+        break;
+      case KOperand::bf16:
+        decode_row_bf16(&s.k_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data());
+        key = s.row.data();
+        break;
+      case KOperand::e4m3_fp8_qk:
+        decode_row_e4m3(&s.k_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+        key = s.row.data();
+        break;
     }
     for (int g = 0; g < G; ++g) {
-      s.scores[g * kTileTokens + t] = dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g] + s.score_bias[g];
+      s.scores[g * kTileTokens + t] =
+          dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g] + s.score_bias[g];
     }
   }
 }
@@ -215,7 +228,8 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     // P8 = e4m3(P * kPScale): the FP8 PV operand; the factor returns in accum's out_scale.
     for (int g = 0; g < G; ++g) {
       for (int t = 0; t < tile.tokens; ++t) {
-        s.p8[g * kTileTokens + t] = e4m3_value(numerics::inline_codec::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale));
+        s.p8[g * kTileTokens + t] =
+            e4m3_value(numerics::inline_codec::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale));
       }
     }
     weights = s.p8.data();
@@ -223,9 +237,17 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   for (int t = 0; t < tile.tokens; ++t) {
     const float* value;
     switch (plan.v) {
-      case VOperand::e4m3_convert: value = &s.v_tile[static_cast<std::size_t>(t) * D]; break;
-      case VOperand::bf16: decode_row_bf16(&s.v_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data()); value = s.row.data(); break;
-      case VOperand::e4m3_direct: decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data()); value = s.row.data(); break;
+      case VOperand::e4m3_convert:
+        value = &s.v_tile[static_cast<std::size_t>(t) * D];
+        break;
+      case VOperand::bf16:
+        decode_row_bf16(&s.v_raw[static_cast<std::size_t>(t) * D * 2], D, s.row.data());
+        value = s.row.data();
+        break;
+      case VOperand::e4m3_direct:
+        decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+        value = s.row.data();
+        break;
     }
     for (int g = 0; g < G; ++g) {
       const float weight = weights[g * kTileTokens + t];

@@ -36,7 +36,7 @@ enum class VOperand {
 struct VariantPlan {
   KOperand k = KOperand::bf16;
   VOperand v = VOperand::bf16;
-  bool staged_kv = false;      // separate_kv: K and V both prepared before the QK/PV pipeline
+  bool staged_kv = false;  // separate_kv: K and V both prepared before the QK/PV pipeline
   int head_dim = 0, group_size = 0, kv_heads = 0, page_size = 0, max_pages_per_seq = 0;
   float softmax_scale = 0;
   const numerics::DecodeProblem* problem = nullptr;
@@ -59,7 +59,7 @@ inline constexpr float kPScale = numerics::kE4M3Max;
 struct TileRef {
   const std::int32_t* page_row = nullptr;  // this request's page_table row
   int first_token = 0;
-  int tokens = 0;                          // 1..T
+  int tokens = 0;  // 1..T
   int kv_head = 0;
 };
 

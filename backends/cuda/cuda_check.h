@@ -24,9 +24,9 @@ class CudaCallError : public std::runtime_error {
 
 }  // namespace tilepath::cuda
 
-#define TP_CUDA_CHECK(call)                                                             \
-  do {                                                                                  \
-    const cudaError_t tp_cuda_status_ = (call);                                         \
-    if (tp_cuda_status_ != cudaSuccess)                                                 \
+#define TP_CUDA_CHECK(call)                                                              \
+  do {                                                                                   \
+    const cudaError_t tp_cuda_status_ = (call);                                          \
+    if (tp_cuda_status_ != cudaSuccess)                                                  \
       throw ::tilepath::cuda::CudaCallError(tp_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -121,8 +121,8 @@ numerics::DecodeProblem reference_problem_for_row(const HostDecodeCase& c, int b
     dst_pages.assign(std::size_t(pages) * P * D, 0);
     for (int i = 0; i < pages; ++i) {
       const int device_page = c.page_table[std::size_t(b) * c.max_pages_per_seq + i];
-      const std::size_t src_page = c.tiled ? std::size_t(device_page) % std::size_t(src.num_pages)
-                                           : std::size_t(device_page);
+      const std::size_t src_page =
+          c.tiled ? std::size_t(device_page) % std::size_t(src.num_pages) : std::size_t(device_page);
       for (std::size_t t = 0; t < P; ++t) {
         const std::size_t from = ((src_page * P + t) * op.kv_heads + kv_head) * D;
         std::copy_n(src_pages.begin() + from, D, dst_pages.begin() + (i * P + t) * D);
@@ -165,7 +165,8 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
     std::size_t filled = src_pages;
     while (filled < std::size_t(c.num_pages)) {
       const std::size_t n = std::min(filled, std::size_t(c.num_pages) - filled);
-      TP_CUDA_CHECK(cudaMemcpyAsync(base + filled * page_bytes, base, n * page_bytes, cudaMemcpyDeviceToDevice, stream));
+      TP_CUDA_CHECK(
+          cudaMemcpyAsync(base + filled * page_bytes, base, n * page_bytes, cudaMemcpyDeviceToDevice, stream));
       filled += n;
     }
   };
@@ -213,8 +214,7 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 
-void DeviceDecodeInputs::set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream,
-                                     DecodeArgs& args) {
+void DeviceDecodeInputs::set_lengths(const std::vector<std::int32_t>& lengths, cudaStream_t stream, DecodeArgs& args) {
   lengths_.upload(lengths, stream);
   args.split_tokens = split_tokens_for(*std::max_element(lengths.begin(), lengths.end()), args.splits);
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -226,7 +226,8 @@ void DeviceDecodeInputs::poison_output(cudaStream_t stream) {
 
 std::vector<std::uint16_t> DeviceDecodeInputs::download_output(cudaStream_t stream) {
   std::vector<std::uint16_t> out(out_elems_);
-  TP_CUDA_CHECK(cudaMemcpyAsync(out.data(), out_.get(), out_elems_ * sizeof(std::uint16_t), cudaMemcpyDeviceToHost, stream));
+  TP_CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), out_.get(), out_elems_ * sizeof(std::uint16_t), cudaMemcpyDeviceToHost, stream));
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
   return out;
 }

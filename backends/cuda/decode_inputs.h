@@ -25,8 +25,8 @@ namespace tilepath::cuda {
 struct HostDecodeCase {
   OperatingPoint op;
   bool tiled = false;
-  numerics::DecodeProblem source;     // the whole problem, or the pool when tiled
-  int num_pages = 0;                  // pages on the device
+  numerics::DecodeProblem source;  // the whole problem, or the pool when tiled
+  int num_pages = 0;               // pages on the device
   int max_pages_per_seq = 0;
   std::vector<std::int32_t> page_table;  // [batch][max_pages_per_seq] device page ids
   std::vector<std::int32_t> lengths;     // [batch]

@@ -29,26 +29,26 @@ struct Ablation {
 struct DecodeArgs {
   int batch = 0, q_heads = 0, kv_heads = 0, head_dim = 0, page_size = 0;
   int max_pages_per_seq = 0;
-  int kv_dtype = TP_KV_K8V8;       // enum tp_kv_dtype
-  int k_path = TP_KPATH_TRANSFORM; // enum tp_k_path
-  int mode = TP_MODE_FULL;         // enum tp_transform_mode
-  int splits = 1;                  // >= 1; 1 = no combine kernel
-  int split_tokens = 0;            // tokens per split, a multiple of 32: split_tokens_for(max length, splits)
-  int scale_per_head = 1;          // 0: k_scale[0]/v_scale[0] apply to all heads
-  float softmax_scale = 0;         // 1/sqrt(head_dim)
+  int kv_dtype = TP_KV_K8V8;        // enum tp_kv_dtype
+  int k_path = TP_KPATH_TRANSFORM;  // enum tp_k_path
+  int mode = TP_MODE_FULL;          // enum tp_transform_mode
+  int splits = 1;                   // >= 1; 1 = no combine kernel
+  int split_tokens = 0;             // tokens per split, a multiple of 32: split_tokens_for(max length, splits)
+  int scale_per_head = 1;           // 0: k_scale[0]/v_scale[0] apply to all heads
+  float softmax_scale = 0;          // 1/sqrt(head_dim)
 
-  const std::uint16_t* q = nullptr;      // [batch][q_heads][head_dim] BF16
-  const void* k_pages = nullptr;         // [num_pages][page_size][kv_heads][head_dim] BF16 or E4M3
-  const void* v_pages = nullptr;         // same layout
+  const std::uint16_t* q = nullptr;          // [batch][q_heads][head_dim] BF16
+  const void* k_pages = nullptr;             // [num_pages][page_size][kv_heads][head_dim] BF16 or E4M3
+  const void* v_pages = nullptr;             // same layout
   const std::int32_t* page_table = nullptr;  // [batch][max_pages_per_seq]
   const std::int32_t* lengths = nullptr;     // [batch] tokens
-  const float* k_scale = nullptr;        // [kv_heads] or [1]
+  const float* k_scale = nullptr;            // [kv_heads] or [1]
   const float* v_scale = nullptr;
-  std::uint16_t* out = nullptr;          // [batch][q_heads][head_dim] BF16, 4-byte aligned
+  std::uint16_t* out = nullptr;  // [batch][q_heads][head_dim] BF16, 4-byte aligned
 
   // workspaces (sized by decode_workspace_bytes)
-  float* partial_out = nullptr;          // [splits][batch][q_heads][head_dim], 8-byte aligned
-  float* partial_lse = nullptr;          // [splits][batch][q_heads]
+  float* partial_out = nullptr;  // [splits][batch][q_heads][head_dim], 8-byte aligned
+  float* partial_lse = nullptr;  // [splits][batch][q_heads]
 };
 
 // What was launched for the main kernel (for the case's metadata).
@@ -57,7 +57,7 @@ struct KernelInfo {
   const void* func = nullptr;  // for cudaFuncGetAttributes / occupancy
   dim3 grid, block;
   std::size_t smem_dynamic_bytes = 0;
-  int tile_tokens = 0;         // KV tokens per pipeline tile
+  int tile_tokens = 0;  // KV tokens per pipeline tile
 };
 
 // True if a kernel for this (dtype, path, mode, head_dim, ablation) is compiled in.
@@ -69,8 +69,7 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args);
 // Launch the whole step on stream: the main kernel (q_quant fused into its prologue for
 // fp8_qk), then combine (splits > 1).
 // Returns the first CUDA error (launch errors included). Fills *info when non-null.
-cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream,
-                          KernelInfo* info);
+cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info);
 
 // Tokens per split: split s covers [s·t, (s+1)·t) of every request (a shorter one
 // leaves its last splits empty). Known before any length is read, so the kernel's

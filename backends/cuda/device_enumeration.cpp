@@ -27,8 +27,8 @@ DeviceSurvey survey_devices() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    survey.no_device_reason = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + " (" +
-                              cudaGetErrorString(status) + ")";
+    survey.no_device_reason =
+        std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return survey;
   }

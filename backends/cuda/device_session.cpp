@@ -54,12 +54,11 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   // k_repr=prebias needs no kernel support: the exact bias adds q.b to every
   // score of a row and softmax cancels it, so the kernel runs on the residual
   // cache (the reference includes the bias and checks that).
-  if (op.rope != RopeLayout::post_rope)
-    return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
+  if (op.rope != RopeLayout::post_rope) return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
   const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))
-    return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) + " k_path=" +
-           std::string(to_string(op.k_path)) + " mode=" + std::string(to_string(op.mode)) +
+    return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) +
+           " k_path=" + std::string(to_string(op.k_path)) + " mode=" + std::string(to_string(op.mode)) +
            " head_dim=" + std::to_string(op.head_dim);
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
@@ -68,14 +67,14 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   }
   double pages = 0;
   for (int len : lengths_of(op)) pages += (len + op.page_size - 1) / op.page_size;
-  const double cache_bytes = pages * op.page_size * op.kv_heads * op.head_dim *
-                             ((k_is_fp8(op.kv) ? 1 : 2) + (v_is_fp8(op.kv) ? 1 : 2));
+  const double cache_bytes =
+      pages * op.page_size * op.kv_heads * op.head_dim * ((k_is_fp8(op.kv) ? 1 : 2) + (v_is_fp8(op.kv) ? 1 : 2));
   // Leave room for the flush buffer, the read-bandwidth buffer and workspaces.
   const double usable = double(prop.totalGlobalMem) - 6.0 * (1ull << 30);
   if (cache_bytes > usable) {
     char text[200];
-    std::snprintf(text, sizeof(text), "the KV cache needs %.1f GiB; device %d (%s) has %.1f GiB usable", cache_bytes / (1ull << 30),
-                  device, prop.name, usable / (1ull << 30));
+    std::snprintf(text, sizeof(text), "the KV cache needs %.1f GiB; device %d (%s) has %.1f GiB usable",
+                  cache_bytes / (1ull << 30), device, prop.name, usable / (1ull << 30));
     return text;
   }
   return {};
@@ -104,7 +103,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   const PhaseReporter report(options);
   if (std::string why = unsupported_reason(op, device_); !why.empty()) throw UnsupportedCase(why);
   TP_CUDA_CHECK(cudaSetDevice(device_));
-  const std::uint64_t seed = options.seed ? options.seed : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  const std::uint64_t seed =
+      options.seed ? options.seed : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   const int warmup = options.warmup > 0 ? options.warmup : 5;
   const int repeats = options.repeats > 0 ? options.repeats : 20;
   const bool cold = op.cache == CacheState::hbm_cold;
@@ -139,8 +139,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   report(0.3, "read bandwidth");
   const ReadBandwidth& bandwidth = read_bandwidth();
   if (cold) flusher_.prepare(device_, stream_);
-  const std::function<void()> flush = cold ? std::function<void()>([this] { flusher_.flush(stream_); })
-                                           : std::function<void()>();
+  const std::function<void()> flush =
+      cold ? std::function<void()>([this] { flusher_.flush(stream_); }) : std::function<void()>();
   nlohmann::json timings = nlohmann::json::object();
   // The case latency uses the requested warm-up (and at least kMinWarmupMs of device
   // work) and repeats; the ablation and short-context variants (differences, not
@@ -148,14 +148,14 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   // (at least 10) and at most 2 warm-ups to keep sweeps inside a lease.
   const auto time_variant = [&](const Ablation& ablation, const std::string& label) {
     const bool is_case_latency = label == "full";
-    const TimingStats stats = time_launches([&] { TP_CUDA_CHECK(launch_decode(args, ablation, stream_, nullptr)); },
-                                            flush, stream_, is_case_latency ? warmup : std::min(warmup, 2),
-                                            is_case_latency ? repeats : std::max(10, repeats / 2),
-                                            is_case_latency ? kMinWarmupMs : 0.0);
+    const TimingStats stats =
+        time_launches([&] { TP_CUDA_CHECK(launch_decode(args, ablation, stream_, nullptr)); }, flush, stream_,
+                      is_case_latency ? warmup : std::min(warmup, 2),
+                      is_case_latency ? repeats : std::max(10, repeats / 2), is_case_latency ? kMinWarmupMs : 0.0);
     // Every sample of the case latency; the summary only for the other variants
     // (keeps the bundled database small).
-    timings[label] = {{"median_us", stats.median_us}, {"min_us", stats.min_us}, {"max_us", stats.max_us},
-                      {"repeats", stats.repeats}};
+    timings[label] = {
+        {"median_us", stats.median_us}, {"min_us", stats.min_us}, {"max_us", stats.max_us}, {"repeats", stats.repeats}};
     if (is_case_latency) timings[label]["samples_us"] = stats.samples_us;
     return stats;
   };
@@ -170,8 +170,10 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     const TimingStats stream = time_stream_read(stream_buffer_, std::size_t(op.bytes_moved()), device_, stream_, flush,
                                                 std::min(warmup, 2), repeats, 0.0);
     stream_same_bytes_us = stream.median_us;
-    timings["stream_same_bytes"] = {{"median_us", stream.median_us}, {"min_us", stream.min_us},
-                                    {"max_us", stream.max_us}, {"repeats", stream.repeats}};
+    timings["stream_same_bytes"] = {{"median_us", stream.median_us},
+                                    {"min_us", stream.min_us},
+                                    {"max_us", stream.max_us},
+                                    {"repeats", stream.repeats}};
   }
 
   AblationLatencies latencies;
@@ -191,7 +193,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       report(0.45, "tile interval (short context)");
       inputs_.set_lengths(std::vector<std::int32_t>(short_lengths.begin(), short_lengths.end()), stream_, args);
       latencies.full_short_us = time_variant(Ablation{}, "full_short_context").median_us;
-      if (want_costs && has_load_only) latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
+      if (want_costs && has_load_only)
+        latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
       inputs_.set_lengths(host.lengths, stream_, args);
     }
   }
@@ -251,8 +254,9 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     std::snprintf(message, sizeof(message), "ok: %s; rel_l2 %.3g <= %.3g", check.what_was_checked.c_str(), check.rel_l2,
                   check.tolerance);
   } else {
-    std::snprintf(message, sizeof(message), "wrong result: rel_l2 %.3g (tolerance %.3g), %lld unwritten elements, %s; %s",
-                  check.rel_l2, check.tolerance, check.unwritten, check.all_finite ? "all finite" : "NON-FINITE values",
+    std::snprintf(message, sizeof(message),
+                  "wrong result: rel_l2 %.3g (tolerance %.3g), %lld unwritten elements, %s; %s", check.rel_l2,
+                  check.tolerance, check.unwritten, check.all_finite ? "all finite" : "NON-FINITE values",
                   check.what_was_checked.c_str());
   }
   copy_string(out.message, sizeof(out.message), message);
@@ -293,24 +297,25 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
                                  {"block", {meta.block.x, meta.block.y, meta.block.z}},
                                  {"splits", args.splits},
                                  {"tile_tokens", meta.tile_tokens}};
-  const nlohmann::json samples = {{"seed", std::to_string(seed)},
-                                  {"cache", std::string(to_string(op.cache))},
-                                  {"warmup", warmup},
-                                  {"repeats", repeats},
-                                  {"l2_flush", cold ? "read of " + std::to_string(flusher_.bytes()) + " bytes before each launch"
-                                                    : "none (repeated launches on the same buffers)"},
-                                  {"read_bandwidth",
-                                   {{"gbps", bandwidth.gbps},
-                                    {"bytes", bandwidth.bytes},
-                                    {"median_us", bandwidth.median_us},
-                                    {"min_us", bandwidth.min_us},
-                                    {"max_us", bandwidth.max_us}}},
-                                  {"geometry",
-                                   {{"tiles_per_cta", geometry.tiles},
-                                    {"tiles_per_cta_short_context", geometry.tiles_short},
-                                    {"waves", geometry.waves}}},
-                                  {"correctness", check.what_was_checked},
-                                  {"timings", timings}};
+  const nlohmann::json samples = {
+      {"seed", std::to_string(seed)},
+      {"cache", std::string(to_string(op.cache))},
+      {"warmup", warmup},
+      {"repeats", repeats},
+      {"l2_flush", cold ? "read of " + std::to_string(flusher_.bytes()) + " bytes before each launch"
+                        : "none (repeated launches on the same buffers)"},
+      {"read_bandwidth",
+       {{"gbps", bandwidth.gbps},
+        {"bytes", bandwidth.bytes},
+        {"median_us", bandwidth.median_us},
+        {"min_us", bandwidth.min_us},
+        {"max_us", bandwidth.max_us}}},
+      {"geometry",
+       {{"tiles_per_cta", geometry.tiles},
+        {"tiles_per_cta_short_context", geometry.tiles_short},
+        {"waves", geometry.waves}}},
+      {"correctness", check.what_was_checked},
+      {"timings", timings}};
   payload.add_artifact("kernel.json", "application/json", kernel.dump(2));
   payload.add_artifact("samples.json", "application/json", samples.dump());
 }

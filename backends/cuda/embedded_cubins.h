@@ -28,9 +28,9 @@ struct EmbeddedCubin {
 };
 
 struct CubinScan {
-  std::string file;                    // the host binary that was read
+  std::string file;  // the host binary that was read
   std::vector<EmbeddedCubin> cubins;
-  std::string error;                   // "" on success; else why nothing was found
+  std::string error;  // "" on success; else why nothing was found
 };
 
 // Scan an ELF host binary (executable or shared object).

@@ -25,8 +25,8 @@ KernelMetadata describe_kernel(const KernelInfo& info, int device) {
   meta.local_bytes_per_thread = int(attr.localSizeBytes);
 
   const int threads = int(info.block.x * info.block.y * info.block.z);
-  TP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&meta.blocks_per_sm, info.func, threads,
-                                                              info.smem_dynamic_bytes));
+  TP_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&meta.blocks_per_sm, info.func, threads, info.smem_dynamic_bytes));
   int max_threads_per_sm = 0, sm_count = 0;
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
@@ -45,9 +45,9 @@ KernelMetadata describe_kernel(const KernelInfo& info, int device) {
   } else if (const EmbeddedCubin* cubin = find_cubin_defining(scan, meta.mangled_name)) {
     meta.cubin_sha256 = cubin->sha256;
     meta.cubin_bytes = cubin->size_bytes;
-    meta.cubin_note = cubin->compressed ? "cubin is compressed in the fatbin; not hashed"
-                                        : "sha256 of the sm_" + std::to_string(cubin->sm) +
-                                              " ELF in .nv_fatbin of " + scan.file;
+    meta.cubin_note = cubin->compressed
+                          ? "cubin is compressed in the fatbin; not hashed"
+                          : "sha256 of the sm_" + std::to_string(cubin->sm) + " ELF in .nv_fatbin of " + scan.file;
   } else {
     meta.cubin_note = "no embedded cubin defines " + meta.mangled_name;
   }

@@ -9,18 +9,18 @@
 namespace tilepath::cuda {
 
 struct KernelMetadata {
-  std::string name;             // KernelInfo::name (human-readable variant name)
-  std::string mangled_name;     // cudaFuncGetName
-  std::string cubin_sha256;     // "" when the cubin could not be identified (see cubin_note)
-  std::string cubin_note;       // how it was identified, or why not
+  std::string name;          // KernelInfo::name (human-readable variant name)
+  std::string mangled_name;  // cudaFuncGetName
+  std::string cubin_sha256;  // "" when the cubin could not be identified (see cubin_note)
+  std::string cubin_note;    // how it was identified, or why not
   std::size_t cubin_bytes = 0;
   int regs_per_thread = -1;
   int smem_static_bytes = -1;
   int smem_dynamic_bytes = -1;
-  int local_bytes_per_thread = -1;  // spills / stack
-  int blocks_per_sm = 0;            // cudaOccupancyMaxActiveBlocksPerMultiprocessor
-  double occupancy_theoretical = 0; // active warps / max warps per SM
-  int waves = 0;                    // ceil(CTAs / (blocks_per_sm x SMs))
+  int local_bytes_per_thread = -1;   // spills / stack
+  int blocks_per_sm = 0;             // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  double occupancy_theoretical = 0;  // active warps / max warps per SM
+  int waves = 0;                     // ceil(CTAs / (blocks_per_sm x SMs))
   dim3 grid, block;
   int tile_tokens = 0;
 };

@@ -19,14 +19,14 @@ OutputCheck check_output(const HostDecodeCase& c, const std::vector<std::uint16_
 
   std::vector<float> out;
   std::vector<double> ref;
-  const bool check_all =
-      !c.tiled && double(op.total_tokens()) * op.q_heads * op.head_dim <= kFullCheckMaxWork;
+  const bool check_all = !c.tiled && double(op.total_tokens()) * op.q_heads * op.head_dim <= kFullCheckMaxWork;
   if (check_all) {
     out.resize(out_bf16.size());
     std::transform(out_bf16.begin(), out_bf16.end(), out.begin(), numerics::bf16_to_float);
     ref = numerics::reference_decode(c.source);
     check.rows_checked = check.rows_total;
-    check.what_was_checked = "all " + std::to_string(check.rows_total) + " (request, kv-head) rows vs float64 reference";
+    check.what_was_checked =
+        "all " + std::to_string(check.rows_total) + " (request, kv-head) rows vs float64 reference";
   } else {
     std::mt19937_64 rng(seed ^ 0xC0FFEEull);
     std::uniform_int_distribution<int> pick_head(0, op.kv_heads - 1);
@@ -52,7 +52,8 @@ OutputCheck check_output(const HostDecodeCase& c, const std::vector<std::uint16_
       check.what_was_checked += " (" + std::to_string(b) + "," + std::to_string(h) + ")";
     }
     check.rows_checked = int(rows.size());
-    check.what_was_checked += " of " + std::to_string(check.rows_total) + (c.tiled ? " (cache tiled from a random pool)" : "");
+    check.what_was_checked +=
+        " of " + std::to_string(check.rows_total) + (c.tiled ? " (cache tiled from a random pool)" : "");
   }
   const numerics::ErrorStats stats = numerics::compare(out, ref);
   check.rel_l2 = stats.rel_l2;

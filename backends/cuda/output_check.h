@@ -11,10 +11,10 @@ namespace tilepath::cuda {
 
 struct OutputCheck {
   double rel_l2 = 0, max_abs = 0, tolerance = 0;
-  long long unwritten = 0;     // elements still holding the 0xFFFF poison
+  long long unwritten = 0;  // elements still holding the 0xFFFF poison
   bool all_finite = true;
-  bool passed = false;         // every element written, finite, rel_l2 <= tolerance
-  int rows_checked = 0;        // (request, kv-head) rows compared with the reference
+  bool passed = false;   // every element written, finite, rel_l2 <= tolerance
+  int rows_checked = 0;  // (request, kv-head) rows compared with the reference
   int rows_total = 0;
   std::string what_was_checked;  // one line for the case message
 };

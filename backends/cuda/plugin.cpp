@@ -3,8 +3,8 @@
 // nothing crosses it: CUDA failures become TP_ERR_RUNTIME with the call,
 // file:line and the CUDA error string.
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>

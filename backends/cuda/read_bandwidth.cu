@@ -20,13 +20,15 @@ constexpr int kLoadsInFlight = 4;  // independent 16-byte loads issued before th
 // loads for the L2 flush, whose purpose is to leave L2 full of unrelated lines.
 template <bool kStreaming>
 __device__ __forceinline__ uint4 load16(const uint4* p) {
-  if constexpr (kStreaming) return __ldcs(p);
-  else return *p;
+  if constexpr (kStreaming)
+    return __ldcs(p);
+  else
+    return *p;
 }
 
 template <bool kStreaming>
-__global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* __restrict__ data, std::size_t count,
-                                                               unsigned* __restrict__ sink) {
+__global__ void __launch_bounds__(kThreads)
+    stream_read_kernel(const uint4* __restrict__ data, std::size_t count, unsigned* __restrict__ sink) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint4 acc = make_uint4(0, 0, 0, 0);
@@ -69,8 +71,7 @@ cudaError_t launch_flush_read(const void* buffer, std::size_t bytes, unsigned* s
   return cudaGetLastError();
 }
 
-ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, DeviceBuffer& buffer, int warmup,
-                                     int repeats) {
+ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, DeviceBuffer& buffer, int warmup, int repeats) {
   int l2_bytes = 0;
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   ReadBandwidth result;
@@ -89,8 +90,7 @@ ReadBandwidth measure_read_bandwidth(int device, cudaStream_t stream, DeviceBuff
 }
 
 TimingStats time_stream_read(const DeviceBuffer& buffer, std::size_t bytes, int device, cudaStream_t stream,
-                             const std::function<void()>& before_each, int warmup, int repeats,
-                             double min_warmup_ms) {
+                             const std::function<void()>& before_each, int warmup, int repeats, double min_warmup_ms) {
   int sm_count = 0;
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
   bytes = std::min(bytes, buffer.capacity()) & ~std::size_t(15);

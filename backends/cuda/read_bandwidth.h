@@ -13,7 +13,7 @@
 namespace tilepath::cuda {
 
 struct ReadBandwidth {
-  double gbps = 0;          // bytes / median time
+  double gbps = 0;  // bytes / median time
   double median_us = 0, min_us = 0, max_us = 0;
   std::size_t bytes = 0;
   int repeats = 0;
@@ -35,7 +35,6 @@ TimingStats time_stream_read(const DeviceBuffer& buffer, std::size_t bytes, int 
 cudaError_t launch_stream_read(const void* buffer, std::size_t bytes, unsigned* sink, int sm_count,
                                cudaStream_t stream);
 // The same kernel with ordinary (cache-allocating) loads; used by L2Flusher.
-cudaError_t launch_flush_read(const void* buffer, std::size_t bytes, unsigned* sink, int sm_count,
-                              cudaStream_t stream);
+cudaError_t launch_flush_read(const void* buffer, std::size_t bytes, unsigned* sink, int sm_count, cudaStream_t stream);
 
 }  // namespace tilepath::cuda

@@ -25,8 +25,7 @@ double tile_interval_us(const AblationLatencies& a, const TileGeometry& g) {
   return (a.full_us - a.full_short_us) / (double(g.waves) * delta_tiles);
 }
 
-void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share,
-                        StageCostArray& out) {
+void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share, StageCostArray& out) {
   const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
     if (std::isfinite(a.removed_us[s])) out[TP_COST_REMOVED][s] = (a.full_us - a.removed_us[s]) / per_tile;

@@ -16,8 +16,8 @@
 namespace tilepath::cuda {
 
 struct TileGeometry {
-  int tiles = 0;         // tiles per CTA at the case's context
-  int tiles_short = 0;   // tiles per CTA at the shorter context of the slope
+  int tiles = 0;        // tiles per CTA at the case's context
+  int tiles_short = 0;  // tiles per CTA at the shorter context of the slope
   int waves = 1;
 };
 
@@ -28,7 +28,7 @@ std::vector<int> shortened_lengths(const std::vector<int>& lengths);
 
 struct AblationLatencies {
   double full_us = NAN;
-  double full_short_us = NAN;                 // full kernel at the short context
+  double full_short_us = NAN;                     // full kernel at the short context
   std::array<double, TP_STAGE_COUNT> removed_us;  // NaN = not measured
   std::array<double, TP_STAGE_COUNT> twice_us;
   double load_only_us = NAN, load_only_short_us = NAN;
@@ -46,7 +46,6 @@ double tile_interval_us(const AblationLatencies& a, const TileGeometry& g);
 // Fills removed (full - removed), doubled (twice - full) and isolated loads
 // (load-only slope, split between k_load and v_load by their byte shares
 // k_bytes/(k_bytes+v_bytes)). Entries that were not measured stay untouched.
-void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share,
-                        StageCostArray& out);
+void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share, StageCostArray& out);
 
 }  // namespace tilepath::cuda

@@ -23,9 +23,9 @@ constexpr std::uint64_t kStreamPagePermutation = 3;
 // Per-channel statistics of one request's K (for the bias and the residual amax)
 // and per-head |V| maxima. Reduced in request order so results never depend on threads.
 struct RequestStats {
-  std::vector<double> k_sum;              // [kv_heads][head_dim]
-  std::vector<float> k_min, k_max;        // [kv_heads][head_dim]
-  std::vector<float> v_amax;              // [kv_heads]
+  std::vector<double> k_sum;        // [kv_heads][head_dim]
+  std::vector<float> k_min, k_max;  // [kv_heads][head_dim]
+  std::vector<float> v_amax;        // [kv_heads]
 };
 
 RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& keys, const std::vector<float>& values) {
@@ -59,9 +59,12 @@ float scale_from_amax(float amax) { return amax > 0.0f ? amax / kE4M3Max : 1.0f;
 
 std::string_view to_string(KeyDistribution d) {
   switch (d) {
-    case KeyDistribution::gaussian: return "gaussian";
-    case KeyDistribution::heavy_tailed: return "heavy_tailed";
-    case KeyDistribution::qwen_bias: return "qwen_bias";
+    case KeyDistribution::gaussian:
+      return "gaussian";
+    case KeyDistribution::heavy_tailed:
+      return "heavy_tailed";
+    case KeyDistribution::qwen_bias:
+      return "qwen_bias";
   }
   return "?";
 }
@@ -98,7 +101,8 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   std::shuffle(pool.begin(), pool.end(), page_rng);
   p.page_table.assign(static_cast<std::size_t>(op.batch) * p.max_pages_per_seq, 0);
   for (int b = 0, next = 0; b < op.batch; ++b) {
-    for (int i = 0; i < pages_of[b]; ++i) p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + i] = pool[next++];
+    for (int i = 0; i < pages_of[b]; ++i)
+      p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + i] = pool[next++];
   }
 
   const bool k8 = k_is_fp8(op.kv), v8 = v_is_fp8(op.kv);
@@ -177,7 +181,8 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
         const int group = per_head ? h : 0;
         const float k_scale = p.k_scale[group], v_scale = p.v_scale[group];
         for (int i = h * op.head_dim; i < (h + 1) * op.head_dim; ++i) {
-          if (k8) p.k8[offset + i] = codec::float_to_e4m3((codec::bf16_to_float(k_pending[offset + i]) - bias[i]) / k_scale);
+          if (k8)
+            p.k8[offset + i] = codec::float_to_e4m3((codec::bf16_to_float(k_pending[offset + i]) - bias[i]) / k_scale);
           if (v8) p.v8[offset + i] = codec::float_to_e4m3(codec::bf16_to_float(v_pending[offset + i]) / v_scale);
         }
       }

@@ -41,15 +41,15 @@ struct DecodeProblem {
   int num_pages = 0;
   int max_pages_per_seq = 0;
   std::vector<std::uint16_t> q;
-  std::vector<std::uint16_t> k16, v16;   // used when K/V are BF16
-  std::vector<std::uint8_t> k8, v8;      // used when K/V are E4M3
+  std::vector<std::uint16_t> k16, v16;  // used when K/V are BF16
+  std::vector<std::uint8_t> k8, v8;     // used when K/V are E4M3
   std::vector<std::int32_t> page_table;
   std::vector<std::int32_t> lengths;
   std::vector<float> k_scale, v_scale;
   std::vector<float> k_bias;
-  float softmax_scale = 0;               // 1/sqrt(head_dim)
+  float softmax_scale = 0;  // 1/sqrt(head_dim)
 
-  std::size_t k_page_elems() const;      // elements per page (page_size*kv_heads*head_dim)
+  std::size_t k_page_elems() const;  // elements per page (page_size*kv_heads*head_dim)
 };
 
 // Fresh random problem (seeded). The stored K/V are quantized from float
@@ -79,7 +79,7 @@ std::vector<double> reference_decode_original(const OperatingPoint& op, std::uin
                                               KeyDistribution dist = KeyDistribution::gaussian);
 
 struct ErrorStats {
-  double rel_l2 = 0;   // ||out-ref|| / ||ref||
+  double rel_l2 = 0;  // ||out-ref|| / ||ref||
   double max_abs = 0;
   bool all_finite = true;
 };

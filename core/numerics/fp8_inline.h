@@ -32,7 +32,7 @@ inline std::uint8_t encode_e4m3_magnitude(float magnitude) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(magnitude);
   const int exponent = static_cast<int>(bits >> 23) - 127;  // in [-6, 8]
   const std::uint32_t mantissa = bits & 0x7FFFFFu;
-  std::uint32_t kept = mantissa >> 20;                       // top 3 of 23 mantissa bits
+  std::uint32_t kept = mantissa >> 20;  // top 3 of 23 mantissa bits
   const std::uint32_t dropped = mantissa & 0xFFFFFu;
   constexpr std::uint32_t half = 0x80000u;
   if (dropped > half || (dropped == half && (kept & 1u))) ++kept;  // a carry bumps the exponent

@@ -19,11 +19,26 @@ struct NpyDescriptor {
 
 template <class T>
 NpyDescriptor npy_type();
-template <> NpyDescriptor npy_type<std::uint8_t>() { return {"|u1", 1}; }
-template <> NpyDescriptor npy_type<std::uint16_t>() { return {"<u2", 2}; }
-template <> NpyDescriptor npy_type<std::int32_t>() { return {"<i4", 4}; }
-template <> NpyDescriptor npy_type<float>() { return {"<f4", 4}; }
-template <> NpyDescriptor npy_type<double>() { return {"<f8", 8}; }
+template <>
+NpyDescriptor npy_type<std::uint8_t>() {
+  return {"|u1", 1};
+}
+template <>
+NpyDescriptor npy_type<std::uint16_t>() {
+  return {"<u2", 2};
+}
+template <>
+NpyDescriptor npy_type<std::int32_t>() {
+  return {"<i4", 4};
+}
+template <>
+NpyDescriptor npy_type<float>() {
+  return {"<f4", 4};
+}
+template <>
+NpyDescriptor npy_type<double>() {
+  return {"<f8", 8};
+}
 
 class ManifestWriter {
  public:
@@ -57,10 +72,14 @@ void save_problem_npy(const DecodeProblem& p, const std::vector<float>& out, con
 
   ManifestWriter m(dir);
   m.add("q", p.q, qo_shape, "query, BF16 bits [batch][q_heads][head_dim]");
-  if (!p.k8.empty()) m.add("k_pages", p.k8, cache_shape, "key cache, E4M3 bytes [page][slot][kv_head][dim]; K = k_bias + k_scale*e4m3");
-  else m.add("k_pages", p.k16, cache_shape, "key cache, BF16 bits [page][slot][kv_head][dim]");
-  if (!p.v8.empty()) m.add("v_pages", p.v8, cache_shape, "value cache, E4M3 bytes [page][slot][kv_head][dim]; V = v_scale*e4m3");
-  else m.add("v_pages", p.v16, cache_shape, "value cache, BF16 bits [page][slot][kv_head][dim]");
+  if (!p.k8.empty())
+    m.add("k_pages", p.k8, cache_shape, "key cache, E4M3 bytes [page][slot][kv_head][dim]; K = k_bias + k_scale*e4m3");
+  else
+    m.add("k_pages", p.k16, cache_shape, "key cache, BF16 bits [page][slot][kv_head][dim]");
+  if (!p.v8.empty())
+    m.add("v_pages", p.v8, cache_shape, "value cache, E4M3 bytes [page][slot][kv_head][dim]; V = v_scale*e4m3");
+  else
+    m.add("v_pages", p.v16, cache_shape, "value cache, BF16 bits [page][slot][kv_head][dim]");
   m.add("page_table", p.page_table, {B, static_cast<std::size_t>(p.max_pages_per_seq)},
         "page id of each request's i-th page (token t in page t/page_size, slot t%page_size); unused entries 0");
   m.add("lengths", p.lengths, {B}, "tokens per request");

@@ -83,9 +83,11 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
   const auto& e4m3 = e4m3_values();
   // A pre-RoPE cache stores unrotated keys: rotate each reconstructed key at its position.
   const bool rotate_keys = op.rope == RopeLayout::pre_rope;
-  const RopeTable rope = rotate_keys ? RopeTable::build(*std::max_element(p.lengths.begin(), p.lengths.end()), D) : RopeTable{};
+  const RopeTable rope =
+      rotate_keys ? RopeTable::build(*std::max_element(p.lengths.begin(), p.lengths.end()), D) : RopeTable{};
   for (int b : requests) {
-    if (b < 0 || b >= op.batch) throw std::out_of_range("reference_decode: request " + std::to_string(b) + " out of range");
+    if (b < 0 || b >= op.batch)
+      throw std::out_of_range("reference_decode: request " + std::to_string(b) + " out of range");
   }
   std::vector<double> out(requests.size() * op.q_heads * D);
 

@@ -41,8 +41,8 @@ double ceil_div(double a, double b) { return std::ceil(a / b); }
 double or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
 struct Variant {
-  bool k_prep = false;  // FP8 K converted to a 16-bit operand on chip (transform path)
-  bool v_prep = false;  // FP8 V converted to a 16-bit operand on chip (all modes but k_only)
+  bool k_prep = false;   // FP8 K converted to a 16-bit operand on chip (transform path)
+  bool v_prep = false;   // FP8 V converted to a 16-bit operand on chip (all modes but k_only)
   bool q_quant = false;  // fp8_qk: Q quantized to E4M3 once per step
   bool p_quant = false;  // k_only: P quantized to E4M3 so PV can consume FP8 V
   std::string qk_path, pv_path;
@@ -150,8 +150,9 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   if (e.smem_bytes_per_cta > gpu.smem_per_sm_bytes) {
     e.supported = false;
     e.why_unsupported = gpu.id + ": the modelled CTA needs " + std::to_string(e.smem_bytes_per_cta / 1024) +
-                        " KB of shared memory, more than the " + std::to_string(static_cast<int>(gpu.smem_per_sm_bytes / 1024)) +
-                        " KB per SM (head_dim " + std::to_string(D) + ")";
+                        " KB of shared memory, more than the " +
+                        std::to_string(static_cast<int>(gpu.smem_per_sm_bytes / 1024)) + " KB per SM (head_dim " +
+                        std::to_string(D) + ")";
     return e;
   }
   // A producer warpgroup and a consumer warpgroup, plus transform warps for separate_kv.
@@ -160,8 +161,8 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   // ---- grid and residency ----
   e.splits = auto_splits(op, gpu, T);
   e.ctas = op.batch * op.kv_heads * e.splits;
-  const int slots_per_sm = std::max(1, std::min(static_cast<int>(gpu.smem_per_sm_bytes / e.smem_bytes_per_cta),
-                                                kMaxThreadsPerSm / e.block_threads));
+  const int slots_per_sm = std::max(
+      1, std::min(static_cast<int>(gpu.smem_per_sm_bytes / e.smem_bytes_per_cta), kMaxThreadsPerSm / e.block_threads));
   e.ctas_per_sm = std::min(slots_per_sm, static_cast<int>(ceil_div(e.ctas, gpu.sm_count)));
   e.concurrent_ctas = std::min(e.ctas, gpu.sm_count * e.ctas_per_sm);
 
@@ -177,7 +178,8 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   }
   // One resident CTA slot walks its own tiles and those of later waves; the
   // longest CTA bounds it from below.
-  e.tiles_walked = std::max(static_cast<double>(e.tiles_per_cta), static_cast<double>(total_cta_tiles) / e.concurrent_ctas);
+  e.tiles_walked =
+      std::max(static_cast<double>(e.tiles_per_cta), static_cast<double>(total_cta_tiles) / e.concurrent_ctas);
 
   // ---- memory: the read bandwidth shared by all CTAs resident at once ----
   const double kv_bytes = static_cast<double>(op.total_tokens()) * op.kv_heads * D * (k_bytes + v_bytes);
@@ -209,11 +211,11 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   }
   c[Stage::qk] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.qk_path);  // S = Q·Kᵀ
   c[Stage::softmax] = scores / exp_per_us + scores * kSoftmaxFp32OpsPerScore / fp32_per_us + kSoftmaxFixedUs;
-  if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;  // P -> E4M3 for the FP8 PV
+  if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;                                  // P -> E4M3 for the FP8 PV
   if (v.q_quant && op.k_repr == KRepr::prebias) c[Stage::softmax] += scores / fp32_per_us;  // + q·b_k
   if (v.v_prep) c[Stage::v_prep] = T * D / cvt_per_us;
   c[Stage::pv] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.pv_path);  // O += P·V
-  c[Stage::accum] = static_cast<double>(m_rows) * D / fp32_per_us;       // O *= exp(m_old - m_new)
+  c[Stage::accum] = static_cast<double>(m_rows) * D / fp32_per_us;      // O *= exp(m_old - m_new)
 
   // ---- once per step ----
   if (v.q_quant) {
@@ -247,7 +249,8 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
                  transfer_us(other_bytes, e.read_bandwidth_gbps) + e.launch_overhead_us;
 
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d, %d-stage ring%s; %.1f tiles walked",
+  std::snprintf(buf, sizeof(buf),
+                "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d, %d-stage ring%s; %.1f tiles walked",
                 e.ii_us, std::string(to_string(e.limiting_stage)).c_str(), e.ctas, e.concurrent_ctas, e.ctas_per_sm,
                 e.splits, depth, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
   e.notes = buf;

@@ -49,13 +49,15 @@ Quantity read_quantity(const json& parent, const std::string& key, const std::st
   if (!(value > 0 || (allow_zero && value == 0))) {
     fail(file, path + ".value", "must be " + std::string(allow_zero ? ">= 0" : "> 0") + ", got " + q["value"].dump());
   }
-  if (!q.contains("unit") || !q["unit"].is_string()) fail(file, path + ".unit", "missing; allowed: " + join(units, "|"));
+  if (!q.contains("unit") || !q["unit"].is_string())
+    fail(file, path + ".unit", "missing; allowed: " + join(units, "|"));
   const std::string unit = q["unit"].get<std::string>();
   if (std::find(units.begin(), units.end(), unit) == units.end()) {
     fail(file, path + ".unit", "'" + unit + "' is not allowed; allowed: " + join(units, "|"));
   }
   if (!q.contains("source") || !q["source"].is_string() || q["source"].get<std::string>().empty()) {
-    fail(file, path + ".source", "missing; name the datasheet/whitepaper and URL, the measurement, or say 'estimate: how derived'");
+    fail(file, path + ".source",
+         "missing; name the datasheet/whitepaper and URL, the measurement, or say 'estimate: how derived'");
   }
   gpu.sources[path] = q["source"].get<std::string>();
   return {value, unit};
@@ -79,17 +81,20 @@ void read_matrix_paths(const json& j, GpuModel& gpu) {
     if (!p.is_object()) fail(file, path, "must be an object {\"supported\", \"dense_tflops\", \"note\"}");
     MatrixPath mp;
     mp.name = name;
-    if (!p.contains("supported") || !p["supported"].is_boolean()) fail(file, path + ".supported", "missing or not true/false");
+    if (!p.contains("supported") || !p["supported"].is_boolean())
+      fail(file, path + ".supported", "missing or not true/false");
     mp.supported = p["supported"].get<bool>();
     // An unsupported path has no rate (0); a supported one must have one.
     mp.dense_tflops = read_quantity(p, "dense_tflops", path + ".dense_tflops", {"TFLOP/s"}, !mp.supported, gpu).value;
-    if (!p.contains("note") || !p["note"].is_string()) fail(file, path + ".note", "missing (a string; say why when unsupported)");
+    if (!p.contains("note") || !p["note"].is_string())
+      fail(file, path + ".note", "missing (a string; say why when unsupported)");
     mp.note = p["note"].get<std::string>();
     if (!mp.supported && mp.note.empty()) fail(file, path + ".note", "an unsupported path must say why");
     gpu.matrix_paths.push_back(mp);
   }
   for (const auto& required : kRequiredPaths) {
-    if (gpu.path(required) == nullptr) fail(file, "matrix_paths." + required, "missing; required keys: " + join(kRequiredPaths, ", "));
+    if (gpu.path(required) == nullptr)
+      fail(file, "matrix_paths." + required, "missing; required keys: " + join(kRequiredPaths, ", "));
   }
 }
 
@@ -171,8 +176,8 @@ std::string models_dir() {
   for (const fs::path& base : {this_binary_dir(), executable_dir()}) {
     if (base.empty()) continue;
     // <bin>/../share (executables) and <lib>/tilepath/../../share (installed plugins).
-    for (const fs::path& candidate : {base / ".." / "share" / "tilepath" / "models",
-                                      base / ".." / ".." / "share" / "tilepath" / "models"}) {
+    for (const fs::path& candidate :
+         {base / ".." / "share" / "tilepath" / "models", base / ".." / ".." / "share" / "tilepath" / "models"}) {
       if (is_models_dir(candidate)) return fs::weakly_canonical(candidate).string();
       tried.push_back(candidate);
     }

@@ -11,20 +11,20 @@
 namespace tilepath::perf {
 
 struct MatrixPath {
-  std::string name;       // "bf16_bf16", "e4m3_e4m3", "bf16_e4m3" (mixed) ...
+  std::string name;  // "bf16_bf16", "e4m3_e4m3", "bf16_e4m3" (mixed) ...
   bool supported = false;
   double dense_tflops = 0;  // whole chip
-  std::string note;       // e.g. "no BF16xE4M3 MMA on Hopper"
+  std::string note;         // e.g. "no BF16xE4M3 MMA on Hopper"
 };
 
 struct GpuModel {
-  std::string id;          // file stem: "h100_sxm", "h200", "b200", "mi300x"
-  std::string name;        // "NVIDIA H200 SXM"
+  std::string id;    // file stem: "h100_sxm", "h200", "b200", "mi300x"
+  std::string name;  // "NVIDIA H200 SXM"
   std::string vendor, arch;
   int sm_count = 0;
   double clock_mhz = 0;
-  double hbm_bandwidth_gbps = 0;      // datasheet
-  double read_bandwidth_gbps = 0;     // measured streaming read where known, else datasheet * efficiency
+  double hbm_bandwidth_gbps = 0;   // datasheet
+  double read_bandwidth_gbps = 0;  // measured streaming read where known, else datasheet * efficiency
   double l2_bytes = 0;
   double memory_bytes = 0;
   double smem_per_sm_bytes = 0;
@@ -35,10 +35,10 @@ struct GpuModel {
   nlohmann::json* raw = nullptr;  // not owned; unused by callers
 
   // ---- additions (sim engineer) ----
-  std::string file;                    // the JSON file it was loaded from
-  double l2_read_bandwidth_gbps = 0;   // used when an l2_warm case's KV fits in L2
-  double dram_latency_ns = 0;          // first-byte latency: bounds bandwidth per CTA (Little's law)
-  double launch_overhead_us = 0;       // added once per kernel launch
+  std::string file;                   // the JSON file it was loaded from
+  double l2_read_bandwidth_gbps = 0;  // used when an l2_warm case's KV fits in L2
+  double dram_latency_ns = 0;         // first-byte latency: bounds bandwidth per CTA (Little's law)
+  double launch_overhead_us = 0;      // added once per kernel launch
   // Source of every numeric field, keyed by its JSON path ("sm_count",
   // "matrix_paths.e4m3_e4m3.dense_tflops"): datasheet URL, measurement or "estimate: ...".
   std::map<std::string, std::string> sources;

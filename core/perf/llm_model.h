@@ -12,8 +12,8 @@
 namespace tilepath::perf {
 
 struct LlmModel {
-  std::string id;            // file stem: "qwen2.5-7b"
-  std::string name;          // "Qwen2.5 7B"
+  std::string id;    // file stem: "qwen2.5-7b"
+  std::string name;  // "Qwen2.5 7B"
   int q_heads = 0;
   int kv_heads = 0;
   int head_dim = 0;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/store/run_store.h"
 #include "core/sha256.h"
+#include "core/store/run_store.h"
 #include "core/store/sqlite_util.h"
 
 namespace tilepath::store {

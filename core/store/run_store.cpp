@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/store/migrations.h"
 #include "core/sha256.h"
+#include "core/store/migrations.h"
 #include "core/store/sqlite_util.h"
 
 namespace tilepath {

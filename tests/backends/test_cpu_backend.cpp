@@ -1,8 +1,8 @@
 // The cpu backend through its C ABI: dlopen the plugin, call tilepath_backend_entry,
 // run real cases and check them against the float64 reference.
 #include <dlfcn.h>
-#include <unistd.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstddef>
@@ -100,8 +100,8 @@ RunOutcome run(const OperatingPoint& op, tp_run_options options, bool keep_outpu
   if (api == nullptr) return outcome;
   std::string dir;
   if (keep_output) {
-    dir = (std::filesystem::temp_directory_path() /
-           ("tilepath_cpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::hash<std::string>{}(op.key()))))
+    dir = (std::filesystem::temp_directory_path() / ("tilepath_cpu_test_" + std::to_string(::getpid()) + "_" +
+                                                     std::to_string(std::hash<std::string>{}(op.key()))))
               .string();
     std::filesystem::remove_all(dir);
     options.save_tensors_dir = dir.c_str();
@@ -124,7 +124,9 @@ void expect_passes(const OperatingPoint& op, const std::string& label, std::uint
   EXPECT_TRUE(std::isfinite(r.result.rel_l2_error)) << label;
   EXPECT_LE(r.result.rel_l2_error, r.result.tolerance) << label << " " << op.key();
   EXPECT_EQ(r.result.tolerance, numerics::default_tolerance(op));
-  if (std::getenv("TILEPATH_TEST_VERBOSE")) std::printf("%-40s rel_l2 %.3g tol %.3g lat %.0f us\n", (label + " " + op.variant_label()).c_str(), r.result.rel_l2_error, r.result.tolerance, r.result.latency_us);
+  if (std::getenv("TILEPATH_TEST_VERBOSE"))
+    std::printf("%-40s rel_l2 %.3g tol %.3g lat %.0f us\n", (label + " " + op.variant_label()).c_str(),
+                r.result.rel_l2_error, r.result.tolerance, r.result.latency_us);
   load_cpu_plugin()->release_result(&r.result);
 }
 
@@ -386,14 +388,15 @@ TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
     EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
     EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
   }
-  for (int s : {TP_STAGE_QK, TP_STAGE_PV, TP_STAGE_COMBINE}) EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_DOUBLED][s])) << s;
+  for (int s : {TP_STAGE_QK, TP_STAGE_PV, TP_STAGE_COMBINE})
+    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_DOUBLED][s])) << s;
   EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_DOUBLED][TP_STAGE_K_PREP]));
   EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_MODEL][TP_STAGE_QK])) << "a measuring backend predicts nothing";
 
   ASSERT_EQ(res.artifact_count, 1);
   EXPECT_STREQ(res.artifacts[0].name, "samples.json");
-  const auto samples = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(res.artifacts[0].data),
-                                                         res.artifacts[0].size));
+  const auto samples =
+      nlohmann::json::parse(std::string(reinterpret_cast<const char*>(res.artifacts[0].data), res.artifacts[0].size));
   EXPECT_EQ(samples["latency_us"].size(), 3u);
   EXPECT_EQ(samples["half_context_latency_us"].size(), 3u);
   EXPECT_TRUE(samples["removed_latency_us"].contains("qk"));

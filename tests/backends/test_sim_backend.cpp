@@ -217,7 +217,8 @@ TEST_F(SimBackend, GpuModelSelectsTheModelledGpu) {
 TEST_F(SimBackend, UnsupportedAndInvalidCasesSayWhy) {
   const tp_run_options o = options();
   tp_result r = fresh_result();
-  const tp_case unsupported = tilepath::to_tp_case(k8v8(tilepath::KPath::fp8_qk, tilepath::TransformMode::full), "a100_sxm");
+  const tp_case unsupported =
+      tilepath::to_tp_case(k8v8(tilepath::KPath::fp8_qk, tilepath::TransformMode::full), "a100_sxm");
   EXPECT_EQ(api_->run_case(0, &unsupported, &o, &r), TP_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(r.message).find("e4m3_e4m3"), std::string::npos) << r.message;
 

@@ -164,7 +164,8 @@ TEST(CostModel, TransformIsSupportedOnH200InEveryMode) {
     EXPECT_EQ(e.qk_matrix_path, "bf16_bf16");
   }
   // A transform with FP8 K is also the only FP8 path A100 has.
-  EXPECT_TRUE(estimate_costs(variant(KvDtype::k8v16, KPath::transform, TransformMode::full), gpu("a100_sxm")).supported);
+  EXPECT_TRUE(
+      estimate_costs(variant(KvDtype::k8v16, KPath::transform, TransformMode::full), gpu("a100_sxm")).supported);
 }
 
 TEST(CostModel, StagesPresentFollowTheVariant) {
@@ -206,9 +207,9 @@ TEST(CostModel, IiReproducesTheSeedFormulas) {
 
     op.mode = TransformMode::separate_kv;
     const CostEstimate s = estimate_costs(op, h200);
-    const double expected_separate = std::max({stage(s, Stage::k_load) + stage(s, Stage::v_load),
-                                               stage(s, Stage::k_prep) + stage(s, Stage::v_prep), stage(s, Stage::qk),
-                                               stage(s, Stage::softmax), stage(s, Stage::pv) + stage(s, Stage::accum)});
+    const double expected_separate =
+        std::max({stage(s, Stage::k_load) + stage(s, Stage::v_load), stage(s, Stage::k_prep) + stage(s, Stage::v_prep),
+                  stage(s, Stage::qk), stage(s, Stage::softmax), stage(s, Stage::pv) + stage(s, Stage::accum)});
     EXPECT_NEAR(s.ii_us, expected_separate, 1e-12) << batch;
   }
 }
@@ -245,7 +246,8 @@ TEST(CostModel, LatencyIsOncePerStepPlusFillPlusTilesTimesIi) {
   EXPECT_LT(e.latency_us - pipeline, 0.05 * e.latency_us);
   EXPECT_GT(e.fill_us, e.ii_us);
   // Longer contexts take longer.
-  const CostEstimate longer = estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 2, 16384), h200);
+  const CostEstimate longer =
+      estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 2, 16384), h200);
   EXPECT_GT(longer.latency_us, e.latency_us);
 }
 

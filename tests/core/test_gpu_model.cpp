@@ -32,8 +32,8 @@ nlohmann::json read_json(const std::string& path) {
 class ScratchModels {
  public:
   ScratchModels() {
-    root_ = fs::temp_directory_path() / ("tilepath_gpu_model_test_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter_++));
+    root_ = fs::temp_directory_path() /
+            ("tilepath_gpu_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     fs::create_directories(root_ / "gpus");
   }
   ~ScratchModels() { fs::remove_all(root_); }

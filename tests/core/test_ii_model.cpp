@@ -108,7 +108,8 @@ TEST(IIModel, K8V8ModesMoveThePreparationBetweenAgents) {
 
 TEST(IIModel, K16V8AndFp8Qk) {
   // k16v8 (k16 path, full): memory 2.0 + 0.8 = 2.8, qk 0.5, pv_mma 0.6 + 0.4 + 0.2 = 1.2
-  auto k16v8 = predict(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), costs(2.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  auto k16v8 =
+      predict(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), costs(2.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
   EXPECT_NEAR(k16v8.ii_us, 2.8, kTol);
   EXPECT_EQ(k16v8.limiting_stage, Stage::k_load);
   EXPECT_TRUE(std::isnan(k16v8.slack_us[Stage::k_prep]));
@@ -143,7 +144,8 @@ TEST(IIModel, OneDominantStageSetsTheII) {
 }
 
 TEST(IIModel, SlackIsIIMinusTheAgentBusyTime) {
-  auto p = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), costs(1.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  auto p = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full),
+                   costs(1.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
   EXPECT_NEAR(p.slack_us[Stage::k_load], 0.0, kTol);
   EXPECT_NEAR(p.slack_us[Stage::v_load], 0.0, kTol);
   EXPECT_NEAR(p.slack_us[Stage::k_prep], 1.8 - 1.4, kTol);
@@ -199,7 +201,8 @@ TEST(IIModel, LatencyIsOncePerStepPlusFillPlusIIPerExtraTile) {
 }
 
 TEST(IIModel, OverlapEfficiency) {
-  auto p = predict(variant(KvDtype::k16v16, KPath::k16, TransformMode::none), costs(1.0, 0, 0.5, 0.7, 0.8, 0, 0.4, 0.2));
+  auto p =
+      predict(variant(KvDtype::k16v16, KPath::k16, TransformMode::none), costs(1.0, 0, 0.5, 0.7, 0.8, 0, 0.4, 0.2));
   // serial = 1.0 + 0.5 + 0.7 + 0.8 + 0.4 + 0.2 = 3.6, max = 1.0
   EXPECT_NEAR(overlap_efficiency(p, 1.0), 1.0, kTol);
   EXPECT_NEAR(overlap_efficiency(p, 3.6), 0.0, kTol);
@@ -213,8 +216,9 @@ TEST(IIModel, OverlapEfficiency) {
 }
 
 TEST(IIModel, IIWithoutAStage) {
-  auto p = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), costs(1.0, 1.6, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
-  EXPECT_NEAR(p.ii_us, 2.1, kTol);              // qk_mma 1.6 + 0.5
+  auto p = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full),
+                   costs(1.0, 1.6, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  EXPECT_NEAR(p.ii_us, 2.1, kTol);                      // qk_mma 1.6 + 0.5
   EXPECT_NEAR(p.ii_without(Stage::k_prep), 1.8, kTol);  // memory takes over
   EXPECT_NEAR(p.ii_without(Stage::softmax), 2.1, kTol);
   EXPECT_NEAR(p.ii_without(Stage::q_quant), 2.1, kTol);  // absent
@@ -222,9 +226,11 @@ TEST(IIModel, IIWithoutAStage) {
 
 TEST(IIModel, BreakEvenDecomposition) {
   // K8/V8 full: memory 1.0 + 0.8 = 1.8; qk_mma 1.6 + 0.5 = 2.1 -> II 2.1, without k_prep 1.8
-  auto k8v8 = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), costs(1.0, 1.6, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  auto k8v8 = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full),
+                      costs(1.0, 1.6, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
   // K16/V8: memory 2.0 + 0.8 = 2.8
-  auto k16v8 = predict(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), costs(2.0, 0, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  auto k16v8 =
+      predict(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), costs(2.0, 0, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
   auto b = break_even(k8v8, 2.5, k16v8, 2.9);
   EXPECT_NEAR(b.delta_us, -0.4, kTol);
   EXPECT_NEAR(b.extra_k16_hbm_us, 1.0, kTol);
@@ -236,7 +242,8 @@ TEST(IIModel, BreakEvenDecomposition) {
   EXPECT_NEAR(j.at("unhidden_k8_prep_us").get<double>(), 0.3, kTol);
 
   // Fully hidden preparation: nothing unhidden.
-  auto hidden = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), costs(1.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
+  auto hidden = predict(variant(KvDtype::k8v8, KPath::transform, TransformMode::full),
+                        costs(1.0, 0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.2));
   EXPECT_EQ(break_even(hidden, 1.9, k16v8, 2.9).unhidden_k8_prep_us, 0.0);
 }
 

@@ -123,7 +123,8 @@ TEST(PipelineSim, ScheduleRespectsAgentsAndDependencies) {
       } else if (!to.per_tile) {
         EXPECT_LE(find(s, from.stage, n - 1).end_us, find(s, to.stage, n).start_us + kTol);
       } else {
-        for (int t = 0; t + d < n; ++t) EXPECT_LE(find(s, from.stage, t).end_us, find(s, to.stage, t + d).start_us + kTol);
+        for (int t = 0; t + d < n; ++t)
+          EXPECT_LE(find(s, from.stage, t).end_us, find(s, to.stage, t + d).start_us + kTol);
       }
     }
     // Critical path: a gap-free chain from 0 to the makespan.
@@ -184,8 +185,8 @@ TEST(PipelineSim, BufferDepthOneAllowsNoLoadComputeOverlap) {
           const bool k_reader = use.stage == Stage::k_prep || use.stage == Stage::qk;
           const bool v_reader = use.stage == Stage::v_prep || use.stage == Stage::pv;
           if ((load.stage == Stage::k_load && k_reader) || (load.stage == Stage::v_load && v_reader)) {
-            EXPECT_FALSE(overlaps(load, use)) << to_string(load.stage) << load.tile << " vs " << to_string(use.stage)
-                                              << use.tile;
+            EXPECT_FALSE(overlaps(load, use))
+                << to_string(load.stage) << load.tile << " vs " << to_string(use.stage) << use.tile;
           }
         }
       }
@@ -207,8 +208,8 @@ TEST(PipelineSim, BufferDepthOneSerialisesEachLoadWithItsSlotReaders) {
         if (fill.stage != slot_owner) continue;
         for (const auto& use : s.stages) {
           if (use.stage == reader && use.tile != fill.tile) {
-            EXPECT_FALSE(overlaps(fill, use)) << to_string(fill.stage) << fill.tile << " vs " << to_string(use.stage)
-                                              << use.tile;
+            EXPECT_FALSE(overlaps(fill, use))
+                << to_string(fill.stage) << fill.tile << " vs " << to_string(use.stage) << use.tile;
           }
         }
       }

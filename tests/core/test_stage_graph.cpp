@@ -43,12 +43,13 @@ int tile_distance_of(const StageGraph& sg, Stage from, Stage to) {
 
 TEST(StageGraph, K16V16HasOnlyTheSixAlwaysPresentStages) {
   auto g = StageGraph::build(variant(KvDtype::k16v16, KPath::k16, TransformMode::none));
-  EXPECT_EQ(stage_set(g), (std::set<Stage>{Stage::k_load, Stage::qk, Stage::softmax, Stage::v_load, Stage::pv, Stage::accum}));
+  EXPECT_EQ(stage_set(g),
+            (std::set<Stage>{Stage::k_load, Stage::qk, Stage::softmax, Stage::v_load, Stage::pv, Stage::accum}));
   EXPECT_EQ(edge_set(g, EdgeKind::data), (StagePairs{{Stage::k_load, Stage::qk},
-                                                      {Stage::qk, Stage::softmax},
-                                                      {Stage::softmax, Stage::pv},
-                                                      {Stage::pv, Stage::accum},
-                                                      {Stage::v_load, Stage::pv}}));
+                                                     {Stage::qk, Stage::softmax},
+                                                     {Stage::softmax, Stage::pv},
+                                                     {Stage::pv, Stage::accum},
+                                                     {Stage::v_load, Stage::pv}}));
 }
 
 TEST(StageGraph, StagePresencePerVariant) {
@@ -128,12 +129,12 @@ TEST(StageGraph, BufferDepthBelowOneIsRejected) {
 TEST(StageGraph, K8V8FullEdges) {
   auto g = StageGraph::build(variant(KvDtype::k8v8, KPath::transform, TransformMode::full), 3);
   EXPECT_EQ(edge_set(g, EdgeKind::data), (StagePairs{{Stage::k_load, Stage::k_prep},
-                                                      {Stage::k_prep, Stage::qk},
-                                                      {Stage::qk, Stage::softmax},
-                                                      {Stage::softmax, Stage::pv},
-                                                      {Stage::pv, Stage::accum},
-                                                      {Stage::v_load, Stage::v_prep},
-                                                      {Stage::v_prep, Stage::pv}}));
+                                                     {Stage::k_prep, Stage::qk},
+                                                     {Stage::qk, Stage::softmax},
+                                                     {Stage::softmax, Stage::pv},
+                                                     {Stage::pv, Stage::accum},
+                                                     {Stage::v_load, Stage::v_prep},
+                                                     {Stage::v_prep, Stage::pv}}));
   EXPECT_EQ(edge_set(g, EdgeKind::loop_carried),
             (StagePairs{{Stage::softmax, Stage::softmax}, {Stage::accum, Stage::accum}}));
   EXPECT_EQ(tile_distance_of(g, Stage::softmax, Stage::softmax), 1);
@@ -148,9 +149,9 @@ TEST(StageGraph, K8V8FullEdges) {
 TEST(StageGraph, SeparateKvStagesBf16TilesWithTheirOwnRing) {
   auto g = StageGraph::build(variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv), 2);
   EXPECT_EQ(edge_set(g, EdgeKind::buffer_reuse), (StagePairs{{Stage::k_prep, Stage::k_load},
-                                                              {Stage::v_prep, Stage::v_load},
-                                                              {Stage::qk, Stage::k_prep},
-                                                              {Stage::pv, Stage::v_prep}}));
+                                                             {Stage::v_prep, Stage::v_load},
+                                                             {Stage::qk, Stage::k_prep},
+                                                             {Stage::pv, Stage::v_prep}}));
   for (auto [from, to] : g.edges(EdgeKind::buffer_reuse)) EXPECT_EQ(tile_distance_of(g, from, to), 2);
 }
 
@@ -200,10 +201,10 @@ TEST(StageGraph, DotParsesAsDigraphWithExpectedCounts) {
     const std::string dot = sg.to_dot();
     EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
 
-    using Parsed = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
-                                         boost::property<boost::vertex_name_t, std::string,
-                                                         boost::property<boost::vertex_color_t, std::string>>,
-                                         boost::property<boost::edge_name_t, std::string>>;
+    using Parsed = boost::adjacency_list<
+        boost::vecS, boost::vecS, boost::directedS,
+        boost::property<boost::vertex_name_t, std::string, boost::property<boost::vertex_color_t, std::string>>,
+        boost::property<boost::edge_name_t, std::string>>;
     Parsed parsed;
     boost::dynamic_properties dp(boost::ignore_other_properties);
     dp.property("node_id", boost::get(boost::vertex_name, parsed));
@@ -249,7 +250,8 @@ TEST(StageGraph, JsonRoundTripKeepsNodesAndEdges) {
     for (auto kind : {EdgeKind::data, EdgeKind::loop_carried, EdgeKind::buffer_reuse})
       EXPECT_EQ(restored.edges(kind), original.edges(kind));
     for (Stage s : original.stages()) EXPECT_EQ(restored.agent_of(s), original.agent_of(s));
-    EXPECT_EQ(tile_distance_of(restored, Stage::qk, Stage::k_load), tile_distance_of(original, Stage::qk, Stage::k_load));
+    EXPECT_EQ(tile_distance_of(restored, Stage::qk, Stage::k_load),
+              tile_distance_of(original, Stage::qk, Stage::k_load));
   }
 }
 
@@ -275,7 +277,8 @@ TEST(StageGraph, JsonWithUnknownStageNamesTheField) {
 }
 
 TEST(StageGraph, EdgeKindNamesRoundTrip) {
-  for (auto k : {EdgeKind::data, EdgeKind::loop_carried, EdgeKind::buffer_reuse}) EXPECT_EQ(parse_edge_kind(to_string(k)), k);
+  for (auto k : {EdgeKind::data, EdgeKind::loop_carried, EdgeKind::buffer_reuse})
+    EXPECT_EQ(parse_edge_kind(to_string(k)), k);
   EXPECT_THROW(parse_edge_kind("sideways"), ValidationError);
 }
 

@@ -45,8 +45,8 @@ OperatingPoint base_op(KvDtype kv, KPath path, TransformMode mode) {
 std::string name_of(const OperatingPoint& op) {
   std::ostringstream s;
   s << to_string(op.kv) << "_" << to_string(op.k_path) << "_" << to_string(op.mode) << "_d" << op.head_dim << "_p"
-    << op.page_size << "_hq" << op.q_heads << "_b" << op.batch << "_s" << op.max_context() << "_splits" << op.splits << "_"
-    << to_string(op.scale) << "_" << to_string(op.k_repr);
+    << op.page_size << "_hq" << op.q_heads << "_b" << op.batch << "_s" << op.max_context() << "_splits" << op.splits
+    << "_" << to_string(op.scale) << "_" << to_string(op.k_repr);
   return s.str();
 }
 
@@ -57,16 +57,16 @@ std::vector<KernelCase> all_cases() {
     for (KPath path : valid_k_paths(kv)) {
       for (TransformMode mode : valid_modes(kv, path)) {
         OperatingPoint op = base_op(kv, path, mode);
-        add(op);                                   // ragged batch, odd lengths
+        add(op);  // ragged batch, odd lengths
         op.scale = ScaleGranularity::per_tensor;
         add(op);
         op = base_op(kv, path, mode);
-        for (int d : {64, 256}) {                  // every head dim
+        for (int d : {64, 256}) {  // every head dim
           op.head_dim = d;
           add(op);
         }
         op = base_op(kv, path, mode);
-        op.batch = 2;                              // split-KV, fixed and automatic count
+        op.batch = 2;  // split-KV, fixed and automatic count
         op.context_lengths = {3001, 4096};
         op.splits = 4;
         add(op);
@@ -76,13 +76,13 @@ std::vector<KernelCase> all_cases() {
     }
     const KPath path = default_k_path(kv);
     const TransformMode mode = default_mode(kv, path);
-    for (int page : {1, 256}) {                    // every page size
+    for (int page : {1, 256}) {  // every page size
       OperatingPoint op = base_op(kv, path, mode);
       op.page_size = page;
       op.context_lengths = {1, page - 1 > 0 ? page - 1 : 2, page + 1, 333};
       add(op);
     }
-    if (k_is_fp8(kv)) {                            // pre-bias residual K with the exact bias
+    if (k_is_fp8(kv)) {  // pre-bias residual K with the exact bias
       OperatingPoint op = base_op(kv, path, mode);
       op.k_repr = KRepr::prebias;
       add(op);
@@ -108,15 +108,15 @@ std::vector<KernelCase> all_cases() {
           op.context_lengths = {5000, 8192};  // 8192 tokens per CTA (the longest request): two heads
           op.context = 8192;
           add(op);
-          op.splits = 2;                      // 4096 tokens per split, and combine
+          op.splits = 2;  // 4096 tokens per split, and combine
           add(op);
           op.splits = 1;
-          op.q_heads = 128;                   // GQA 16: two CTAs of 8 query heads per kv-head pair
+          op.q_heads = 128;  // GQA 16: two CTAs of 8 query heads per kv-head pair
           add(op);
         }
       }
     }
-    OperatingPoint op = base_op(kv, path, mode);   // one request of one token, and GQA 1 and 8
+    OperatingPoint op = base_op(kv, path, mode);  // one request of one token, and GQA 1 and 8
     op.batch = 1;
     op.context_lengths = {1};
     add(op);
@@ -241,11 +241,11 @@ TEST_P(DecodeKernelLargeQ, QElementsBeyondF16RangeMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Paths, DecodeKernelLargeQ,
-    ::testing::Values(KernelCase{"k8v8_transform_full", base_op(KvDtype::k8v8, KPath::transform, TransformMode::full)},
-                      KernelCase{"k8v8_transform_k_only", base_op(KvDtype::k8v8, KPath::transform, TransformMode::k_only)},
-                      KernelCase{"k8v8_transform_separate_kv",
-                                 base_op(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv)},
-                      KernelCase{"k8v16_transform_full", base_op(KvDtype::k8v16, KPath::transform, TransformMode::full)},
-                      KernelCase{"k8v8_fp8_qk_k_only", base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only)},
-                      KernelCase{"k16v8_k16_full", base_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
+    ::testing::Values(
+        KernelCase{"k8v8_transform_full", base_op(KvDtype::k8v8, KPath::transform, TransformMode::full)},
+        KernelCase{"k8v8_transform_k_only", base_op(KvDtype::k8v8, KPath::transform, TransformMode::k_only)},
+        KernelCase{"k8v8_transform_separate_kv", base_op(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv)},
+        KernelCase{"k8v16_transform_full", base_op(KvDtype::k8v16, KPath::transform, TransformMode::full)},
+        KernelCase{"k8v8_fp8_qk_k_only", base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only)},
+        KernelCase{"k16v8_k16_full", base_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
     [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });

@@ -70,17 +70,29 @@ std::vector<std::uint16_t> stress_rows(int d, int rows, std::uint32_t seed) {
     for (int i = 0; i < d; ++i) {
       float x = 0.0f;
       switch (kind) {
-        case 0: x = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20); break;
-        case 1: x = (i == 0 ? 448.0f : (static_cast<float>(rng() % 900) + 0.5f) * 0.5f); break;  // halfway points
-        case 2: x = i == 0 ? 3.0e4f : normal(rng) * 1e-3f; break;                                 // underflow side
-        case 3: x = i % 3 == 0 ? (i % 2 ? -0.0f : 0.0f) : -normal(rng); break;                 // signed zeros
+        case 0:
+          x = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20);
+          break;
+        case 1:
+          x = (i == 0 ? 448.0f : (static_cast<float>(rng() % 900) + 0.5f) * 0.5f);
+          break;  // halfway points
+        case 2:
+          x = i == 0 ? 3.0e4f : normal(rng) * 1e-3f;
+          break;  // underflow side
+        case 3:
+          x = i % 3 == 0 ? (i % 2 ? -0.0f : 0.0f) : -normal(rng);
+          break;   // signed zeros
         case 4: {  // every mantissa of one binade, both signs
           const std::uint16_t bits = static_cast<std::uint16_t>(0x3F80u | ((i + r) & 0x7Fu) | ((i & 1u) << 15));
           row[i] = bits;
           continue;
         }
-        case 5: x = i == d - 1 ? 3.3895e38f : normal(rng); break;                                 // largest bf16
-        default: x = normal(rng) * std::ldexp(1.0f, -100 - static_cast<int>(rng() % 40)); break;  // tiny rows
+        case 5:
+          x = i == d - 1 ? 3.3895e38f : normal(rng);
+          break;  // largest bf16
+        default:
+          x = normal(rng) * std::ldexp(1.0f, -100 - static_cast<int>(rng() % 40));
+          break;  // tiny rows
       }
       row[i] = bf16_bits(x);
     }
@@ -113,15 +125,16 @@ void expect_bit_identical(int rows, std::uint32_t seed) {
   int mismatched_rows = 0;
   for (int r = 0; r < rows; ++r) {
     std::vector<std::uint8_t> expected(kD);
-    const float expected_scale = tilepath::numerics::quantize_q_row_e4m3(&q[static_cast<std::size_t>(r) * kD], kD,
-                                                                        expected.data());
+    const float expected_scale =
+        tilepath::numerics::quantize_q_row_e4m3(&q[static_cast<std::size_t>(r) * kD], kD, expected.data());
     const bool same = std::memcmp(expected.data(), &q8[static_cast<std::size_t>(r) * kD], kD) == 0 &&
                       std::memcmp(&expected_scale, &scale[r], 4) == 0;
     if (!same && ++mismatched_rows <= 3) {
       for (int i = 0; i < kD; ++i) {
         if (expected[i] != q8[static_cast<std::size_t>(r) * kD + i]) {
-          ADD_FAILURE() << "D=" << kD << " row " << r << " (kind " << r % kStressKinds << ") d " << i << ": kernel 0x" << std::hex
-                        << int(q8[static_cast<std::size_t>(r) * kD + i]) << ", reference 0x" << int(expected[i]);
+          ADD_FAILURE() << "D=" << kD << " row " << r << " (kind " << r % kStressKinds << ") d " << i << ": kernel 0x"
+                        << std::hex << int(q8[static_cast<std::size_t>(r) * kD + i]) << ", reference 0x"
+                        << int(expected[i]);
           break;
         }
       }

@@ -9,8 +9,8 @@
 using namespace tilepath::cuda;
 
 TEST(TilesPerCta, LongestRequestSplitAndRoundedUp) {
-  EXPECT_EQ(tiles_per_cta({1, 100, 33}, 1, 32), 4);      // ceil(100/32)
-  EXPECT_EQ(tiles_per_cta({1000}, 4, 64), 4);            // ceil(250/64)
+  EXPECT_EQ(tiles_per_cta({1, 100, 33}, 1, 32), 4);  // ceil(100/32)
+  EXPECT_EQ(tiles_per_cta({1000}, 4, 64), 4);        // ceil(250/64)
   EXPECT_EQ(tiles_per_cta({1}, 8, 64), 1);
   EXPECT_EQ(tiles_per_cta({}, 1, 64), 0);
 }
@@ -18,7 +18,7 @@ TEST(TilesPerCta, LongestRequestSplitAndRoundedUp) {
 TEST(SplitTokens, EqualRangesOf32TokenMultiplesThatCoverTheLongestRequest) {
   EXPECT_EQ(split_tokens_for(32768, 66), 512);  // ceil(32768/66) = 497 -> 512
   EXPECT_EQ(split_tokens_for(1000, 4), 256);
-  EXPECT_EQ(split_tokens_for(8000, 200), 64);   // 125 splits hold tokens, the rest are empty
+  EXPECT_EQ(split_tokens_for(8000, 200), 64);  // 125 splits hold tokens, the rest are empty
   EXPECT_EQ(split_tokens_for(1, 1), 32);
   for (int len : {1, 31, 33, 4095, 65536})
     for (int splits : {1, 3, 66, 256}) {

@@ -14,7 +14,9 @@ class TestCaseFilterText : public QObject {
   Q_OBJECT
  private slots:
   void parsesEveryKey() {
-    CaseFilter f = parseCaseFilter(QStringLiteral("run=3 backend=sim kv=k8v8 path=transform mode=k_only cache=l2_warm batch=64 context=4096 head_dim=128 status=ok"));
+    CaseFilter f =
+        parseCaseFilter(QStringLiteral("run=3 backend=sim kv=k8v8 path=transform mode=k_only cache=l2_warm batch=64 "
+                                       "context=4096 head_dim=128 status=ok"));
     QCOMPARE(*f.run_id, std::int64_t(3));
     QCOMPARE(*f.backend, std::string("sim"));
     QCOMPARE(*f.kv, std::string("k8v8"));

@@ -62,7 +62,8 @@ class TestModels : public QObject {
         QVERIFY(model.index(r, BackendsModel::Note).data().toString().startsWith(QStringLiteral("not loaded")));
         continue;
       }
-      QCOMPARE(model.index(r, BackendsModel::Plugin).data().toString(), QString::fromStdString(model.backendAt(r)->name()));
+      QCOMPARE(model.index(r, BackendsModel::Plugin).data().toString(),
+               QString::fromStdString(model.backendAt(r)->name()));
       QVERIFY(model.index(r, BackendsModel::Abi).data().toString().startsWith(QStringLiteral("1.")));
       if (model.rowKind(r) == BackendsModel::RowKind::no_device)
         QVERIFY(model.index(r, BackendsModel::Note).data().toString().startsWith(QStringLiteral("no devices")));
@@ -123,7 +124,8 @@ class TestModels : public QObject {
     int row = model.rowOf(QStringLiteral("Measurements"), QStringLiteral("latency_us"));
     QVERIFY(row >= 0);
     const double expected = *b.measurement("latency_us") - *a.measurement("latency_us");
-    QCOMPARE(model.index(row, CaseComparisonModel::Delta).data().toString().toDouble(), QString::number(expected, 'g', 6).toDouble());
+    QCOMPARE(model.index(row, CaseComparisonModel::Delta).data().toString().toDouble(),
+             QString::number(expected, 'g', 6).toDouble());
     // k_prep exists only in the K8 case: A is empty, B has the cost.
     int prep = model.rowOf(QStringLiteral("Stage costs (µs/tile)"), QStringLiteral("k_prep (isolated)"));
     QVERIFY(prep >= 0);
@@ -169,7 +171,8 @@ class TestModels : public QObject {
       // Measured column shows the case's isolated cost of that stage.
       const double cost = analysis.measured[model.stageAt(r)];
       if (std::isfinite(cost))
-        QCOMPARE(model.index(r, StageTableModel::MeasuredUs).data().toString().toDouble(), QString::number(cost, 'g', 5).toDouble());
+        QCOMPARE(model.index(r, StageTableModel::MeasuredUs).data().toString().toDouble(),
+                 QString::number(cost, 'g', 5).toDouble());
     }
     QCOMPARE(found_prep, hasKPrep);
     QVERIFY(found_limit);

@@ -53,7 +53,8 @@ class TestOpEditorGraph : public QObject {
       for (KPath p : valid_k_paths(d)) expected << QString::fromStdString(std::string(to_string(p)));
       QCOMPARE(comboTexts(path), expected);
       QStringList modes;
-      for (TransformMode m : valid_modes(d, editor.op().k_path)) modes << QString::fromStdString(std::string(to_string(m)));
+      for (TransformMode m : valid_modes(d, editor.op().k_path))
+        modes << QString::fromStdString(std::string(to_string(m)));
       QCOMPARE(comboTexts(mode), modes);
       QVERIFY(editor.isValid());
     }

@@ -56,10 +56,12 @@ class TestRenderViews : public QObject {
 
     const QImage whole = renderWidget(window);
     QVERIFY(whole.width() >= 1280 && whole.height() >= 800);
-    QVERIFY2(distinctColours(whole) >= 8, qPrintable(QStringLiteral("%1 rendered %2 colours").arg(view).arg(distinctColours(whole))));
+    QVERIFY2(distinctColours(whole) >= 8,
+             qPrintable(QStringLiteral("%1 rendered %2 colours").arg(view).arg(distinctColours(whole))));
     // The view area itself (not only the chrome around it) has content.
     const QImage inner = renderWidget(*window.currentViewWidget());
-    QVERIFY2(distinctColours(inner) >= 4, qPrintable(QStringLiteral("%1 view area has %2 colours").arg(view).arg(distinctColours(inner))));
+    QVERIFY2(distinctColours(inner) >= 4,
+             qPrintable(QStringLiteral("%1 view area has %2 colours").arg(view).arg(distinctColours(inner))));
 
     const QString png = dir_.filePath(view + QStringLiteral(".png"));
     QString error;

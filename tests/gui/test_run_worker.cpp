@@ -101,13 +101,15 @@ class TestRunWorker : public QObject {
     QVERIFY(!resumed.cancelled);
     QCOMPARE(resumed.skipped_existing + resumed.ran + resumed.failed + resumed.unsupported, resumed.total);
     RunStore after = RunStore::open_read_only(db.toStdString());
-    QCOMPARE(after.case_count(), static_cast<std::int64_t>(stored_reported + resumed.ran + resumed.failed + resumed.unsupported));
+    QCOMPARE(after.case_count(),
+             static_cast<std::int64_t>(stored_reported + resumed.ran + resumed.failed + resumed.unsupported));
   }
 
   void badDatabasePathFailsCleanly() {
     RunController controller;
     QSignalSpy failed(&controller, &RunController::failed);
-    QVERIFY(controller.start(smallCpuSpec(), cpu_, QStringLiteral("/nonexistent-dir/x/y.sqlite"), QStringLiteral("test")));
+    QVERIFY(
+        controller.start(smallCpuSpec(), cpu_, QStringLiteral("/nonexistent-dir/x/y.sqlite"), QStringLiteral("test")));
     QVERIFY(controller.wait(60000));
     QCOMPARE(failed.count(), 1);
     QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("y.sqlite")));

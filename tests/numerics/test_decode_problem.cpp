@@ -34,7 +34,8 @@ OperatingPoint small_op() {
 double stored_key(const DecodeProblem& p, int b, int t, int h, int d) {
   const auto& op = p.op;
   const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
-  const std::size_t i = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * op.head_dim + d;
+  const std::size_t i =
+      ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * op.head_dim + d;
   if (p.k8.empty()) return bf16_to_float(p.k16[i]);
   const double bias = p.k_bias.empty() ? 0.0 : p.k_bias[static_cast<std::size_t>(h) * op.head_dim + d];
   return bias + e4m3_to_float(p.k8[i]) * p.k_scale[p.k_scale.size() > 1 ? h : 0];
@@ -230,7 +231,8 @@ TEST(DecodeProblem, PostRopeKeysAreRotatedPreRopeKeys) {
   for (int i = 0; i < row; ++i) EXPECT_EQ(k_pre[i], k_post[i]) << "position 0 is not rotated";
   for (int t : {1, 77, 299}) {
     for (int h = 0; h < op.kv_heads; ++h) {
-      std::vector<double> expected(k_pre.begin() + t * row + h * op.head_dim, k_pre.begin() + t * row + (h + 1) * op.head_dim);
+      std::vector<double> expected(k_pre.begin() + t * row + h * op.head_dim,
+                                   k_pre.begin() + t * row + (h + 1) * op.head_dim);
       apply_rope(expected.data(), op.head_dim, t);
       double norm_pre = 0, norm_post = 0;
       for (int d = 0; d < op.head_dim; ++d) {

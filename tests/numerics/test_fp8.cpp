@@ -18,7 +18,8 @@ namespace {
 // Value of a code straight from the OCP e4m3fn definition (written independently of fp8.cpp).
 double e4m3_definition(int code) {
   const int sign = (code >> 7) & 1, exponent = (code >> 3) & 15, mantissa = code & 7;
-  double magnitude = exponent == 0 ? mantissa / 8.0 * std::pow(2.0, -6) : (1.0 + mantissa / 8.0) * std::pow(2.0, exponent - 7);
+  double magnitude =
+      exponent == 0 ? mantissa / 8.0 * std::pow(2.0, -6) : (1.0 + mantissa / 8.0) * std::pow(2.0, exponent - 7);
   return sign ? -magnitude : magnitude;
 }
 
@@ -82,7 +83,7 @@ TEST(E4M3, SpecialValues) {
   EXPECT_EQ(float_to_e4m3(inf), 0x7E);
   EXPECT_EQ(float_to_e4m3(-inf), 0xFE);
   EXPECT_EQ(float_to_e4m3(1e30f), 0x7E);
-  EXPECT_EQ(float_to_e4m3(464.0f), 0x7E);   // would round to 480 without satfinite
+  EXPECT_EQ(float_to_e4m3(464.0f), 0x7E);  // would round to 480 without satfinite
   EXPECT_EQ(float_to_e4m3(-500.0f), 0xFE);
   EXPECT_EQ(float_to_e4m3(0.0f), 0x00);
   EXPECT_EQ(float_to_e4m3(-0.0f), 0x80);

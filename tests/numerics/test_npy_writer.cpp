@@ -1,11 +1,11 @@
 // .npy v1.0 files and the problem manifest written by save_problem_npy.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <unistd.h>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>

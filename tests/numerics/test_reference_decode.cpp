@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <numeric>
+#include <string>
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
@@ -50,11 +50,13 @@ std::vector<double> naive_attention(const DecodeProblem& p, bool quantize_q) {
       std::vector<double> w(p.lengths[b]);
       for (int t = 0; t < p.lengths[b]; ++t) {
         const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
-        const std::size_t base = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * D;
+        const std::size_t base =
+            ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * D;
         double s = 0;
         for (int d = 0; d < D; ++d) {
-          double k = p.k8.empty() ? bf16_to_float(p.k16[base + d])
-                                  : static_cast<double>(e4m3_to_float(p.k8[base + d])) * p.k_scale[p.k_scale.size() > 1 ? h : 0];
+          double k = p.k8.empty()
+                         ? bf16_to_float(p.k16[base + d])
+                         : static_cast<double>(e4m3_to_float(p.k8[base + d])) * p.k_scale[p.k_scale.size() > 1 ? h : 0];
           if (!p.k_bias.empty()) k += p.k_bias[static_cast<std::size_t>(h) * D + d];
           s += q[d] * k;
         }
@@ -65,10 +67,12 @@ std::vector<double> naive_attention(const DecodeProblem& p, bool quantize_q) {
       for (double& x : w) sum += (x = std::exp(x - mx));
       for (int t = 0; t < p.lengths[b]; ++t) {
         const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
-        const std::size_t base = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * D;
+        const std::size_t base =
+            ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * D;
         for (int d = 0; d < D; ++d) {
           const double v = p.v8.empty() ? bf16_to_float(p.v16[base + d])
-                                        : static_cast<double>(e4m3_to_float(p.v8[base + d])) * p.v_scale[p.v_scale.size() > 1 ? h : 0];
+                                        : static_cast<double>(e4m3_to_float(p.v8[base + d])) *
+                                              p.v_scale[p.v_scale.size() > 1 ? h : 0];
           out[(static_cast<std::size_t>(b) * op.q_heads + qh) * D + d] += w[t] / sum * v;
         }
       }

@@ -17,7 +17,9 @@ using tilepath::PluginHost;
 
 namespace {
 
-std::string fake(const std::string& name) { return std::string(FAKE_PLUGIN_DIR) + "/libtilepath_backend_" + name + ".so"; }
+std::string fake(const std::string& name) {
+  return std::string(FAKE_PLUGIN_DIR) + "/libtilepath_backend_" + name + ".so";
+}
 
 const tilepath::PluginProblem* problem_for(const PluginHost& host, const std::string& file) {
   for (const auto& p : host.problems()) {
@@ -33,8 +35,10 @@ class ScopedEnv {
     setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_.empty()) unsetenv(name_);
-    else setenv(name_, old_.c_str(), 1);
+    if (old_.empty())
+      unsetenv(name_);
+    else
+      setenv(name_, old_.c_str(), 1);
   }
 
  private:

@@ -6,8 +6,8 @@
 #include <map>
 #include <optional>
 
-#include "core/store/run_store.h"
 #include "core/sha256.h"
+#include "core/store/run_store.h"
 #include "tests/store/store_test_util.h"
 
 namespace tilepath {

@@ -61,28 +61,41 @@ QVariant BackendsModel::data(const QModelIndex& index, int role) const {
   const DeviceInfo* dev = row.kind == RowKind::device ? &b.devices()[row.device] : nullptr;
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     switch (index.column()) {
-      case File: return role == Qt::ToolTipRole ? qs(b.file()) : QFileInfo(qs(b.file())).fileName();
-      case Plugin: return qs(b.name());
-      case Version: return qs(b.version());
-      case Abi: return QStringLiteral("%1.%2").arg(b.abi_major()).arg(b.abi_minor());
-      case Device: return dev ? qs(dev->name) : QVariant();
-      case Arch: return dev ? qs(dev->arch) : QVariant();
-      case SMs: return dev ? QVariant(dev->sm_count) : QVariant();
-      case MemoryGiB: return dev ? QVariant(QString::number(dev->memory_bytes / (1024.0 * 1024 * 1024), 'f', 1)) : QVariant();
-      case BandwidthGBs: return dev ? QVariant(QString::number(dev->bandwidth_gbps, 'f', 0)) : QVariant();
-      case Note: return dev ? QVariant() : QVariant(QStringLiteral("no devices: ") + qs(b.no_device_reason()));
+      case File:
+        return role == Qt::ToolTipRole ? qs(b.file()) : QFileInfo(qs(b.file())).fileName();
+      case Plugin:
+        return qs(b.name());
+      case Version:
+        return qs(b.version());
+      case Abi:
+        return QStringLiteral("%1.%2").arg(b.abi_major()).arg(b.abi_minor());
+      case Device:
+        return dev ? qs(dev->name) : QVariant();
+      case Arch:
+        return dev ? qs(dev->arch) : QVariant();
+      case SMs:
+        return dev ? QVariant(dev->sm_count) : QVariant();
+      case MemoryGiB:
+        return dev ? QVariant(QString::number(dev->memory_bytes / (1024.0 * 1024 * 1024), 'f', 1)) : QVariant();
+      case BandwidthGBs:
+        return dev ? QVariant(QString::number(dev->bandwidth_gbps, 'f', 0)) : QVariant();
+      case Note:
+        return dev ? QVariant() : QVariant(QStringLiteral("no devices: ") + qs(b.no_device_reason()));
     }
   }
   if (role == Qt::ForegroundRole && row.kind == RowKind::no_device && index.column() == Note)
     return QBrush(QColor(150, 100, 0));
-  if (role == Qt::TextAlignmentRole && (index.column() == SMs || index.column() == MemoryGiB || index.column() == BandwidthGBs))
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == SMs || index.column() == MemoryGiB || index.column() == BandwidthGBs))
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
 QVariant BackendsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"File", "Plugin", "Version", "ABI", "Device", "Arch", "SMs", "Memory (GiB)", "Bandwidth (GB/s)", "Note"};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"File", "Plugin",       "Version",          "ABI", "Device", "Arch",
+                                           "SMs",  "Memory (GiB)", "Bandwidth (GB/s)", "Note"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

@@ -56,13 +56,21 @@ std::vector<BreakEvenRow> computeBreakEven(const std::vector<CaseSummary>& cases
   for (const CaseSummary& c : cases) {
     const OperatingPoint& op = c.record.op;
     if (c.record.status != CaseStatus::ok || op.k_repr != KRepr::plain || !std::isfinite(latency(c))) continue;
-    ShapeKey key{c.backend, op.batch, op.context, op.q_heads, op.kv_heads, op.head_dim, op.page_size, static_cast<int>(op.cache)};
+    ShapeKey key{c.backend,   op.batch,    op.context,   op.q_heads,
+                 op.kv_heads, op.head_dim, op.page_size, static_cast<int>(op.cache)};
     Best& best = shapes[key];
     switch (op.kv) {
-      case KvDtype::k16v16: keep_faster(best.k16v16, c); break;
-      case KvDtype::k16v8: keep_faster(best.k16v8, c); break;
-      case KvDtype::k8v8: keep_faster(best.k8v8, c); break;
-      case KvDtype::k8v16: break;
+      case KvDtype::k16v16:
+        keep_faster(best.k16v16, c);
+        break;
+      case KvDtype::k16v8:
+        keep_faster(best.k16v8, c);
+        break;
+      case KvDtype::k8v8:
+        keep_faster(best.k8v8, c);
+        break;
+      case KvDtype::k8v16:
+        break;
     }
   }
 
@@ -105,7 +113,9 @@ void BreakEvenModel::setCases(const std::vector<CaseSummary>& cases) {
   endResetModel();
 }
 
-int BreakEvenModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int BreakEvenModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 int BreakEvenModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant BreakEvenModel::data(const QModelIndex& index, int role) const {
@@ -119,26 +129,38 @@ QVariant BreakEvenModel::data(const QModelIndex& index, int role) const {
   auto num = [&](double v) -> QVariant { return sort ? numberOrNull(v) : QVariant(formatNumber(v, 3)); };
   const BreakEven* d = r.decomposition ? &*r.decomposition : nullptr;
   switch (index.column()) {
-    case Backend: return r.backend;
-    case Shape: return sort ? QVariant(double(r.batch) * 1e9 + r.context) : QVariant(r.shapeLabel());
-    case K8V8Variant: return r.k8v8_variant;
-    case TK16V16: return num(r.t_k16v16_us);
-    case TK16V8: return num(r.t_k16v8_us);
-    case TK8V8: return num(r.t_k8v8_us);
-    case DeltaUs: return num(d ? d->delta_us : NAN);
-    case UnhiddenPrepUs: return num(d ? d->unhidden_k8_prep_us : NAN);
-    case PenaltyUs: return num(d ? d->pipeline_penalty_us : NAN);
-    case ExtraK16HbmUs: return num(d ? d->extra_k16_hbm_us : NAN);
-    case VHiddenFraction: return num(r.v_hidden_fraction);
+    case Backend:
+      return r.backend;
+    case Shape:
+      return sort ? QVariant(double(r.batch) * 1e9 + r.context) : QVariant(r.shapeLabel());
+    case K8V8Variant:
+      return r.k8v8_variant;
+    case TK16V16:
+      return num(r.t_k16v16_us);
+    case TK16V8:
+      return num(r.t_k16v8_us);
+    case TK8V8:
+      return num(r.t_k8v8_us);
+    case DeltaUs:
+      return num(d ? d->delta_us : NAN);
+    case UnhiddenPrepUs:
+      return num(d ? d->unhidden_k8_prep_us : NAN);
+    case PenaltyUs:
+      return num(d ? d->pipeline_penalty_us : NAN);
+    case ExtraK16HbmUs:
+      return num(d ? d->extra_k16_hbm_us : NAN);
+    case VHiddenFraction:
+      return num(r.v_hidden_fraction);
   }
   return {};
 }
 
 QVariant BreakEvenModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Backend", "Shape", "K8/V8 variant", "T K16/V16 (µs)", "T K16/V8 (µs)",
-                                           "T K8/V8 (µs)", "Δ II (µs/tile)", "Unhidden K8 prep", "Pipeline penalty",
-                                           "Extra K16 HBM", "V hidden frac."};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"Backend",          "Shape",         "K8/V8 variant",  "T K16/V16 (µs)",
+                                           "T K16/V8 (µs)",    "T K8/V8 (µs)",  "Δ II (µs/tile)", "Unhidden K8 prep",
+                                           "Pipeline penalty", "Extra K16 HBM", "V hidden frac."};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

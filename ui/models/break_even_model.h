@@ -17,12 +17,12 @@ struct BreakEvenRow {
   QString backend;
   int batch = 0, context = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
   CacheState cache = CacheState::hbm_cold;
-  QString k8v8_variant;  // e.g. "k8v8/transform/separate_kv"
-  double t_k16v16_us = NAN, t_k16v8_us = NAN, t_k8v8_us = NAN;   // latencies
-  double ii_k16v8_us = NAN, ii_k8v8_us = NAN;                    // measured tile intervals (or predicted)
-  std::optional<BreakEven> decomposition;  // needs stage costs of both variants
-  double v_hidden_fraction = NAN;          // needs all three latencies
-  QString shapeLabel() const;              // "B=64 S=4096 32/8×128 cold"
+  QString k8v8_variant;                                         // e.g. "k8v8/transform/separate_kv"
+  double t_k16v16_us = NAN, t_k16v8_us = NAN, t_k8v8_us = NAN;  // latencies
+  double ii_k16v8_us = NAN, ii_k8v8_us = NAN;                   // measured tile intervals (or predicted)
+  std::optional<BreakEven> decomposition;                       // needs stage costs of both variants
+  double v_hidden_fraction = NAN;                               // needs all three latencies
+  QString shapeLabel() const;                                   // "B=64 S=4096 32/8×128 cold"
 };
 
 // Pure function so tests can check it without a model.
@@ -32,8 +32,18 @@ class BreakEvenModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    Backend, Shape, K8V8Variant, TK16V16, TK16V8, TK8V8, DeltaUs, UnhiddenPrepUs, PenaltyUs, ExtraK16HbmUs,
-    VHiddenFraction, ColumnCount
+    Backend,
+    Shape,
+    K8V8Variant,
+    TK16V16,
+    TK16V8,
+    TK8V8,
+    DeltaUs,
+    UnhiddenPrepUs,
+    PenaltyUs,
+    ExtraK16HbmUs,
+    VHiddenFraction,
+    ColumnCount
   };
   static constexpr int SortRole = Qt::UserRole;
 

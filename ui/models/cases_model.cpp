@@ -20,7 +20,9 @@ int CasesModel::rowOfCase(std::int64_t caseId) const {
   return -1;
 }
 
-int CasesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(cases_.size()); }
+int CasesModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(cases_.size());
+}
 int CasesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 namespace {
@@ -35,28 +37,50 @@ double relL2(const CaseRecord& r) {
 QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const {
   const CaseRecord& r = c.record;
   const OperatingPoint& op = r.op;
-  auto num = [&](double v, int precision) -> QVariant { return forSort ? numberOrNull(v) : QVariant(formatNumber(v, precision)); };
+  auto num = [&](double v, int precision) -> QVariant {
+    return forSort ? numberOrNull(v) : QVariant(formatNumber(v, precision));
+  };
   switch (column) {
-    case Id: return QVariant::fromValue<qint64>(c.case_id);
-    case Run: return QVariant::fromValue<qint64>(c.run_id);
-    case Backend: return qs(c.backend);
-    case Device: return qs(c.device);
-    case Kv: return qs(to_string(op.kv));
-    case KPath: return qs(to_string(op.k_path));
-    case Mode: return qs(to_string(op.mode));
-    case KRepr: return qs(to_string(op.k_repr));
-    case Cache: return qs(to_string(op.cache));
-    case Batch: return op.batch;
-    case Context: return op.context;
-    case QHeads: return op.q_heads;
-    case KvHeads: return op.kv_heads;
-    case HeadDim: return op.head_dim;
-    case Status: return qs(to_string(r.status));
-    case LatencyUs: return num(metric(r, "latency_us"), 4);
-    case TileIntervalUs: return num(metric(r, "tile_interval_us"), 3);
-    case FloorFraction: return num(metric(r, "floor_fraction"), 3);
-    case RelL2: return num(relL2(r), 2);
-    case Kernel: return qs(r.kernel.kernel_name);
+    case Id:
+      return QVariant::fromValue<qint64>(c.case_id);
+    case Run:
+      return QVariant::fromValue<qint64>(c.run_id);
+    case Backend:
+      return qs(c.backend);
+    case Device:
+      return qs(c.device);
+    case Kv:
+      return qs(to_string(op.kv));
+    case KPath:
+      return qs(to_string(op.k_path));
+    case Mode:
+      return qs(to_string(op.mode));
+    case KRepr:
+      return qs(to_string(op.k_repr));
+    case Cache:
+      return qs(to_string(op.cache));
+    case Batch:
+      return op.batch;
+    case Context:
+      return op.context;
+    case QHeads:
+      return op.q_heads;
+    case KvHeads:
+      return op.kv_heads;
+    case HeadDim:
+      return op.head_dim;
+    case Status:
+      return qs(to_string(r.status));
+    case LatencyUs:
+      return num(metric(r, "latency_us"), 4);
+    case TileIntervalUs:
+      return num(metric(r, "tile_interval_us"), 3);
+    case FloorFraction:
+      return num(metric(r, "floor_fraction"), 3);
+    case RelL2:
+      return num(relL2(r), 2);
+    case Kernel:
+      return qs(r.kernel.kernel_name);
   }
   return {};
 }
@@ -65,9 +89,12 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= static_cast<int>(cases_.size())) return {};
   const CaseSummary& c = cases_[index.row()];
   switch (role) {
-    case Qt::DisplayRole: return value(c, index.column(), false);
-    case SortRole: return value(c, index.column(), true);
-    case CaseIdRole: return QVariant::fromValue<qint64>(c.case_id);
+    case Qt::DisplayRole:
+      return value(c, index.column(), false);
+    case SortRole:
+      return value(c, index.column(), true);
+    case CaseIdRole:
+      return QVariant::fromValue<qint64>(c.case_id);
     case Qt::ToolTipRole:
       if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
       return {};
@@ -83,10 +110,11 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant CasesModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Case", "Run", "Backend", "Device", "kv", "K path", "Mode", "K repr", "Cache", "B",
-                                           "S", "Hq", "Hk", "D", "Status", "Latency (µs)", "Tile II (µs)", "Floor frac.",
-                                           "rel L2", "Kernel"};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {
+      "Case", "Run", "Backend", "Device", "kv",     "K path",       "Mode",         "K repr",      "Cache",  "B",
+      "S",    "Hq",  "Hk",      "D",      "Status", "Latency (µs)", "Tile II (µs)", "Floor frac.", "rel L2", "Kernel"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

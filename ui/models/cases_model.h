@@ -15,8 +15,27 @@ class CasesModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    Id, Run, Backend, Device, Kv, KPath, Mode, KRepr, Cache, Batch, Context, QHeads, KvHeads, HeadDim,
-    Status, LatencyUs, TileIntervalUs, FloorFraction, RelL2, Kernel, ColumnCount
+    Id,
+    Run,
+    Backend,
+    Device,
+    Kv,
+    KPath,
+    Mode,
+    KRepr,
+    Cache,
+    Batch,
+    Context,
+    QHeads,
+    KvHeads,
+    HeadDim,
+    Status,
+    LatencyUs,
+    TileIntervalUs,
+    FloorFraction,
+    RelL2,
+    Kernel,
+    ColumnCount
   };
   static constexpr int SortRole = Qt::UserRole;
   static constexpr int CaseIdRole = Qt::UserRole + 1;

@@ -18,7 +18,9 @@ void RunsModel::setRuns(std::vector<RunInfo> runs, const std::vector<CaseSummary
   endResetModel();
 }
 
-int RunsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(runs_.size()); }
+int RunsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(runs_.size());
+}
 int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant RunsModel::data(const QModelIndex& index, int role) const {
@@ -27,22 +29,33 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (role == RunIdRole) return QVariant::fromValue<qint64>(r.id);
   if (role != Qt::DisplayRole && role != SortRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
-    case Id: return QVariant::fromValue<qint64>(r.id);
-    case Started: return qs(r.started_at);
-    case Backend: return qs(r.backend) + (r.backend_version.empty() ? QString() : QStringLiteral(" ") + qs(r.backend_version));
-    case Device: return qs(r.device);
-    case Host: return qs(r.host);
-    case ToolVersion: return qs(r.tool_version);
-    case GitRevision: return qs(r.git_revision);
-    case Cases: return case_counts_[index.row()];
-    case Command: return qs(r.command);
+    case Id:
+      return QVariant::fromValue<qint64>(r.id);
+    case Started:
+      return qs(r.started_at);
+    case Backend:
+      return qs(r.backend) + (r.backend_version.empty() ? QString() : QStringLiteral(" ") + qs(r.backend_version));
+    case Device:
+      return qs(r.device);
+    case Host:
+      return qs(r.host);
+    case ToolVersion:
+      return qs(r.tool_version);
+    case GitRevision:
+      return qs(r.git_revision);
+    case Cases:
+      return case_counts_[index.row()];
+    case Command:
+      return qs(r.command);
   }
   return {};
 }
 
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Run", "Started (UTC)", "Backend", "Device", "Host", "tilepath", "Revision", "Cases", "Command"};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"Run",      "Started (UTC)", "Backend", "Device", "Host",
+                                           "tilepath", "Revision",      "Cases",   "Command"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

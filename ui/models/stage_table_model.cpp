@@ -21,7 +21,9 @@ void StageTableModel::setAnalysis(const VariantAnalysis& a) {
   endResetModel();
 }
 
-int StageTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(stages_.size()); }
+int StageTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(stages_.size());
+}
 int StageTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant StageTableModel::data(const QModelIndex& index, int role) const {
@@ -38,19 +40,27 @@ QVariant StageTableModel::data(const QModelIndex& index, int role) const {
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case StageName: return qs(to_string(s));
-    case AgentName: return qs(to_string(agents_[index.row()]));
-    case MeasuredUs: return stageCostText(measured_[s], 5);
-    case PredictedUs: return formatNumber(predicted_[s], 3);
-    case SlackUs: return formatNumber(slack_[s], 3);
-    case Limiting: return limiting ? QStringLiteral("limits II") : QString();
+    case StageName:
+      return qs(to_string(s));
+    case AgentName:
+      return qs(to_string(agents_[index.row()]));
+    case MeasuredUs:
+      return stageCostText(measured_[s], 5);
+    case PredictedUs:
+      return formatNumber(predicted_[s], 3);
+    case SlackUs:
+      return formatNumber(slack_[s], 3);
+    case Limiting:
+      return limiting ? QStringLiteral("limits II") : QString();
   }
   return {};
 }
 
 QVariant StageTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Stage", "Agent", "Measured (µs/tile)", "Predicted (µs/tile)", "Slack (µs)", ""};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"Stage",      "Agent", "Measured (µs/tile)", "Predicted (µs/tile)",
+                                           "Slack (µs)", ""};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

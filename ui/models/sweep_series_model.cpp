@@ -65,7 +65,7 @@ void SweepSeriesModel::rebuild() {
   }
 
   const bool many_backends = backend_.isEmpty() && backends().size() > 1;
-  const char* metric_name = metric_ == SweepMetric::latency_us        ? "latency_us"
+  const char* metric_name = metric_ == SweepMetric::latency_us       ? "latency_us"
                             : metric_ == SweepMetric::floor_fraction ? "floor_fraction"
                                                                      : "stream_same_bytes_fraction";
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
@@ -100,7 +100,9 @@ void SweepSeriesModel::rebuild() {
   }
 }
 
-int SweepSeriesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(points_.size()); }
+int SweepSeriesModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(points_.size());
+}
 int SweepSeriesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant SweepSeriesModel::data(const QModelIndex& index, int role) const {
@@ -109,27 +111,42 @@ QVariant SweepSeriesModel::data(const QModelIndex& index, int role) const {
   const Point& p = points_[index.row()];
   const SweepSeries& s = series_[p.series];
   switch (index.column()) {
-    case SeriesName: return s.name;
-    case Backend: return s.backend;
-    case Variant: return s.variant;
-    case Cache: return s.warm ? QStringLiteral("l2_warm") : QStringLiteral("hbm_cold");
-    case X: return p.x;
-    case Y: return p.y;
-    case CaseId: return p.case_id;
+    case SeriesName:
+      return s.name;
+    case Backend:
+      return s.backend;
+    case Variant:
+      return s.variant;
+    case Cache:
+      return s.warm ? QStringLiteral("l2_warm") : QStringLiteral("hbm_cold");
+    case X:
+      return p.x;
+    case Y:
+      return p.y;
+    case CaseId:
+      return p.case_id;
   }
   return {};
 }
 
 QVariant SweepSeriesModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
   switch (section) {
-    case SeriesName: return QStringLiteral("Series");
-    case Backend: return QStringLiteral("Backend");
-    case Variant: return QStringLiteral("Variant");
-    case Cache: return QStringLiteral("Cache");
-    case X: return axis_ == SweepAxis::context ? QStringLiteral("Context") : QStringLiteral("Batch");
-    case Y: return metric_ == SweepMetric::latency_us ? QStringLiteral("Latency (µs)") : QStringLiteral("Floor fraction");
-    case CaseId: return QStringLiteral("Case");
+    case SeriesName:
+      return QStringLiteral("Series");
+    case Backend:
+      return QStringLiteral("Backend");
+    case Variant:
+      return QStringLiteral("Variant");
+    case Cache:
+      return QStringLiteral("Cache");
+    case X:
+      return axis_ == SweepAxis::context ? QStringLiteral("Context") : QStringLiteral("Batch");
+    case Y:
+      return metric_ == SweepMetric::latency_us ? QStringLiteral("Latency (µs)") : QStringLiteral("Floor fraction");
+    case CaseId:
+      return QStringLiteral("Case");
   }
   return {};
 }

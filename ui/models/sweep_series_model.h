@@ -19,7 +19,7 @@ enum class SweepAxis { context, batch };
 enum class SweepMetric { latency_us, floor_fraction, stream_fraction };
 
 struct SweepSeries {
-  QString name;     // "sim k8v8/transform/full cold"
+  QString name;  // "sim k8v8/transform/full cold"
   QString backend, variant;
   bool warm = false;
   std::vector<QPointF> points;  // sorted by x

@@ -18,8 +18,9 @@ BackendsView::BackendsView(PluginHost* host, QWidget* parent) : QWidget(parent),
   model_ = new BackendsModel(this);
   model_->setHost(host_);
 
-  auto* title = new QLabel(tr("<b>Backend plugins</b> — one row per device; a plugin whose runtime is missing loads "
-                              "and reports why it has no devices."));
+  auto* title =
+      new QLabel(tr("<b>Backend plugins</b> — one row per device; a plugin whose runtime is missing loads "
+                    "and reports why it has no devices."));
   title->setWordWrap(true);
   table_ = new QTableView;
   table_->setModel(model_);

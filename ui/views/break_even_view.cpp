@@ -28,9 +28,10 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   waterfall_ = new WaterfallWidget;
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showSelected(); });
 
-  auto* note = new QLabel(tr("T(K8/V8) − T(K16/V8) ≈ unhidden K8 prep + K8 pipeline/occupancy penalty − extra K16 HBM "
-                             "time, per tile, from each variant's stored stage costs and measured tile interval. "
-                             "K8/V8 is the fastest stored K8/V8 variant at the shape."));
+  auto* note =
+      new QLabel(tr("T(K8/V8) − T(K16/V8) ≈ unhidden K8 prep + K8 pipeline/occupancy penalty − extra K16 HBM "
+                    "time, per tile, from each variant's stored stage costs and measured tile interval. "
+                    "K8/V8 is the fastest stored K8/V8 variant at the shape."));
   note->setWordWrap(true);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(table_);

@@ -1,8 +1,8 @@
 #include "ui/views/charts_view.h"
 
 #include <algorithm>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <QChart>
@@ -10,16 +10,16 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineSeries>
 #include <QListWidget>
+#include <QLogValueAxis>
 #include <QPainter>
 #include <QPixmap>
-#include <QSignalBlocker>
-#include <QLineSeries>
-#include <QLogValueAxis>
 #include <QScatterSeries>
+#include <QSignalBlocker>
 #include <QSplitter>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include "ui/models/sweep_series_model.h"
 
@@ -81,9 +81,10 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   lower_metric_->setObjectName(QStringLiteral("chartsLowerMetric"));
   lower_metric_->addItem(tr("fraction of the byte floor"), static_cast<int>(SweepMetric::floor_fraction));
   lower_metric_->addItem(tr("fraction of a perfect stream"), static_cast<int>(SweepMetric::stream_fraction));
-  lower_metric_->setToolTip(tr("Byte floor: bytes / read bandwidth. Perfect stream: the read kernel alone over the "
-                               "case's bytes, timed the same way (launch and ramp included); measured by the cuda "
-                               "backend"));
+  lower_metric_->setToolTip(
+      tr("Byte floor: bytes / read bandwidth. Perfect stream: the read kernel alone over the "
+         "case's bytes, timed the same way (launch and ramp included); measured by the cuda "
+         "backend"));
   connect(lower_metric_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_) requery();
   });
@@ -254,8 +255,7 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     x_axis->setRange(xmin / 1.4, xmax * 1.4);
     if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
       ly->setRange(ymin / 1.5, ymax * 1.5);
-    else
-    {
+    else {
       auto* y = static_cast<QValueAxis*>(y_axis);
       y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
       y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps

@@ -33,7 +33,7 @@ class ChartsView : public QWidget {
 
  public slots:
   void setCases(const std::vector<tilepath::CaseSummary>& cases);
-  void setAxis(int axisIndex);         // 0 context, 1 batch
+  void setAxis(int axisIndex);           // 0 context, 1 batch
   void setLowerMetric(int metricIndex);  // 0 fraction of the byte floor, 1 of a perfect stream
 
  private:
@@ -42,8 +42,8 @@ class ChartsView : public QWidget {
   QChartView *latency_view_, *floor_view_;
   QComboBox *axis_, *fixed_, *backend_, *lower_metric_;
   QLabel* fixed_label_;
-  QListWidget* legend_;          // shared by both charts: one checkable entry per series
-  std::set<QString> hidden_;     // series names the user unchecked (kept across filters)
+  QListWidget* legend_;       // shared by both charts: one checkable entry per series
+  std::set<QString> hidden_;  // series names the user unchecked (kept across filters)
   bool updating_ = false;
   bool backend_chosen_ = false;  // the user picked a backend; otherwise prefer GPU data
 

@@ -68,11 +68,11 @@ OpEditor::OpEditor(QWidget* parent) : QWidget(parent) {
   fillCombo(cache_, std::vector<CacheState>{CacheState::l2_warm, CacheState::hbm_cold});
   gpu_model_ = new QComboBox;
 
-  field_widgets_ = {{"batch", batch_},     {"context", context_},       {"context_lengths", context_lengths_},
-                    {"q_heads", q_heads_}, {"kv_heads", kv_heads_},     {"head_dim", head_dim_},
+  field_widgets_ = {{"batch", batch_},         {"context", context_},   {"context_lengths", context_lengths_},
+                    {"q_heads", q_heads_},     {"kv_heads", kv_heads_}, {"head_dim", head_dim_},
                     {"page_size", page_size_}, {"splits", splits_},     {"kv", kv_},
-                    {"k_path", k_path_},   {"mode", mode_},             {"k_repr", k_repr_},
-                    {"rope", rope_},       {"scale", scale_},           {"cache", cache_}};
+                    {"k_path", k_path_},       {"mode", mode_},         {"k_repr", k_repr_},
+                    {"rope", rope_},           {"scale", scale_},       {"cache", cache_}};
   for (auto& [name, w] : field_widgets_) w->setObjectName(QStringLiteral("field_") + name);
 
   auto* form = new QFormLayout;
@@ -176,11 +176,12 @@ OperatingPoint OpEditor::op() const {
 void OpEditor::setOp(const OperatingPoint& op) {
   updating_ = true;
   {
-    const QSignalBlocker blockers[] = {QSignalBlocker(batch_),     QSignalBlocker(context_),  QSignalBlocker(q_heads_),
-                                       QSignalBlocker(kv_heads_),  QSignalBlocker(head_dim_), QSignalBlocker(page_size_),
-                                       QSignalBlocker(splits_),    QSignalBlocker(kv_),       QSignalBlocker(k_path_),
-                                       QSignalBlocker(mode_),      QSignalBlocker(k_repr_),   QSignalBlocker(rope_),
-                                       QSignalBlocker(scale_),     QSignalBlocker(cache_),    QSignalBlocker(context_lengths_)};
+    const QSignalBlocker blockers[] = {
+        QSignalBlocker(batch_),    QSignalBlocker(context_),  QSignalBlocker(q_heads_),
+        QSignalBlocker(kv_heads_), QSignalBlocker(head_dim_), QSignalBlocker(page_size_),
+        QSignalBlocker(splits_),   QSignalBlocker(kv_),       QSignalBlocker(k_path_),
+        QSignalBlocker(mode_),     QSignalBlocker(k_repr_),   QSignalBlocker(rope_),
+        QSignalBlocker(scale_),    QSignalBlocker(cache_),    QSignalBlocker(context_lengths_)};
     batch_->setValue(op.batch);
     context_->setValue(op.context);
     q_heads_->setValue(op.q_heads);

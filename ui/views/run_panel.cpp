@@ -37,8 +37,8 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   spec_path_->setPlaceholderText(tr("sweep spec JSON (docs/sweep-spec.md)"));
   auto* browse = new QPushButton(tr("…"));
   connect(browse, &QPushButton::clicked, this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Sweep spec"), QStringLiteral(TILEPATH_SOURCE_DIR "/data/sweeps"),
-                                                tr("JSON (*.json);;All files (*)"));
+    QString path = QFileDialog::getOpenFileName(
+        this, tr("Sweep spec"), QStringLiteral(TILEPATH_SOURCE_DIR "/data/sweeps"), tr("JSON (*.json);;All files (*)"));
     if (!path.isEmpty()) {
       spec_path_->setText(path);
       run_spec_->setChecked(true);
@@ -59,15 +59,17 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
     controller_->cancel();
     report(tr("cancel requested: stopping after the current case"));
   });
-  connect(controller_, &RunController::started, this, [this](int total) { report(tr("started: %1 cases").arg(total)); });
+  connect(controller_, &RunController::started, this,
+          [this](int total) { report(tr("started: %1 cases").arg(total)); });
   connect(controller_, &RunController::progress, this, [this](double fraction, const QString& label) {
     progress_->setValue(int(1000 * std::clamp(fraction, 0.0, 1.0)));
     progress_->setFormat(QStringLiteral("%p% — ") + label);
   });
-  connect(controller_, &RunController::caseDone, this, [this](const QString& label, bool skipped, const QString& status) {
-    report(skipped ? tr("already stored: %1").arg(label) : tr("%1: %2").arg(status, label));
-    if (!skipped) emit casesStored();
-  });
+  connect(controller_, &RunController::caseDone, this,
+          [this](const QString& label, bool skipped, const QString& status) {
+            report(skipped ? tr("already stored: %1").arg(label) : tr("%1: %2").arg(status, label));
+            if (!skipped) emit casesStored();
+          });
   connect(controller_, &RunController::finished, this, [this](const RunSummary& s) {
     setRunning(false);
     progress_->setFormat(s.cancelled ? tr("cancelled") : tr("done"));
@@ -149,7 +151,8 @@ bool RunPanel::startSweep(SweepSpec spec, const QString& backend, bool quiet) {
   }
   if (b->devices().empty()) return fail(tr("backend '%1' has no devices: %2").arg(name, qs(b->no_device_reason())));
   spec.backend = ss(name);
-  const QString command = QStringLiteral("tilepath-gui run %1 on %2 (%3 cases)").arg(qs(spec.name), name).arg(spec.cases.size());
+  const QString command =
+      QStringLiteral("tilepath-gui run %1 on %2 (%3 cases)").arg(qs(spec.name), name).arg(spec.cases.size());
   if (!controller_->start(spec, b, session_->path(), command)) return fail(tr("a run is already in progress"));
   setRunning(true);
   progress_->setValue(0);
@@ -169,7 +172,8 @@ void RunPanel::runClicked() {
   } else {
     std::vector<ValidationError> problems = op_.problems();
     if (!problems.empty()) {
-      QMessageBox::warning(this, tr("Run"), tr("The operating point is not valid:\n%1").arg(qs(problems.front().what())));
+      QMessageBox::warning(this, tr("Run"),
+                           tr("The operating point is not valid:\n%1").arg(qs(problems.front().what())));
       return;
     }
     spec.name = "gui-case";

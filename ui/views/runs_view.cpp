@@ -103,7 +103,8 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
 
   connect(cases_table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &RunsView::onCaseSelectionChanged);
-  connect(runs_table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsView::onRunSelectionChanged);
+  connect(runs_table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &RunsView::onRunSelectionChanged);
 
   auto* filter_row = new QHBoxLayout;
   filter_row->addWidget(filter_, 1);

@@ -26,16 +26,26 @@ constexpr int kLimitingKey = 1;
 QPointF gridPosition(Stage s) {
   auto at = [](double col, double row) { return QPointF(col * kColStep, row * kRowStep); };
   switch (s) {
-    case Stage::q_quant: return at(0, 0);
-    case Stage::k_load: return at(1, 0);
-    case Stage::k_prep: return at(2, 0);
-    case Stage::qk: return at(3, 0);
-    case Stage::softmax: return at(4, 0);
-    case Stage::v_load: return at(1, 2);
-    case Stage::v_prep: return at(2, 2);
-    case Stage::pv: return at(5, 1);
-    case Stage::accum: return at(6, 1);
-    case Stage::combine: return at(7, 1);
+    case Stage::q_quant:
+      return at(0, 0);
+    case Stage::k_load:
+      return at(1, 0);
+    case Stage::k_prep:
+      return at(2, 0);
+    case Stage::qk:
+      return at(3, 0);
+    case Stage::softmax:
+      return at(4, 0);
+    case Stage::v_load:
+      return at(1, 2);
+    case Stage::v_prep:
+      return at(2, 2);
+    case Stage::pv:
+      return at(5, 1);
+    case Stage::accum:
+      return at(6, 1);
+    case Stage::combine:
+      return at(7, 1);
   }
   return {};
 }
@@ -48,8 +58,9 @@ QString costText(const char* what, double v) {
 // Why a measured cost shows as "≤ 0": it is an ablation difference, not a duration.
 QString belowZeroNote(double measured) {
   return std::isfinite(measured) && measured < 0
-             ? QStringLiteral("\nthe ablation difference is below zero: the stage is hidden behind others, or "
-                              "the difference is noise; the II counts it as 0")
+             ? QStringLiteral(
+                   "\nthe ablation difference is below zero: the stage is hidden behind others, or "
+                   "the difference is noise; the II counts it as 0")
              : QString();
 }
 
@@ -84,8 +95,8 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     const Agent agent = a.graph.agent_of(s);
     const bool limiting = has_ii && s == a.ii.limiting_stage;
     QColor fill = agentColour(agent).lighter(160);
-    auto* node = scene.addRect(r, QPen(limiting ? QColor(20, 20, 20) : agentColour(agent).darker(130), limiting ? 5 : 1.5),
-                               QBrush(fill));
+    auto* node = scene.addRect(
+        r, QPen(limiting ? QColor(20, 20, 20) : agentColour(agent).darker(130), limiting ? 5 : 1.5), QBrush(fill));
     node->setData(kStageNodeKey, qs(to_string(s)));
     node->setData(kLimitingKey, limiting);
     node->setZValue(2);
@@ -97,8 +108,7 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
     title->setFont(bold);
     title->setPos(r.left() + 8, r.top() + 6);
-    auto* measured = new QGraphicsSimpleTextItem(
-        costText(a.measured_from_model ? "sim" : "meas", a.measured[s]), node);
+    auto* measured = new QGraphicsSimpleTextItem(costText(a.measured_from_model ? "sim" : "meas", a.measured[s]), node);
     measured->setFont(small);
     measured->setPos(r.left() + 8, r.top() + 30);
     auto* predicted = new QGraphicsSimpleTextItem(costText("pred", a.predicted[s]), node);
@@ -159,12 +169,16 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
   QString sub;
   if (has_ii)
     sub = QStringLiteral("II %1 µs/tile from %2 costs — limited by %3 on %4")
-              .arg(QString::number(a.ii.ii_us, 'g', 4), a.ii_from_measured ? QStringLiteral("measured") : QStringLiteral("predicted"),
+              .arg(QString::number(a.ii.ii_us, 'g', 4),
+                   a.ii_from_measured ? QStringLiteral("measured") : QStringLiteral("predicted"),
                    qs(to_string(a.ii.limiting_stage)), agentTitle(a.ii.limiting_agent));
   else
-    sub = QStringLiteral("no stage costs: %1").arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
-  if (std::isfinite(a.measured_ii_us)) sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
-  if (a.source_case) sub += QStringLiteral("   case #%1 (%2)").arg(a.source_case->case_id).arg(qs(a.source_case->backend));
+    sub = QStringLiteral("no stage costs: %1")
+              .arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
+  if (std::isfinite(a.measured_ii_us))
+    sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
+  if (a.source_case)
+    sub += QStringLiteral("   case #%1 (%2)").arg(a.source_case->case_id).arg(qs(a.source_case->backend));
   if (!a.gpu_model_id.empty()) sub += QStringLiteral("   predicted for %1").arg(qs(a.gpu_model_id));
   auto* h = scene.addSimpleText(header, bold);
   h->setPos(0, -110);
@@ -181,10 +195,14 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
   }
   y += 26;
   x = 0;
-  struct LegendLine { QPen pen; const char* text; };
-  for (const LegendLine& l : {LegendLine{data_pen, "data dependency"}, LegendLine{loop_pen, "loop-carried (tile n → n+1)"},
-                              LegendLine{buffer_pen, "buffer reuse (frees a ring slot)"},
-                              LegendLine{QPen(QColor(20, 20, 20), 5), "limiting stage (thick border)"}}) {
+  struct LegendLine {
+    QPen pen;
+    const char* text;
+  };
+  for (const LegendLine& l :
+       {LegendLine{data_pen, "data dependency"}, LegendLine{loop_pen, "loop-carried (tile n → n+1)"},
+        LegendLine{buffer_pen, "buffer reuse (frees a ring slot)"},
+        LegendLine{QPen(QColor(20, 20, 20), 5), "limiting stage (thick border)"}}) {
     scene.addLine(x, y + 8, x + 30, y + 8, l.pen);
     auto* t = scene.addSimpleText(QString::fromUtf8(l.text), small);
     t->setPos(x + 36, y);
@@ -202,7 +220,8 @@ QStringList stageNodeNames(const QGraphicsScene& scene) {
 
 QString limitingNodeName(const QGraphicsScene& scene) {
   for (QGraphicsItem* item : scene.items())
-    if (item->data(kStageNodeKey).isValid() && item->data(kLimitingKey).toBool()) return item->data(kStageNodeKey).toString();
+    if (item->data(kStageNodeKey).isValid() && item->data(kLimitingKey).toBool())
+      return item->data(kStageNodeKey).toString();
   return {};
 }
 

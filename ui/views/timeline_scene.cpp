@@ -46,9 +46,10 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
                                     bold);
   title->setPos(0, 0);
   if (sched.stages.empty() || sched.makespan_us <= 0) {
-    auto* t = scene.addSimpleText(QStringLiteral("No stage costs for this variant (no matching case and no GPU model): %1")
-                                      .arg(qs(a.prediction_note)),
-                                  small);
+    auto* t =
+        scene.addSimpleText(QStringLiteral("No stage costs for this variant (no matching case and no GPU model): %1")
+                                .arg(qs(a.prediction_note)),
+                            small);
     t->setPos(0, 30);
     return;
   }
@@ -97,9 +98,10 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
     double x0 = xOf(s.start_us), x1 = xOf(s.end_us);
     double w = std::max(1.5, x1 - x0);
     double y = laneY(s.agent) + 4;
-    auto* block = scene.addRect(QRectF(x0, y, w, kLaneH - 8),
-                                QPen(s.critical ? QColor(20, 20, 20) : stageColour(s.stage).darker(150), s.critical ? 2 : 1),
-                                QBrush(stageColour(s.stage)));
+    auto* block =
+        scene.addRect(QRectF(x0, y, w, kLaneH - 8),
+                      QPen(s.critical ? QColor(20, 20, 20) : stageColour(s.stage).darker(150), s.critical ? 2 : 1),
+                      QBrush(stageColour(s.stage)));
     block->setData(kTimelineStageKey, qs(to_string(s.stage)));
     block->setData(kTimelineTileKey, s.tile);
     block->setZValue(2);
@@ -110,8 +112,8 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
                                QString::number(s.end_us - s.start_us, 'g', 4),
                                s.critical ? QStringLiteral("\non the critical path") : QString()));
     if (w > 26) {
-      auto* t = new QGraphicsSimpleTextItem(s.tile >= 0 && s.tile < sched.n_tiles ? QString::number(s.tile) : QStringLiteral("·"),
-                                            block);
+      auto* t = new QGraphicsSimpleTextItem(
+          s.tile >= 0 && s.tile < sched.n_tiles ? QString::number(s.tile) : QStringLiteral("·"), block);
       t->setFont(small);
       t->setPos(x0 + 3, y + 3);
     }
@@ -140,12 +142,14 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
   // Summary and stage legend.
   double y = lanes_bottom + 46;
   auto* summary = scene.addSimpleText(
-      QStringLiteral("makespan %1 µs, serial sum %2 µs, overlap %3%, steady II %4 µs (model %5 µs, limiting %6), costs %7")
+      QStringLiteral(
+          "makespan %1 µs, serial sum %2 µs, overlap %3%, steady II %4 µs (model %5 µs, limiting %6), costs %7")
           .arg(QString::number(sched.makespan_us, 'g', 4), QString::number(sched.serial_sum_us, 'g', 4),
                QString::number(100 * sched.overlap_fraction, 'f', 0), QString::number(sched.steady_ii_us, 'g', 4),
                QString::number(a.ii.ii_us, 'g', 4), qs(to_string(a.ii.limiting_stage)),
-               a.ii_from_measured ? (a.measured_from_model ? QStringLiteral("from the sim backend") : QStringLiteral("measured"))
-                                  : QStringLiteral("predicted")),
+               a.ii_from_measured
+                   ? (a.measured_from_model ? QStringLiteral("from the sim backend") : QStringLiteral("measured"))
+                   : QStringLiteral("predicted")),
       small);
   summary->setPos(kLabelW, y);
   y += 24;

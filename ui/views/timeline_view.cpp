@@ -26,8 +26,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Tiles unrolled:")));
   controls->addWidget(tiles_);
-  controls->addWidget(new QLabel(tr("Hover a block for stage, tile, start and end. Solid blue lines: predicted II; "
-                                    "dashed red: measured II. Thick outline: critical path.")));
+  controls->addWidget(
+      new QLabel(tr("Hover a block for stage, tile, start and end. Solid blue lines: predicted II; "
+                    "dashed red: measured II. Thick outline: critical path.")));
   controls->addStretch();
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);

@@ -45,7 +45,8 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
     const Step steps[] = {{tr("unhidden K8 prep"), d.unhidden_k8_prep_us, QColor(0xf2, 0x8e, 0x2b), false},
                           {tr("pipeline / occupancy"), d.pipeline_penalty_us, QColor(0xb0, 0x7a, 0xa1), false},
                           {tr("− extra K16 HBM"), -d.extra_k16_hbm_us, QColor(0x4e, 0x79, 0xa7), false},
-                          {tr("Δ = K8/V8 − K16/V8"), d.delta_us, d.delta_us > 0 ? QColor(0xd6, 0x27, 0x28) : QColor(0x2c, 0xa0, 0x2c), true}};
+                          {tr("Δ = K8/V8 − K16/V8"), d.delta_us,
+                           d.delta_us > 0 ? QColor(0xd6, 0x27, 0x28) : QColor(0x2c, 0xa0, 0x2c), true}};
     // Range of the running sum.
     double lo = 0, hi = 0, run = 0;
     for (const Step& s : steps) {
@@ -70,7 +71,8 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
       double v = lo + (hi - lo) * i / 4;
       p.drawLine(plot.left(), int(yOf(v)), plot.right(), int(yOf(v)));
       p.setPen(Qt::darkGray);
-      p.drawText(QRect(0, int(yOf(v)) - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter, QString::number(v, 'g', 3));
+      p.drawText(QRect(0, int(yOf(v)) - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
+                 QString::number(v, 'g', 3));
       p.setPen(QColor(200, 200, 200));
     }
     p.setPen(QPen(Qt::black, 1.2));
@@ -92,7 +94,8 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
       p.setPen(Qt::black);
       p.drawText(QRectF(bar.left() - 10, bar.top() - 18, bar.width() + 20, 16), Qt::AlignCenter,
                  QString::number(s.total ? s.delta : s.delta, 'g', 3));
-      p.drawText(QRectF(plot.left() + i * slot, plot.bottom() + 4, slot, 32), Qt::AlignHCenter | Qt::TextWordWrap, s.label);
+      p.drawText(QRectF(plot.left() + i * slot, plot.bottom() + 4, slot, 32), Qt::AlignHCenter | Qt::TextWordWrap,
+                 s.label);
       if (!s.total) {
         // Connector to the next step's start.
         p.setPen(QPen(Qt::gray, 1, Qt::DashLine));
@@ -112,7 +115,8 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
                  : tr("V hidden fraction: needs a K16/V16 case at this shape"));
   p.fillRect(gauge, QColor(235, 235, 235));
   if (std::isfinite(r.v_hidden_fraction))
-    p.fillRect(QRect(gauge.left(), gauge.top(), int(gauge.width() * std::clamp(r.v_hidden_fraction, 0.0, 1.0)), gauge.height()),
+    p.fillRect(QRect(gauge.left(), gauge.top(), int(gauge.width() * std::clamp(r.v_hidden_fraction, 0.0, 1.0)),
+                     gauge.height()),
                QColor(0x59, 0xa1, 0x4f));
   p.setPen(Qt::darkGray);
   p.drawRect(gauge);

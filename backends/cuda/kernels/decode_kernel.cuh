@@ -28,11 +28,24 @@ namespace tilepath::cuda::kernels {
 // of the CTA done with its tiles (the merge starts).
 #ifdef TILEPATH_KERNEL_TRACE
 __shared__ long long tp_trace[8];
-__device__ __forceinline__ unsigned long long tp_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
-__device__ __forceinline__ unsigned tp_smid() { unsigned r; asm volatile("mov.u32 %0, %smid;" : "=r"(r)); return r; }
-#define TP_TRACE(i) do { if (threadIdx.x == 0) tp_trace[i] = clock64(); } while (0)
+__device__ __forceinline__ unsigned long long tp_gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned tp_smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %smid;" : "=r"(r));
+  return r;
+}
+#define TP_TRACE(i)                                \
+  do {                                             \
+    if (threadIdx.x == 0) tp_trace[i] = clock64(); \
+  } while (0)
 #else
-#define TP_TRACE(i) do {} while (0)
+#define TP_TRACE(i) \
+  do {              \
+  } while (0)
 #endif
 
 struct KernelParams {
@@ -45,9 +58,9 @@ struct KernelParams {
 // The CTA's place in the problem.
 struct CtaWork {
   int batch, kv_head, split;
-  int head0, heads;       // first query head and count (<= 8)
-  int begin, end;         // token range [begin, end) of this split
-  float v_scale;          // dequantization scale of V (1 for BF16 V)
+  int head0, heads;  // first query head and count (<= 8)
+  int begin, end;    // token range [begin, end) of this split
+  float v_scale;     // dequantization scale of V (1 for BF16 V)
 };
 
 // The work of the CTA's kv head `slot` (< kKvHeadsPerCta).
@@ -161,7 +174,7 @@ __device__ __forceinline__ float q_quant(const QRaw<T>& raw, QFragment<T>& q) {
       const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        x[j][8 * h + 2 * k] = __uint_as_float(words[k] << 16);             // bf16 -> f32, exact
+        x[j][8 * h + 2 * k] = __uint_as_float(words[k] << 16);  // bf16 -> f32, exact
         x[j][8 * h + 2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
       }
     }
@@ -191,8 +204,8 @@ __device__ __forceinline__ float q_quant(const QRaw<T>& raw, QFragment<T>& q) {
   for (int j = 0; j < kGroups; ++j) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      q.w[j * kWords + k] = pack_e4m3x4(quotient(x[j][4 * k]), quotient(x[j][4 * k + 1]),
-                                        quotient(x[j][4 * k + 2]), quotient(x[j][4 * k + 3]));
+      q.w[j * kWords + k] = pack_e4m3x4(quotient(x[j][4 * k]), quotient(x[j][4 * k + 1]), quotient(x[j][4 * k + 2]),
+                                        quotient(x[j][4 * k + 3]));
     }
   }
   return scale;
@@ -303,8 +316,8 @@ __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t
       VFragment v;
       v_prep<T>(v_tile, m, ln, v, salt);  // V' = operand form of V
       float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      pv<T>(d, v, p, sink);               // Oᵀ_tile = V'ᵀ·Pᵀ
-      accum<T>(acc.o[m], d, p);           // O = O·α + Oᵀ_tile
+      pv<T>(d, v, p, sink);      // Oᵀ_tile = V'ᵀ·Pᵀ
+      accum<T>(acc.o[m], d, p);  // O = O·α + Oᵀ_tile
     }
   }
 }
@@ -318,9 +331,9 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
                                                 const Lane& ln, WarpAccumulator<T>& acc) {
   const DecodeArgs& a = p.args;
   constexpr int kH = T::kHeadsPerCta, kD = T::kHeadDim;
-  float* merge_m = reinterpret_cast<float*>(smem);        // [warps][8]
-  float* merge_l = merge_m + T::kMmaWarps * kH;            // [warps][8]
-  float* merge_o = merge_l + T::kMmaWarps * kH;            // [warps][8][D]
+  float* merge_m = reinterpret_cast<float*>(smem);  // [warps][8]
+  float* merge_l = merge_m + T::kMmaWarps * kH;     // [warps][8]
+  float* merge_o = merge_l + T::kMmaWarps * kH;     // [warps][8][D]
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with the ring the merge buffer reuses
   TP_TRACE(7);
@@ -356,7 +369,7 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
   for (int idx = threadIdx.x; idx < T::kKvHeadsPerCta * w.heads * (kD / kVec); idx += T::kThreads) {
     const int slot = idx / (w.heads * (kD / kVec)), h = idx / (kD / kVec) % w.heads, d0 = idx % (kD / kVec) * kVec;
     const int slot_kv_head = w.kv_head + (slot - w.kv_head % T::kKvHeadsPerCta);
-    const float v_scale = T::kV == VOperand::bf16 ? 1.0f
+    const float v_scale = T::kV == VOperand::bf16  ? 1.0f
                           : T::kKvHeadsPerCta == 1 ? w.v_scale
                                                    : a.v_scale[a.scale_per_head ? slot_kv_head : 0];
     const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
@@ -437,15 +450,15 @@ struct WarpRing {
 
 // full / k_only: the MMA warp issues its own ring loads and consumes them.
 template <class T>
-__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring,
-                                                   int warp, const Lane& ln, const QFragment<T>& q,
-                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
+__device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring, int warp,
+                                                   const Lane& ln, const QFragment<T>& q, float row_scale,
+                                                   WarpAccumulator<T>& acc, std::uint32_t& sink) {
 #pragma unroll 1
   for (int tile = 0; tile < ring.tiles; ++tile) {
     ring.advance(p, w, warp, tile, ln.lane);
     if (tile == 0) TP_TRACE(4);
-    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
-                    ln, acc, sink, p.salt);
+    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end, ln,
+                    acc, sink, p.salt);
     if (tile == 0) TP_TRACE(5);
     if (tile == 1) TP_TRACE(6);
   }
@@ -476,7 +489,7 @@ __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaW
     ring.advance(p, w, pair, tile, ln.lane);
     if constexpr (T::kLoadOnly) continue;
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
-    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                            // MMA warp released the slot
+    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                    // MMA warp released the slot
     k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = f16(K8)
     v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = f16(V8)
     mbarrier_arrive(lay.full_bar + slot * 8);
@@ -495,8 +508,8 @@ __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const Cta
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
     mbarrier_wait(lay.full_bar + slot * 8, use & 1);
-    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end,
-                    ln, acc, sink, p.salt);
+    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end, ln,
+                    acc, sink, p.salt);
     mbarrier_arrive(lay.empty_bar + slot * 8);
   }
 }
@@ -571,9 +584,11 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   if (threadIdx.x == 0) {
     const long long c9 = clock64();
     const unsigned long long g9 = tp_gtime();
-    printf("TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld joined %lld merge %lld tiles %d\n",
-           blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
-           tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, ring.tiles);
+    printf(
+        "TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld "
+        "joined %lld merge %lld tiles %d\n",
+        blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
+        tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, ring.tiles);
   }
 #endif
   if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live

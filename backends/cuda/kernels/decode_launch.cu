@@ -21,8 +21,8 @@ namespace {
 
 using kernels::VariantEntry;
 
-constexpr int kHeadsPerCta = 8;      // query heads one CTA holds (the PV n8 side)
-constexpr int kCtasPerSmGuess = 4;   // resident CTAs per SM of the FP8 D=128 variants (for the split count)
+constexpr int kHeadsPerCta = 8;     // query heads one CTA holds (the PV n8 side)
+constexpr int kCtasPerSmGuess = 4;  // resident CTAs per SM of the FP8 D=128 variants (for the split count)
 constexpr int kMinTokensPerSplit = 256;
 constexpr int kMaxSplits = 128;
 constexpr int kTwoHeadMinTokensPerCta = 4096;  // kv_heads_per_cta_for
@@ -49,8 +49,8 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
 
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
   for (const VariantEntry& e : variants()) {
-    if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode &&
-        e.head_dim == args.head_dim && e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
+    if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
+        e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
       return &e;
     }
   }
@@ -77,7 +77,7 @@ const char* variant_name(const VariantEntry& e) {
   std::string n = std::string("decode_") + name_of(e.kv_dtype, {"k16v16", "k8v16", "k16v8", "k8v8"}) + "_" +
                   name_of(e.k_path, {"transform", "fp8_qk", "k16"}) + "_" +
                   name_of(e.mode, {"none", "full", "k_only", "separate_kv"}) + "_d" + std::to_string(e.head_dim);
-  static const char* const stages[] = {"k_load", "k_prep", "qk",    "softmax",  "v_load",
+  static const char* const stages[] = {"k_load", "k_prep", "qk",    "softmax", "v_load",
                                        "v_prep", "pv",     "accum", "q_quant", "combine"};
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice) {
@@ -114,8 +114,8 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 
 constexpr int kCombineWarps = 8;
 constexpr int kCombineThreads = 32 * kCombineWarps;
-constexpr int kCombineD = 2 * 32;                          // d per block: a float2 per lane
-constexpr int kMaxCombineSplits = 256;                     // OperatingPoint validates splits <= 256
+constexpr int kCombineD = 2 * 32;       // d per block: a float2 per lane
+constexpr int kMaxCombineSplits = 256;  // OperatingPoint validates splits <= 256
 // 12 float2 + 12 lse in flight per lane keep the kernel within 64 registers, so that its
 // blocks share SMs with the main kernel's CTAs (4 x 64 threads x ~190 registers leave
 // 16 K): PDL makes them resident early. A 128-register combine measured +7 us at B=16.
@@ -163,9 +163,9 @@ struct CombineState {
   }
 };
 
-__global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float* partial_out, const float* partial_lse,
-                                                                 int splits, int rows, int head_dim,
-                                                                 int warps_per_row, std::uint16_t* out) {
+__global__ void __launch_bounds__(kCombineThreads, 4)
+    combine_kernel(const float* partial_out, const float* partial_lse, int splits, int rows, int head_dim,
+                   int warps_per_row, std::uint16_t* out) {
   __shared__ float warp_m[kCombineWarps], warp_l[kCombineWarps];
   __shared__ float2 warp_o[kCombineWarps][32];
 #ifdef TILEPATH_KERNEL_TRACE
@@ -220,9 +220,9 @@ __global__ void __launch_bounds__(kCombineThreads, 4) combine_kernel(const float
   }
   if (part == 0 && live) {  // every split empty: all weights 0, output 0
     const float inv = st.l > 0.0f ? 1.0f / st.l : 0.0f;
-    const std::uint32_t packed =
-        static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.x * inv))) |
-        static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.y * inv))) << 16;
+    const std::uint32_t packed = static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.x * inv))) |
+                                 static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(st.o.y * inv)))
+                                     << 16;
     *reinterpret_cast<std::uint32_t*>(out + static_cast<std::size_t>(row) * head_dim + d) = packed;
   }
 #ifdef TILEPATH_KERNEL_TRACE
@@ -254,18 +254,17 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
 cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
       args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
-      args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q ||
-      !args.k_pages ||
-      !args.v_pages || !args.page_table || !args.lengths || !args.out) {
+      args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q || !args.k_pages || !args.v_pages ||
+      !args.page_table || !args.lengths || !args.out) {
     return cudaErrorInvalidValue;
   }
   // The kernels store two d at once: BF16 pairs (4 bytes) and float pairs (8 bytes).
-  if (reinterpret_cast<std::uintptr_t>(args.out) % 4 != 0 || reinterpret_cast<std::uintptr_t>(args.partial_out) % 8 != 0) {
+  if (reinterpret_cast<std::uintptr_t>(args.out) % 4 != 0 ||
+      reinterpret_cast<std::uintptr_t>(args.partial_out) % 8 != 0) {
     return cudaErrorInvalidValue;
   }
   if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
-      args.head_dim % 2 != 0 ||
-      (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
+      args.head_dim % 2 != 0 || (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
   const VariantEntry* entry = find_variant(args, ablation);

@@ -38,17 +38,17 @@ template <class T>
 struct QFragment {
   // 16-bit Q (BF16 against BF16 K, F16 against converted E4M3 K): per K chunk j, the K
   // chunk's elements of Q as 16-bit pairs. E4M3 Q: per K chunk j, 16 bytes = 4 words.
-  static constexpr int kChunkGroups = T::kKConsumedChunks / 4;         // chunks a lane reads per K row
-  static constexpr int kWordsPerChunk = T::kKPrepInMma ? 8 : 4;         // MMA operand words per 16-byte K chunk
+  static constexpr int kChunkGroups = T::kKConsumedChunks / 4;   // chunks a lane reads per K row
+  static constexpr int kWordsPerChunk = T::kKPrepInMma ? 8 : 4;  // MMA operand words per 16-byte K chunk
   std::uint32_t w[kChunkGroups * kWordsPerChunk];
 };
 
 // Online-softmax state of one warp (row g) and its output accumulator.
 template <class T>
 struct WarpAccumulator {
-  float m;                       // running max of row g, log2 units
-  float l;                       // this lane's share of the row-g denominator
-  float o[T::kMTiles][4];        // Oᵀ fragments: (16 d, 8 heads) per m-tile
+  float m;                 // running max of row g, log2 units
+  float l;                 // this lane's share of the row-g denominator
+  float o[T::kMTiles][4];  // Oᵀ fragments: (16 d, 8 heads) per m-tile
 };
 
 // ============================================================================
@@ -59,9 +59,9 @@ struct WarpAccumulator {
 // rows gathered through the page table: lane r holds the row index of token r (~0u past
 // the end), broadcast by shuffle. Chunk `it` of a lane: where it comes from and goes to.
 struct TileChunk {
-  std::size_t src;   // byte offset in the page pool (0 when invalid)
-  std::uint32_t dst; // byte offset in the tile (swizzled)
-  bool valid;        // token inside the split (else the chunk is zero-filled)
+  std::size_t src;    // byte offset in the page pool (0 when invalid)
+  std::uint32_t dst;  // byte offset in the tile (swizzled)
+  bool valid;         // token inside the split (else the chunk is zero-filled)
 };
 
 template <int kChunks>
@@ -268,8 +268,7 @@ __device__ __forceinline__ void softmax_update(const float (&s)[T::kNTiles][4], 
 
 // removed: P = S (no max, no exponent), alpha = 1.
 template <class T>
-__device__ __forceinline__ void softmax_bypass(const float (&s)[T::kNTiles][4], WarpAccumulator<T>& acc,
-                                               PFragment& p) {
+__device__ __forceinline__ void softmax_bypass(const float (&s)[T::kNTiles][4], WarpAccumulator<T>& acc, PFragment& p) {
   float sum = 0.0f;
 #pragma unroll
   for (int n = 0; n < T::kNTiles; ++n) sum += s[n][0] + s[n][1];
@@ -339,7 +338,7 @@ __device__ __forceinline__ void read_v_fp8(std::uint32_t v_tile, int m_tile, con
 // 16-bit (BF16 or staged F16) read of m-tile m, k16 step u: matrices (tok 0-7 | 8-15) x (d 0-7 | 8-15) of the step.
 template <class T>
 __device__ __forceinline__ void read_v_16bit(std::uint32_t v_tile, int m_tile, int step, const Lane& ln,
-                                            std::uint32_t (&r)[4]) {
+                                             std::uint32_t (&r)[4]) {
   constexpr int kRowBytes = T::kVConsumedChunks * 16;
   const int row = 16 * step + ((ln.lane >> 4) << 3) + (ln.lane & 7);
   const int chunk = 2 * m_tile + ((ln.lane >> 3) & 1);
@@ -502,15 +501,15 @@ template <class T>
 __device__ __forceinline__ void k_prep_staged(std::uint32_t raw_k, std::uint32_t staged_k, int lane,
                                               std::uint32_t salt) {
   constexpr int kStage = TP_STAGE_K_PREP;
-  stage_operand<T::kKChunks, T::kKConsumedChunks, T::kK == KOperand::fp8_convert, T::runs(kStage),
-                T::doubled(kStage)>(raw_k, staged_k, lane, salt);
+  stage_operand<T::kKChunks, T::kKConsumedChunks, T::kK == KOperand::fp8_convert, T::runs(kStage), T::doubled(kStage)>(
+      raw_k, staged_k, lane, salt);
 }
 template <class T>
 __device__ __forceinline__ void v_prep_staged(std::uint32_t raw_v, std::uint32_t staged_v, int lane,
                                               std::uint32_t salt) {
   constexpr int kStage = TP_STAGE_V_PREP;
-  stage_operand<T::kVChunks, T::kVConsumedChunks, T::kV == VOperand::fp8_convert, T::runs(kStage),
-                T::doubled(kStage)>(raw_v, staged_v, lane, salt);
+  stage_operand<T::kVChunks, T::kVConsumedChunks, T::kV == VOperand::fp8_convert, T::runs(kStage), T::doubled(kStage)>(
+      raw_v, staged_v, lane, salt);
 }
 
 }  // namespace tilepath::cuda::kernels

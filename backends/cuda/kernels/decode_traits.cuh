@@ -93,14 +93,14 @@ struct DecodeTraits {
   static constexpr bool kVConsumedFp8 = VO == VOperand::fp8_mma || (VO == VOperand::fp8_convert && !kSeparate);
   static constexpr int kKConsumedBytes = kKConsumedFp8 ? 1 : 2;
   static constexpr int kVConsumedBytes = kVConsumedFp8 ? 1 : 2;
-  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;                            // QK on E4M3
-  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;                            // PV on E4M3
+  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // QK on E4M3
+  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // PV on E4M3
   // A converted E4M3 operand is F16 (one exact cvt per pair; BF16 took four instructions),
   // so its MMA is F16 and the other operand (Q, P) is F16 too.
   static constexpr bool kQkF16 = KO == KOperand::fp8_convert;
   static constexpr bool kPvF16 = VO == VOperand::fp8_convert;
-  static constexpr bool kKPrepInMma = KO == KOperand::fp8_convert && !kSeparate;   // mode full / k_only
-  static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;   // mode full
+  static constexpr bool kKPrepInMma = KO == KOperand::fp8_convert && !kSeparate;  // mode full / k_only
+  static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;  // mode full
   static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
   static constexpr bool kHasVPrep = VO != VOperand::bf16;  // convert, or the E4M3 transpose for FP8 PV
   // Lazy rescale (consume_tile): only where it was measured, FP8 QK with FP8 PV (K8/V8
@@ -109,14 +109,14 @@ struct DecodeTraits {
   static constexpr bool kLazyRescale = kQFp8 && kPFp8;
 
   // ---- tiles ------------------------------------------------------------------
-  static constexpr int kWarpTokens = 32;     // tokens per warp per pipeline tile (one k32 FP8 PV step)
-  static constexpr int kHeadsPerCta = 8;     // query heads per CTA: the n8 side of PV (QK pads them to m16)
+  static constexpr int kWarpTokens = 32;           // tokens per warp per pipeline tile (one k32 FP8 PV step)
+  static constexpr int kHeadsPerCta = 8;           // query heads per CTA: the n8 side of PV (QK pads them to m16)
   static constexpr int kNTiles = kWarpTokens / 8;  // S tile: (16 rows, 32 tokens) = 4 n8 MMA tiles
   static constexpr int kMTiles = kD / 16;          // O^T: (D, 8 heads) = D/16 m16 MMA tiles
 
   static constexpr int kKRowBytes = kD * kKHbmBytes;  // one token of one kv head
   static constexpr int kVRowBytes = kD * kVHbmBytes;
-  static constexpr int kKChunks = kKRowBytes / 16;    // 16-byte chunks per row (cp.async unit)
+  static constexpr int kKChunks = kKRowBytes / 16;  // 16-byte chunks per row (cp.async unit)
   static constexpr int kVChunks = kVRowBytes / 16;
   static constexpr int kKConsumedChunks = kD * kKConsumedBytes / 16;
   static constexpr int kVConsumedChunks = kD * kVConsumedBytes / 16;
@@ -127,8 +127,7 @@ struct DecodeTraits {
   static constexpr int kStagedKTileBytes = kWarpTokens * kD * kKConsumedBytes;  // separate_kv only
   static constexpr int kStagedVTileBytes = kWarpTokens * kD * kVConsumedBytes;
   static constexpr int kStagedSlots = 2;  // converter fills one while the MMA warp reads the other
-  static constexpr int kStagedBytesPerWarp =
-      kSeparate ? kStagedSlots * (kStagedKTileBytes + kStagedVTileBytes) : 0;
+  static constexpr int kStagedBytesPerWarp = kSeparate ? kStagedSlots * (kStagedKTileBytes + kStagedVTileBytes) : 0;
 
   static constexpr RingShape kShape = choose_ring_shape(kRawStageBytes, kStagedBytesPerWarp, kSeparate);
   static constexpr int kKvHeadsPerCta = kKvPerCta;
@@ -163,7 +162,9 @@ struct DecodeTraits {
   __host__ __device__ static constexpr bool runs(int stage) {
     return !kLoadOnly && !(kAblation == AblationKind::remove && kAblatedStage == stage);
   }
-  __host__ __device__ static constexpr bool doubled(int stage) { return kAblation == AblationKind::twice && kAblatedStage == stage; }
+  __host__ __device__ static constexpr bool doubled(int stage) {
+    return kAblation == AblationKind::twice && kAblatedStage == stage;
+  }
 };
 
 // 16-byte chunk swizzle inside one token row, so that (a) the quad-wide 16-byte

@@ -23,8 +23,7 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 // (masked rows must be zero, not stale: 0 x NaN would poison PV).
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool valid) {
   const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-               : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending>

@@ -54,8 +54,8 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
 
 template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1>
 VariantEntry variant_entry(int kv_dtype, int k_path, int mode) {
-  return {kv_dtype, k_path, mode, kD, kAbl, kStage, kKvPerCta,
-          &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>>};
+  return {kv_dtype, k_path, mode,      kD,
+          kAbl,     kStage, kKvPerCta, &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>>};
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kStage, int kKvPerCta = 1>

@@ -11,16 +11,15 @@
 namespace tilepath::cuda::kernels {
 
 // Launches the main kernel of one variant (combine is launched after it when splits > 1).
-using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream,
-                                     KernelInfo* info);
+using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info);
 
 struct VariantEntry {
-  int kv_dtype;      // enum tp_kv_dtype
-  int k_path;        // enum tp_k_path
-  int mode;          // enum tp_transform_mode
+  int kv_dtype;  // enum tp_kv_dtype
+  int k_path;    // enum tp_k_path
+  int mode;      // enum tp_transform_mode
   int head_dim;
   AblationKind ablation;
-  int ablated_stage; // enum tp_stage, -1 for none / load_only
+  int ablated_stage;  // enum tp_stage, -1 for none / load_only
   int kv_heads_per_cta;
   MainLaunchFn launch;
 };

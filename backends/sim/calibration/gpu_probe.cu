@@ -16,13 +16,13 @@
 #include <random>
 #include <vector>
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
+#define CHECK(call)                                                                                        \
+  do {                                                                                                     \
+    cudaError_t err_ = (call);                                                                             \
+    if (err_ != cudaSuccess) {                                                                             \
       std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
+      std::exit(1);                                                                                        \
+    }                                                                                                      \
   } while (0)
 
 // ---- streaming read: 16-byte loads, grid-stride, `reps` passes over the buffer ----
@@ -176,9 +176,11 @@ std::vector<unsigned> chase_table(size_t nodes, size_t stride_words, unsigned se
   order.resize(nodes);
   std::iota(order.begin(), order.end(), 0u);
   std::mt19937 rng(seed);
-  for (size_t i = nodes - 1; i > 0; --i) std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+  for (size_t i = nodes - 1; i > 0; --i)
+    std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   std::vector<unsigned> next(nodes * stride_words, 0);
-  for (size_t i = 0; i < nodes; ++i) next[order[i] * stride_words] = static_cast<unsigned>(order[(i + 1) % nodes] * stride_words);
+  for (size_t i = 0; i < nodes; ++i)
+    next[order[i] * stride_words] = static_cast<unsigned>(order[(i + 1) % nodes] * stride_words);
   return next;
 }
 
