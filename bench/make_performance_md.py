@@ -388,7 +388,7 @@ def main():
       "sweep database's fastest case at the same shape is shown beside it for comparison. Each floor uses the "
       "read bandwidth of the machine the run got: the lent H200s measured 4.3 to 4.63 TB/s on the same day, and "
       "the kernels' latency moves less between machines than the floor does, so a ratio within ~2% of a target "
-      "can land on either side of it on another machine (docs/perf-notes.md, session 4).")
+      "can land on either side of it on another machine (docs/perf-notes.md, \"Repeatability and machine variance\").")
     w("")
 
     def find(B, S):
