@@ -354,12 +354,12 @@ def main():
       + " (`gpu-tests.log`); sweep cases by status: "
       + ", ".join(f"{s} {n}" for s, n in status_counts) + ".")
     w("")
-    m = re.search(r"```\s*\n(run\(kind=.*?)\n```", readme, re.S)
-    w("The command that produced every input (from backends/cuda/README.md; `run` is the device tool, the "
-      "script is `backends/cuda/scripts/device_run.sh`):")
+    command = next((b for b in re.findall(r"^```sh\n(.*?)\n```", readme, re.S | re.M) if "device_run.sh" in b), None)
+    w("The command that produced every input (from backends/cuda/README.md; run on the GPU machine from the "
+      "repository root with the Qt-free build, the script is `backends/cuda/scripts/device_run.sh`):")
     w("")
-    w("```")
-    w(m.group(1) if m else ABSENT)
+    w("```sh")
+    w(command or ABSENT)
     w("```")
     w("")
     m = re.search(r"bundled database `data/h200-sweep.sqlite` is\s*`([^`]+)`", readme)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (the `run` tool), from the repository root, with the
-# Qt-free CUDA build carried from the build machine:
-#   carry: ["build-device/bin", "build-device/plugins", "build-device/gpu-tests"]
-# (plus "data/resume" when continuing a sweep, see SWEEP_RESUME below).
+# Runs on the GPU machine, from the repository root, with the Qt-free CUDA build
+# (README.md, "On a GPU server"): build-device/bin, build-device/plugins and
+# build-device/gpu-tests, built there or copied from a build machine (BUILD=DIR
+# names another build folder).
 #
 # Usage: backends/cuda/scripts/device_run.sh STEP...
-#   sanity  nvidia-smi, ldd of the carried binaries, `tilepath backends`,
+#   sanity  nvidia-smi, ldd of the binaries, `tilepath backends`,
 #           cuobjdump resource usage and an opcode summary of the plugin's SASS
 #   tests   the GPU tests (gtest XML + log)
 #   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
@@ -22,7 +22,7 @@
 #           event-timed step: how much of a step is the main kernel, the combine and
 #           the gaps between launches
 # Environment:
-#   OUT            where results go (the run tool sets it; default ./out)
+#   OUT            where results go (default ./out)
 #   SWEEP_SECONDS  the sweep gets SIGINT after this long and stops cleanly
 #                  between cases, committing what it finished (default 420)
 #   SWEEP_RESUME   a database from an earlier call to continue (the sweep skips
