@@ -160,7 +160,7 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
 void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const int D = plan.head_dim, G = plan.group_size;
   for (int t = 0; t < tile.tokens; ++t) {
-    const float* key;
+    const float* key = nullptr;
     switch (plan.k) {
       case KOperand::e4m3_transform:
         key = &s.k_tile[static_cast<std::size_t>(t) * D];
@@ -235,7 +235,7 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     weights = s.p8.data();
   }
   for (int t = 0; t < tile.tokens; ++t) {
-    const float* value;
+    const float* value = nullptr;
     switch (plan.v) {
       case VOperand::e4m3_convert:
         value = &s.v_tile[static_cast<std::size_t>(t) * D];

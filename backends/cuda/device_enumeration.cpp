@@ -44,7 +44,8 @@ DeviceSurvey survey_devices() {
       cudaGetLastError();
       std::snprintf(info.name, sizeof(info.name), "CUDA device %d (properties unavailable)", d);
     } else {
-      std::snprintf(info.name, sizeof(info.name), "%s", prop.name);
+      // prop.name has 256 bytes, ours 128: a longer name is cut.
+      std::snprintf(info.name, sizeof(info.name), "%.*s", int(sizeof(info.name) - 1), prop.name);
       std::snprintf(info.arch, sizeof(info.arch), "%s", arch_name(prop.major, prop.minor).c_str());
       info.memory_bytes = prop.totalGlobalMem;
     }

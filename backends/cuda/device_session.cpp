@@ -72,10 +72,11 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   // Leave room for the flush buffer, the read-bandwidth buffer and workspaces.
   const double usable = double(prop.totalGlobalMem) - 6.0 * (1ull << 30);
   if (cache_bytes > usable) {
-    char text[200];
-    std::snprintf(text, sizeof(text), "the KV cache needs %.1f GiB; device %d (%s) has %.1f GiB usable",
-                  cache_bytes / (1ull << 30), device, prop.name, usable / (1ull << 30));
-    return text;
+    char sizes[2][32];
+    std::snprintf(sizes[0], sizeof(sizes[0]), "%.1f", cache_bytes / (1ull << 30));
+    std::snprintf(sizes[1], sizeof(sizes[1]), "%.1f", usable / (1ull << 30));
+    return std::string("the KV cache needs ") + sizes[0] + " GiB; device " + std::to_string(device) + " (" +
+           prop.name + ") has " + sizes[1] + " GiB usable";
   }
   return {};
 }

@@ -35,10 +35,6 @@ template <>
 NpyDescriptor npy_type<float>() {
   return {"<f4", 4};
 }
-template <>
-NpyDescriptor npy_type<double>() {
-  return {"<f8", 8};
-}
 
 class ManifestWriter {
  public:

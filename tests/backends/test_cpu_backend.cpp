@@ -228,8 +228,12 @@ TEST(CpuBackend, SplitsGiveTheSameOutput) {
     op.splits = splits;
     RunOutcome r = run(op, quick_options(), /*keep_output=*/true);
     ASSERT_EQ(r.status, TP_OK) << r.message;
-    if (splits == 3) EXPECT_EQ(r.result.splits, 3);
-    if (splits == 0) EXPECT_GE(r.result.splits, 1);
+    if (splits == 3) {
+      EXPECT_EQ(r.result.splits, 3);
+    }
+    if (splits == 0) {
+      EXPECT_GE(r.result.splits, 1);
+    }
     EXPECT_EQ(r.result.grid[2], r.result.splits);
     ASSERT_EQ(r.out.size(), static_cast<std::size_t>(op.batch * op.q_heads * op.head_dim));
     outputs.push_back(r.out);
@@ -294,7 +298,9 @@ TEST(CpuBackend, ProgressReportsAndCanCancel) {
   for (std::size_t i = 0; i < log.fractions.size(); ++i) {
     EXPECT_GE(log.fractions[i], 0.0);
     EXPECT_LE(log.fractions[i], 1.0);
-    if (i > 0) EXPECT_GE(log.fractions[i], log.fractions[i - 1]);
+    if (i > 0) {
+      EXPECT_GE(log.fractions[i], log.fractions[i - 1]);
+    }
   }
 
   Log cancelling;

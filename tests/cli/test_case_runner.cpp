@@ -107,7 +107,9 @@ TEST_F(CaseRunnerTest, SimCaseCarriesMeasurementsStageCostsAndThePrediction) {
   EXPECT_EQ(rec.predictions[0].limiting_stage, to_string(expected.limiting_stage));
   EXPECT_EQ(rec.predictions[0].limiting_agent, to_string(expected.limiting_agent));
   double eff = overlap_efficiency(expected, *rec.measurement("tile_interval_us"));
-  if (std::isfinite(eff)) EXPECT_DOUBLE_EQ(rec.predictions[0].overlap_efficiency, eff);
+  if (std::isfinite(eff)) {
+    EXPECT_DOUBLE_EQ(rec.predictions[0].overlap_efficiency, eff);
+  }
   auto detail = nlohmann::json::parse(rec.predictions[0].detail_json);
   EXPECT_EQ(detail["cost_sources"]["qk"], "model");
 }

@@ -72,7 +72,9 @@ TEST_F(CliTest, BackendsJsonListsCpuAndSimWithDevices) {
   std::set<std::string> names;
   for (const auto& b : j["backends"]) {
     names.insert(b["name"].get<std::string>());
-    if (b["name"] == "cpu" || b["name"] == "sim") EXPECT_FALSE(b["devices"].empty()) << b.dump();
+    if (b["name"] == "cpu" || b["name"] == "sim") {
+      EXPECT_FALSE(b["devices"].empty()) << b.dump();
+    }
   }
   EXPECT_TRUE(names.count("cpu")) << r.out;
   EXPECT_TRUE(names.count("sim")) << r.out;

@@ -127,7 +127,9 @@ TEST(CostModel, FloorFractionNeverExceedsOne) {
     OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::full, 5);
     op.context_lengths = ragged;
     const CostEstimate e = estimate_costs(op, g);
-    if (e.supported) EXPECT_LE(e.floor_us / e.latency_us, 1.0) << g.id << " ragged";
+    if (e.supported) {
+      EXPECT_LE(e.floor_us / e.latency_us, 1.0) << g.id << " ragged";
+    }
   }
 }
 

@@ -136,7 +136,9 @@ TEST(GpuModel, MatrixPathsOnlyWhereTheHardwareHasThem) {
     EXPECT_FALSE(g.path("bf16_e4m3")->supported);
     EXPECT_FALSE(g.path("bf16_e4m3")->note.empty());
     for (const auto& p : g.matrix_paths) {
-      if (p.supported) EXPECT_GT(p.dense_tflops, 0) << p.name;
+      if (p.supported) {
+        EXPECT_GT(p.dense_tflops, 0) << p.name;
+      }
     }
   }
   const GpuModel a100 = load_gpu_model("a100_sxm", kModelsDir);

@@ -170,8 +170,9 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   cudaStreamDestroy(stream);
   ASSERT_NE(info.name, nullptr);
   EXPECT_GT(info.tile_tokens, 0);
-  if (kv_heads_per_cta_for(args) > 1)
+  if (kv_heads_per_cta_for(args) > 1) {
     EXPECT_NE(std::string(info.name).find("_kvh2"), std::string::npos) << info.name << ": not the two-head kernel";
+  }
 
   const long long unwritten = std::count(out16.begin(), out16.end(), std::uint16_t(0xFFFF));
   EXPECT_EQ(unwritten, 0) << "output elements never written";

@@ -80,7 +80,9 @@ TEST(DecodeProblem, StorageFollowsTheDtypeControl) {
     EXPECT_EQ(p.k16.empty(), k_is_fp8(kv));
     EXPECT_EQ(p.v8.empty(), !v_is_fp8(kv));
     EXPECT_EQ(p.v16.empty(), v_is_fp8(kv));
-    if (!k_is_fp8(kv)) EXPECT_EQ(p.k_scale, std::vector<float>(2, 1.0f));
+    if (!k_is_fp8(kv)) {
+      EXPECT_EQ(p.k_scale, std::vector<float>(2, 1.0f));
+    }
   }
 }
 
