@@ -21,11 +21,13 @@ import subprocess
 import sys
 import tempfile
 
+from tilepath_names import CACHE_HBM_COLD  # bench/, beside this script
+
 
 def run_case(tilepath, db, shape, env):
     batch, context, kv, k_path, mode = shape[:5]
     page_size = shape[5] if len(shape) > 5 else "16"
-    cmd = [tilepath, "run", "--backend", "cuda", "--db", db, "--json", "--no-ablations", "--cache", "hbm_cold",
+    cmd = [tilepath, "run", "--backend", "cuda", "--db", db, "--json", "--no-ablations", "--cache", CACHE_HBM_COLD,
            "--batch", batch, "--context", context, "--q-heads", "32", "--kv-heads", "8", "--head-dim", "128",
            "--page-size", page_size, "--kv", kv, "--k-path", k_path, "--mode", mode, "--repeats", "30"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

@@ -29,6 +29,9 @@ import subprocess
 import sys
 
 import ncu_durations  # bench/, beside this script
+from tilepath_names import (CACHE_HBM_COLD, COST_DOUBLED, COST_ISOLATED, COST_REMOVED, KV_K8V8, KV_K16V8, KV_K16V16,
+                            MODE_NONE, STAGE_K_LOAD, STAGE_K_PREP, STAGE_PV, STAGE_QK, STAGE_SOFTMAX, STAGE_V_LOAD,
+                            STAGE_V_PREP)
 
 SHAPES_NOTE = "Hq/Hk = 32/8, D = 128, page 16, HBM-cold"
 ABSENT = "absent"
@@ -48,7 +51,9 @@ ISSUE_REFERENCE = [
     (4, 65536, "TRT-LLM XQA", "FP8", 238.0, "2.0x"),
 ]
 
-STAGES = ["k_load", "v_load", "k_prep", "qk", "softmax", "v_prep", "pv"]
+# Columns of the stage-cost table: the per-tile stages that have measured costs, the loads first
+# (a deliberate order, not the enum's; names from backends/abi/tilepath_names.h).
+STAGES = [STAGE_K_LOAD, STAGE_V_LOAD, STAGE_K_PREP, STAGE_QK, STAGE_SOFTMAX, STAGE_V_PREP, STAGE_PV]
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -105,10 +110,10 @@ def db_cases(con, batch, context, kv):
     rows = con.execute(
         """SELECT c.*, p.ii_us, p.limiting_stage, p.limiting_agent, p.overlap_efficiency
            FROM cases c LEFT JOIN predictions p ON p.case_id = c.id
-           WHERE c.cache = 'hbm_cold' AND c.status = 'ok' AND c.batch = ? AND c.context = ? AND c.kv = ?
+           WHERE c.cache = ? AND c.status = 'ok' AND c.batch = ? AND c.context = ? AND c.kv = ?
              AND c.q_heads = 32 AND c.kv_heads = 8 AND c.head_dim = 128 AND c.page_size = 16
              AND c.context_lengths IN ('[]', '')""",
-        (batch, context, kv)).fetchall()
+        (CACHE_HBM_COLD, batch, context, kv)).fetchall()
     out = []
     for r in rows:
         d = dict(r)
@@ -208,7 +213,7 @@ def db_ncu(con):
         row = con.execute("SELECT * FROM cases WHERE id = ?", (cid,)).fetchone()
         r["occupancy_achieved"] = row["occupancy_achieved"] if row else None
         if not r["case"] and row:  # a report without the `tilepath run` summary: the case as the CLI names it
-            variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == "none" else f"/{row['mode']}")
+            variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == MODE_NONE else f"/{row['mode']}")
             r["case"] = (f"{variant} B={row['batch']} S={row['context']} "
                          f"Hq/Hk={row['q_heads']}/{row['kv_heads']} D={row['head_dim']} P={row['page_size']} "
                          f"{row['cache']}")
@@ -376,9 +381,9 @@ def main():
     rows = []
     for p in peers:
         B, S = p["batch"], p["context"]
-        k8 = db_cases(con, B, S, "k8v8")
-        k168 = db_cases(con, B, S, "k16v8")
-        k16 = db_cases(con, B, S, "k16v16")
+        k8 = db_cases(con, B, S, KV_K8V8)
+        k168 = db_cases(con, B, S, KV_K16V8)
+        k16 = db_cases(con, B, S, KV_K16V16)
         rows.append((p, k8, k168, k16))
 
     # ---- targets
@@ -659,7 +664,7 @@ def main():
         c = k8[0]
         cells = []
         for st in STAGES:
-            vals = [f"{meth[0]} {c['sc'][(st, meth)]:.3f}" for meth in ("isolated", "removed", "doubled")
+            vals = [f"{meth[0]} {c['sc'][(st, meth)]:.3f}" for meth in (COST_ISOLATED, COST_REMOVED, COST_DOUBLED)
                     if c["sc"].get((st, meth)) is not None]
             cells.append(", ".join(vals) if vals else "-")
         sr.append([f"B={p['batch']}, S={p['context']}", variant_name(c), f(c["m"].get("tile_interval_us"), 3)] + cells)

@@ -20,14 +20,18 @@ import subprocess
 import sys
 import tempfile
 
+from tilepath_names import (CACHE_HBM_COLD, KPATH_FP8_QK, KPATH_K16, KPATH_TRANSFORM, KV_K8V8, KV_K16V8,
+                            KV_K16V16, MODE_FULL, MODE_K_ONLY, MODE_NONE, MODE_SEPARATE_KV)  # bench/, beside this script
+
 SHAPES = [(64, 4096), (16, 32768), (128, 2048), (1, 32768), (4, 65536)]
 HQ, HK, D, PAGE = 32, 8, 128, 16
-K8V8_VARIANTS = [("transform", m) for m in ("full", "k_only", "separate_kv")] + [("fp8_qk", m) for m in ("full", "k_only", "separate_kv")]
-K16V8_VARIANTS = [("k16", "full"), ("k16", "separate_kv")]
+K8V8_VARIANTS = [(path, mode) for path in (KPATH_TRANSFORM, KPATH_FP8_QK)
+                 for mode in (MODE_FULL, MODE_K_ONLY, MODE_SEPARATE_KV)]
+K16V8_VARIANTS = [(KPATH_K16, MODE_FULL), (KPATH_K16, MODE_SEPARATE_KV)]
 
 
 def tilepath_case(tilepath, db, batch, context, kv, k_path, mode):
-    cmd = [tilepath, "run", "--backend", "cuda", "--db", db, "--json", "--no-ablations", "--cache", "hbm_cold",
+    cmd = [tilepath, "run", "--backend", "cuda", "--db", db, "--json", "--no-ablations", "--cache", CACHE_HBM_COLD,
            "--batch", str(batch), "--context", str(context), "--q-heads", str(HQ), "--kv-heads", str(HK),
            "--head-dim", str(D), "--page-size", str(PAGE), "--kv", kv, "--k-path", k_path, "--mode", mode,
            "--repeats", "30"]
@@ -119,9 +123,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/peers.sqlite"
         for batch, context in SHAPES:
-            k8v8 = best([tilepath_case(args.tilepath, db, batch, context, "k8v8", p, m) for p, m in K8V8_VARIANTS])
-            k16v8 = best([tilepath_case(args.tilepath, db, batch, context, "k16v8", p, m) for p, m in K16V8_VARIANTS])
-            k16v16 = tilepath_case(args.tilepath, db, batch, context, "k16v16", "k16", "none")
+            k8v8 = best([tilepath_case(args.tilepath, db, batch, context, KV_K8V8, p, m) for p, m in K8V8_VARIANTS])
+            k16v8 = best([tilepath_case(args.tilepath, db, batch, context, KV_K16V8, p, m) for p, m in K16V8_VARIANTS])
+            k16v16 = tilepath_case(args.tilepath, db, batch, context, KV_K16V16, KPATH_K16, MODE_NONE)
             ref = k8v8 or k16v16 or {}
             bw = ref.get("read_bandwidth_gbps")
             row = {"batch": batch, "context": context, "q_heads": HQ, "kv_heads": HK, "head_dim": D, "page_size": PAGE,

@@ -10,8 +10,9 @@
 //   full / k_only : the memory pipe (cp.async ring, kStages deep per warp) produces,
 //                   the MMA warp consumes; k_prep/v_prep run in the MMA warp.
 //   separate_kv   : a converter warp per MMA warp owns the cp.async ring, runs k_prep
-//                   and v_prep into a 2-slot staged F16 tile, and hands it over
-//                   through mbarriers (full: converter -> MMA, empty: MMA -> converter).
+//                   and v_prep into a 2-slot staged 16-bit tile (E4M3 converted to F16),
+//                   and hands it over through mbarriers (full: converter -> MMA, empty:
+//                   MMA -> converter).
 
 #include <cstdint>
 #include <type_traits>
@@ -50,7 +51,7 @@ __device__ __forceinline__ unsigned tp_smid() {
 
 struct KernelParams {
   DecodeArgs args;
-  int head_chunks;     // ceil(group / 8): CTAs sharing one kv head
+  int head_chunks;     // ceil(group / kHeadsPerCta): CTAs sharing one kv head
   int page_shift;      // log2(page_size) when it is a power of two, else -1
   std::uint32_t salt;  // always 0; keeps doubled-stage ablations from being folded
 };
@@ -58,7 +59,7 @@ struct KernelParams {
 // The CTA's place in the problem.
 struct CtaWork {
   int batch, kv_head, split;
-  int head0, heads;  // first query head and count (<= 8)
+  int head0, heads;  // first query head and count (<= kHeadsPerCta)
   int begin, end;    // token range [begin, end) of this split
   float v_scale;     // dequantization scale of V (1 for BF16 V)
 };
@@ -73,8 +74,8 @@ __device__ __forceinline__ CtaWork cta_work(const KernelParams& p, int slot) {
   const int chunk = blockIdx.y % p.head_chunks;
   w.batch = blockIdx.z;
   const int group = a.q_heads / a.kv_heads;
-  w.head0 = w.kv_head * group + chunk * 8;
-  w.heads = min(8, group - chunk * 8);
+  w.head0 = w.kv_head * group + chunk * kHeadsPerCta;
+  w.heads = min(kHeadsPerCta, group - chunk * kHeadsPerCta);
   // Splits are fixed token ranges (split_tokens_for): begin needs no memory read, so
   // the first page-table reads go out together with the length read, not after it.
   w.begin = w.split * a.split_tokens;
@@ -118,9 +119,9 @@ __device__ __forceinline__ int warp_tile_first(const CtaWork& w, int warp, int t
 
 // A lane's BF16 Q elements (the d ranges of its K chunks, zeros for padding rows) as read
 // from global memory, and the K scale. Requested before the ring prologue so that they
-// do not queue behind its K/V (fetched after it, Q was ready ~6 us after the CTA start at
-// B=1, S=32768; moving it first measured neutral: the first tiles arrive no earlier,
-// docs/perf-notes.md, session 4).
+// do not queue behind its K/V: behind it, Q is ready ~6 us after the CTA start at B=1,
+// S=32768 (bench/results/traces/trace-b1.txt.gz). Either order measures the same
+// (bench/results/ab/h200-ab-q-first.json): the first tiles arrive no sooner.
 template <class T>
 struct QRaw {
   static constexpr int kChunkD = 16 / T::kKConsumedBytes;  // d of one K chunk
@@ -330,7 +331,7 @@ template <class T>
 __device__ __forceinline__ void merge_and_store(const KernelParams& p, const CtaWork& w, char* smem, int warp,
                                                 const Lane& ln, WarpAccumulator<T>& acc) {
   const DecodeArgs& a = p.args;
-  constexpr int kH = T::kHeadsPerCta, kD = T::kHeadDim;
+  constexpr int kH = kHeadsPerCta, kD = T::kHeadDim;
   float* merge_m = reinterpret_cast<float*>(smem);  // [warps][8]
   float* merge_l = merge_m + T::kMmaWarps * kH;     // [warps][8]
   float* merge_o = merge_l + T::kMmaWarps * kH;     // [warps][8][D]
@@ -359,10 +360,11 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Cta
   // Every kv head of the CTA (slot) has the same head count; its warps are
   // slot·kWarpsPerHead + u. A thread takes 2 consecutive d: one 8-byte (split partials)
   // or 4-byte (BF16 output) store instead of two. The stores of a CTA that ends while its
-  // SM's other CTAs still stream wait behind their loads: at B=1 the merge took ~2.8 us
-  // with a store per d (kernel trace; 1.3 us with 4 d per thread). 2, not 4: with 4,
-  // ptxas scheduled fp8_qk/full's main loop differently (192 -> 148 registers) and that
-  // kernel got 1-3% slower (docs/perf-notes.md, session 7).
+  // SM's other CTAs still stream wait behind their loads: at B=1 the merge takes ~2.8 us
+  // with a store per d and 1.3 us with 4 d per thread (kernel traces,
+  // bench/results/traces/trace-b1-s7*.txt.gz). 2, not 4: with 4, ptxas schedules
+  // fp8_qk/full's main loop differently (192 -> 148 registers) and that kernel is 1-3%
+  // slower (bench/results/ab/h200-ab-epilogue*.json).
   constexpr int kVec = 2;
   static_assert(kD % kVec == 0, "kVec consecutive d per thread");
   const int group = a.q_heads / a.kv_heads;
@@ -436,10 +438,11 @@ struct WarpRing {
     next_row = rows[T::kStages - 1];
   }
   // Makes tile `tile` readable by the whole warp, then refills the slot the previous tile
-  // used, so kStages-1 tiles are in flight while it is consumed. Waiting before the refill
-  // (not after it) measured 1-4% faster at every shape (B=16, S=32768: -2.5%; B=64: -1.7%
-  // with FP8 QK, -3.6% transform; docs/perf-notes.md, session 6); one certain effect is a
-  // smaller first burst (kStages-1 tiles per warp, not kStages), so first tiles land sooner.
+  // used, so kStages-1 tiles are in flight while it is consumed. Waiting before the refill,
+  // not after it, is 1-4% faster at every shape (B=16, S=32768: -2.5%; B=64: -1.7% with
+  // FP8 QK, -3.6% transform; bench/results/ab/h200-ab-ring-wait-first.json); one certain
+  // effect is a smaller first burst (kStages-1 tiles per warp, not kStages), so first
+  // tiles land sooner.
   __device__ void advance(const KernelParams& p, const CtaWork& w, int warp, int tile, int lane) {
     cp_async_wait<T::kStages - 2>();
     __syncwarp();  // the tile's chunks from all lanes are visible; every lane is done with the previous slot

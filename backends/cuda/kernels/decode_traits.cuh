@@ -25,10 +25,14 @@ enum class VOperand : int {
 
 inline constexpr int kSmemPerBlockMax = 227 * 1024;
 
+// Query heads one CTA holds: the n8 side of PV (QK pads them to m16). The launcher
+// (head_chunks_of) splits a GQA group into chunks of this many heads.
+inline constexpr int kHeadsPerCta = 8;
+
 // Warps x ring stages per CTA. Two MMA warps with a 3-deep
 // ring each keep 2 tiles in flight per warp; small CTAs let several share an SM, so
-// B x Hk CTAs run in one wave where they can (v1 used 4 warps and 1.9 waves at B=64:
-// each wave paid its own ramp-up, ~5 us measured). Per SM the bytes in flight stay
+// B x Hk CTAs run in one wave where they can (with 4 warps per CTA, B=64 takes 1.9 waves
+// and each wave pays its own ramp-up, ~5 us measured). Per SM the bytes in flight stay
 // ~128 KB (FP8 D=128: 4 CTAs x 2 warps x 2 tiles x 8 KB), well above the ~35 KB that
 // 34.5 GB/s per SM at ~1 us loaded latency needs.
 struct RingShape {
@@ -41,13 +45,13 @@ constexpr int ring_bytes(const RingShape& r, int raw_stage_bytes, int staged_byt
   return r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp);
 }
 
-// separate_kv is limited by its converter warps (one per MMA warp), so it keeps v1's
-// shape: as many converter/MMA pairs per SM as the staged BF16 slots allow.
+// separate_kv is limited by its converter warps (one per MMA warp), so its shape is as
+// many converter/MMA pairs per SM as the staged 16-bit slots allow.
 constexpr RingShape choose_separate_kv_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
   constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
-  // {3, 3} (two tiles in flight per converter, one pair fewer) was tried for the mixed
-  // dtypes and measured slower than {4, 2} (k8v16 B=64,S=4096: 332 vs 289 us): the
-  // converter warps, not the bytes in flight, limit this mode.
+  // Not {3, 3} (two tiles in flight per converter, one pair fewer): for the mixed dtypes
+  // it is slower than {4, 2} (k8v16 B=64,S=4096: 332 vs 289 us, docs/perf-notes.md,
+  // "separate_kv"): the converter warps, not the bytes in flight, limit this mode.
   constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
   for (const RingShape& r : two_per_sm)
     if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
@@ -95,22 +99,21 @@ struct DecodeTraits {
   static constexpr int kVConsumedBytes = kVConsumedFp8 ? 1 : 2;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // QK on E4M3
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // PV on E4M3
-  // A converted E4M3 operand is F16 (one exact cvt per pair; BF16 took four instructions),
-  // so its MMA is F16 and the other operand (Q, P) is F16 too.
+  // A converted E4M3 operand is F16 (one exact cvt per pair; E4M3 -> BF16 takes four
+  // instructions), so its MMA is F16 and the other operand (Q, P) is F16 too.
   static constexpr bool kQkF16 = KO == KOperand::fp8_convert;
   static constexpr bool kPvF16 = VO == VOperand::fp8_convert;
   static constexpr bool kKPrepInMma = KO == KOperand::fp8_convert && !kSeparate;  // mode full / k_only
   static constexpr bool kVPrepInMma = VO == VOperand::fp8_convert && !kSeparate;  // mode full
   static constexpr bool kHasKPrep = KO == KOperand::fp8_convert;
   static constexpr bool kHasVPrep = VO != VOperand::bf16;  // convert, or the E4M3 transpose for FP8 PV
-  // Lazy rescale (consume_tile): only where it was measured, FP8 QK with FP8 PV (K8/V8
+  // Lazy rescale (consume_tile): only where it measures faster, FP8 QK with FP8 PV (K8/V8
   // fp8_qk/k_only): 0.7-1% faster at B=64, S=4096 and within 1% elsewhere; the transform
-  // path was 2.5-12% slower with it (docs/perf-notes.md, session 4).
+  // path is 2.5-12% slower with it (bench/results/ab/h200-ab-lazy-rescale*.json).
   static constexpr bool kLazyRescale = kQFp8 && kPFp8;
 
   // ---- tiles ------------------------------------------------------------------
   static constexpr int kWarpTokens = 32;           // tokens per warp per pipeline tile (one k32 FP8 PV step)
-  static constexpr int kHeadsPerCta = 8;           // query heads per CTA: the n8 side of PV (QK pads them to m16)
   static constexpr int kNTiles = kWarpTokens / 8;  // S tile: (16 rows, 32 tokens) = 4 n8 MMA tiles
   static constexpr int kMTiles = kD / 16;          // O^T: (D, 8 heads) = D/16 m16 MMA tiles
 

@@ -1,7 +1,7 @@
 #pragma once
 // Thin wrappers over the PTX instructions the decode kernels are built from:
 // 16-byte cp.async with zero fill, ldmatrix, the two mma.sync shapes, mbarriers,
-// E4M3/BF16 packing. Each wrapper is one instruction (or a fixed short sequence)
+// E4M3/F16/BF16 conversion and packing. Each wrapper is one instruction (or a fixed short sequence)
 // so that the SASS can be read against the stage functions.
 
 #include <cstdint>
@@ -87,7 +87,7 @@ __device__ __forceinline__ void mma_e4m3_16832(float (&d)[4], std::uint32_t a0, 
 
 // Two E4M3 (low byte = first element) -> F16x2 (low half = first element): one
 // instruction, exact (every E4M3 value is an F16 value). The transform path converts
-// FP8 operands to F16, not BF16: E4M3 -> BF16 has no single instruction (it went
+// FP8 operands to F16, not BF16: E4M3 -> BF16 has no single instruction (it goes
 // through F16 and F32: four instructions per pair).
 __device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t two_bytes) {
   std::uint32_t h2;

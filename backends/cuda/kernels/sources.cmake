@@ -1,8 +1,9 @@
-# CUDA kernel sources of the cuda plugin (owned by the kernels side; the plugin's
-# CMakeLists.txt adds ${TILEPATH_CUDA_KERNEL_SOURCES} to its target).
-# One translation unit per dtype family so that a -j2 build compiles them in parallel.
+# CUDA kernel sources of the cuda plugin (the plugin's CMakeLists.txt adds
+# ${TILEPATH_CUDA_KERNEL_SOURCES} to its target). One translation unit per dtype family
+# so that a -j2 build compiles them in parallel; the headers (decode_*.cuh,
+# combine_kernel.cuh, device_primitives.cuh, variant_*.h) are included by them.
 #
-# Notes for the host side (backends/cuda/decode_launch.h is unchanged):
+# Notes for the host code (backends/cuda/decode_launch.h is the interface):
 #  - launch_decode launches the main kernel and combine with programmatic dependent
 #    launch: the main kernel's CTAs may become resident during the previous kernel's
 #    tail, and wait (griddepcontrol.wait) before reading anything (Q, lengths, page
