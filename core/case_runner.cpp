@@ -15,10 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/case_analysis.h"
 #include "core/git_revision.h"
-#include "core/ii_model.h"
 #include "core/perf/gpu_model.h"
-#include "core/stage_graph.h"
 
 #ifndef TILEPATH_VERSION
 #define TILEPATH_VERSION "unknown"
@@ -97,46 +96,10 @@ void copy_kernel_meta(const tp_result& r, KernelMeta& k) {
   k.splits = r.splits;
 }
 
-// Per stage, the most direct measurement available: an isolated kernel, else the
-// removed-stage difference, else the model. Doubled-stage costs are marginal
-// costs under contention, so they are stored but not fed to the II model.
-StageCosts best_stage_costs(const tp_result& r, const StageGraph& graph, nlohmann::json& sources) {
-  static constexpr CostMethod kPreference[] = {CostMethod::isolated, CostMethod::removed, CostMethod::model};
-  StageCosts costs;
-  sources = nlohmann::json::object();
-  for (Stage s : graph.stages()) {
-    for (CostMethod m : kPreference) {
-      double v = r.stage_cost_us[static_cast<int>(m)][static_cast<int>(s)];
-      if (std::isfinite(v)) {
-        costs[s] = v;
-        sources[std::string(to_string(s))] = std::string(to_string(m));
-        break;
-      }
-    }
-  }
-  return costs;
-}
-
-void add_prediction(CaseRecord& rec, const tp_result& r) {
-  StageGraph graph = StageGraph::build(rec.op);
-  nlohmann::json sources;
-  StageCosts costs = best_stage_costs(r, graph, sources);
-  if (sources.empty()) return;  // nothing measured: no prediction rather than a made-up one
-  // Stages the backend did not report cost nothing in the model; say so in the detail.
-  StageCosts filled = costs;
-  for (Stage s : graph.stages())
-    if (!filled.has(s)) filled[s] = 0.0;
-  IIPrediction p = predict_ii(graph, filled);
-  PredictionRow row;
-  row.ii_us = p.ii_us;
-  row.limiting_stage = std::string(to_string(p.limiting_stage));
-  row.limiting_agent = std::string(to_string(p.limiting_agent));
-  if (std::isfinite(r.tile_interval_us)) row.overlap_efficiency = overlap_efficiency(p, r.tile_interval_us);
-  row.model = "ii_model/v1";
-  nlohmann::json detail = p.to_json();
-  detail["cost_sources"] = sources;
-  row.detail_json = detail.dump();
-  rec.predictions.push_back(std::move(row));
+// The II prediction from the case's stage costs, under the analysis layer's one
+// preference rule (core/analysis/stage_cost_choice.h); none when nothing was measured.
+void add_prediction(CaseRecord& rec) {
+  if (auto row = analysis::prediction_row(analysis::analyze_case(rec))) rec.predictions.push_back(std::move(*row));
 }
 
 void add_quality(CaseRecord& rec, const tp_result& r) {
@@ -263,7 +226,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
     copy_kernel_meta(r, rec.kernel);
     add_quality(rec, r);
     try {
-      add_prediction(rec, r);
+      add_prediction(rec);
     } catch (const std::exception& e) {
       // The measurement stays valid without a prediction; keep the reason visible.
       message += (message.empty() ? "" : "; ") + std::string("no prediction: ") + e.what();

@@ -100,6 +100,18 @@ const std::vector<Column>& columns() {
          const PredictionRow* p = prediction(c.record);
          return p ? p->limiting_agent : std::string();
        }},
+      {"unknown_stages",
+       [](const CaseSummary& c) {
+         // Stages counted as 0 because nothing measured them; "not recorded" for a
+         // prediction derived before they were tracked (`tilepath db reanalyze`).
+         const PredictionRow* p = prediction(c.record);
+         if (p == nullptr) return std::string();
+         if (!p->unknown_stages) return std::string("not recorded");
+         if (p->unknown_stages->empty()) return std::string("none");
+         std::string s;
+         for (const std::string& stage : *p->unknown_stages) s += (s.empty() ? "" : ";") + stage;
+         return s;
+       }},
       {"overlap_efficiency",
        [](const CaseSummary& c) {
          const PredictionRow* p = prediction(c.record);

@@ -16,9 +16,9 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include "core/analysis/case_match.h"
 #include "core/perf/gpu_model.h"
 #include "ui/case_filter_text.h"
-#include "ui/case_selection.h"
 #include "ui/database_session.h"
 #include "ui/models/backends_model.h"
 #include "ui/models/break_even_model.h"
@@ -234,7 +234,7 @@ void MainWindow::onDatabaseChanged() {
     for (const char* backend : {"cuda", "hip", "sim", "cpu"}) {
       // The headline shape (OperatingPoint's defaults: K8/V8 transform/full, B=64, S=4096, HBM-cold) when
       // stored; otherwise the largest K8/V8 case with stage costs.
-      if (auto headline = findMatchingCase(cases, OperatingPoint{}, backend)) {
+      if (auto headline = analysis::find_stored_case(cases, OperatingPoint{}, {backend, ""})) {
         selected_case_ = *headline;
         editor_->setOp(headline->record.op);
         return;  // setOp → updateAnalysis
@@ -262,12 +262,12 @@ void MainWindow::updateAnalysis() {
     return;
   }
   std::optional<CaseSummary> measured;
-  if (selected_case_ && sameCaseShape(selected_case_->record.op, op))
+  if (selected_case_ && analysis::measures(*selected_case_, op))
     measured = selected_case_;
   else
-    measured = findMatchingCase(session_->cases(), op);
+    measured = analysis::find_stored_case(session_->cases(), op);
   try {
-    analysis_ = analyseVariant(op, measured, ss(editor_->gpuModel()), timeline_view_->tiles());
+    analysis_ = analysis::analyze_variant(op, measured, ss(editor_->gpuModel()), timeline_view_->tiles());
   } catch (const std::exception& e) {
     statusBar()->showMessage(tr("analysis failed: %1").arg(qs(e.what())), 10000);
     return;
@@ -278,16 +278,12 @@ void MainWindow::updateAnalysis() {
 
 void MainWindow::selectComparisonExample() {
   if (!selected_case_) return;
-  const OperatingPoint& a = selected_case_->record.op;
-  const CaseSummary* partner = nullptr;
-  for (const CaseSummary& c : session_->cases()) {
-    const OperatingPoint& b = c.record.op;
-    if (c.backend != selected_case_->backend || c.case_id == selected_case_->case_id || b.kv == a.kv) continue;
-    if (b.batch != a.batch || b.context != a.context || b.cache != a.cache || b.head_dim != a.head_dim) continue;
-    if (!partner || (b.kv == KvDtype::k16v8 && partner->record.op.kv != KvDtype::k16v8)) partner = &c;
-  }
+  // The selected case and its control: K16/V8 for an FP8-K case, else K16/V16.
+  const KvDtype control = k_is_fp8(selected_case_->record.op.kv) ? KvDtype::k16v8 : KvDtype::k16v16;
   QList<qint64> ids{selected_case_->case_id};
-  if (partner) ids << partner->case_id;
+  if (auto partner = analysis::fastest_control(session_->cases(), *selected_case_, control);
+      partner && partner->case_id != selected_case_->case_id)
+    ids << partner->case_id;
   runs_view_->selectCases(ids);
 }
 

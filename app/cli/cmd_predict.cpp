@@ -56,8 +56,8 @@ int predict(const PredictFlags& f) {
     throw std::runtime_error(gpu.id + " cannot run " + op.variant_label() + ": " + est.why_unsupported);
 
   StageGraph graph = StageGraph::build(op, f.buffer_depth);
-  StageCosts costs;
-  for (Stage s : graph.stages()) costs[s] = est.per_tile_us.has(s) ? est.per_tile_us[s] : 0.0;
+  // A stage the model gives no cost stays unknown: predict_ii counts it as 0 and lists it.
+  const StageCosts& costs = est.per_tile_us;
   IIPrediction p = predict_ii(graph, costs);
   double floor_fraction = est.latency_us > 0 ? est.floor_us / est.latency_us : NAN;
   std::vector<StageLine> lines = stage_lines(graph, costs, p);
@@ -68,7 +68,7 @@ int predict(const PredictFlags& f) {
       stages.push_back(
           {{"stage", std::string(to_string(l.stage))},
            {"agent", l.agent},
-           {"cost_us", l.cost_us},
+           {"cost_us", std::isfinite(l.cost_us) ? nlohmann::json(l.cost_us) : nlohmann::json(nullptr)},
            {"slack_us", std::isfinite(l.slack_us) ? nlohmann::json(l.slack_us) : nlohmann::json(nullptr)}});
     nlohmann::json j = {
         {"gpu", gpu.id},

@@ -44,5 +44,7 @@ Command add_export_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_attach_command(CLI::App& app);
+Command add_analyze_command(CLI::App& app);
+Command add_db_command(CLI::App& app);
 
 }  // namespace tilepath::cli

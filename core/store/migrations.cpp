@@ -166,6 +166,14 @@ void migrate_v1_to_v2(sqlite3* db, const std::string& path) {
        "UPDATE quality SET distribution = 'unknown' WHERE distribution = '';");
 }
 
+// v3: a prediction lists the stages of its case's graph whose cost was unknown (a
+// JSON list of stage names; the II counts them as 0). Rows derived before keep NULL:
+// their derivation filled unknown costs with 0 and did not say so, and a migration
+// cannot derive them again (`tilepath db reanalyze` does).
+void migrate_v2_to_v3(sqlite3* db, const std::string& path) {
+  exec(db, path, "ALTER TABLE predictions ADD COLUMN unknown_stages TEXT;");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -177,6 +185,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
                      std::to_string(kCurrentSchemaVersion) + "); use a newer tilepath");
   if (version < 1) migrate_v0_to_v1(db, path);
   if (version < 2) migrate_v1_to_v2(db, path);
+  if (version < 3) migrate_v2_to_v3(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

@@ -280,6 +280,15 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   return rec;
 }
 
+// predictions.unknown_stages: a JSON list of stage names, NULL when not recorded.
+std::vector<std::string> parse_stage_list(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text).get<std::vector<std::string>>();
+  } catch (const std::exception& e) {
+    throw StoreError(where + ": predictions.unknown_stages is not a JSON list of stage names: " + e.what());
+  }
+}
+
 // Reads the child rows of cases; statements are prepared once so listing many
 // cases does not re-parse the same SQL per case.
 class ChildRowLoader {
@@ -289,7 +298,8 @@ class ChildRowLoader {
         measurements_(db, path, "SELECT name, value, unit FROM measurements WHERE case_id = ? ORDER BY id"),
         stage_costs_(db, path, "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ? ORDER BY id"),
         predictions_(db, path,
-                     "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json "
+                     "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json, "
+                     "unknown_stages "
                      "FROM predictions WHERE case_id = ? ORDER BY id"),
         quality_(db, path,
                  "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id"),
@@ -325,9 +335,13 @@ class ChildRowLoader {
 
     predictions_.reset();
     predictions_.bind(1, rec.id);
-    while (predictions_.step())
-      rec.predictions.push_back({predictions_.real(0), predictions_.text(1), predictions_.text(2), predictions_.real(3),
-                                 predictions_.text(4), predictions_.text(5)});
+    while (predictions_.step()) {
+      PredictionRow p{predictions_.real(0), predictions_.text(1), predictions_.text(2), predictions_.real(3),
+                      predictions_.text(4), predictions_.text(5), std::nullopt};
+      if (!predictions_.is_null(6))
+        p.unknown_stages = parse_stage_list(predictions_.text(6), path_ + ": case " + std::to_string(rec.id));
+      rec.predictions.push_back(std::move(p));
+    }
 
     quality_.reset();
     quality_.bind(1, rec.id);
@@ -345,6 +359,17 @@ class ChildRowLoader {
   const std::string& path_;
   Statement measurements_, stage_costs_, predictions_, quality_, artifacts_, artifact_infos_;
 };
+
+void insert_prediction(Statement& s, std::int64_t case_id, const PredictionRow& p) {
+  s.reset();
+  s.bind(1, case_id).bind(2, p.model).bind(3, p.ii_us).bind(4, p.limiting_stage).bind(5, p.limiting_agent);
+  s.bind(6, p.overlap_efficiency).bind(7, p.detail_json);
+  if (p.unknown_stages)
+    s.bind(8, nlohmann::json(*p.unknown_stages).dump());
+  else
+    s.bind_null(8);
+  s.run();
+}
 
 void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id, const CaseRecord& rec) {
   {
@@ -364,12 +389,8 @@ void insert_children(sqlite3* db, const std::string& path, std::int64_t case_id,
   {
     Statement s(db, path,
                 "INSERT INTO predictions(case_id, model, ii_us, limiting_stage, limiting_agent, overlap_efficiency, "
-                "detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    for (const auto& p : rec.predictions) {
-      s.reset();
-      s.bind(1, case_id).bind(2, p.model).bind(3, p.ii_us).bind(4, p.limiting_stage).bind(5, p.limiting_agent);
-      s.bind(6, p.overlap_efficiency).bind(7, p.detail_json).run();
-    }
+                "detail_json, unknown_stages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& p : rec.predictions) insert_prediction(s, case_id, p);
   }
   {
     Statement s(
@@ -625,6 +646,13 @@ RunStore::~RunStore() { close_store(db_); }
 
 int RunStore::current_schema_version() { return store::kCurrentSchemaVersion; }
 
+int RunStore::file_schema_version(const std::string& path) {
+  const Inspection info = inspect_file(path);
+  if (info.state == FileState::absent_or_empty) throw StoreError(path + ": no such database (missing or empty file)");
+  if (info.state == FileState::fresh_sqlite) not_tilepath(path, "empty SQLite file without tilepath schema");
+  return info.user_version;
+}
+
 RunStore RunStore::open(const std::string& path) {
   inspect_file(path);  // throws, without writing, for files we must not touch
   Connection db = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
@@ -639,8 +667,8 @@ RunStore RunStore::open_read_only(const std::string& path) {
   if (info.state == FileState::fresh_sqlite) not_tilepath(path, "empty SQLite file without tilepath schema");
   if (info.user_version < store::kCurrentSchemaVersion)
     throw StoreError(path + ": schema version " + std::to_string(info.user_version) + " is older than current (" +
-                     std::to_string(store::kCurrentSchemaVersion) +
-                     "); open it once read-write (any tilepath command that writes to it) to upgrade it");
+                     std::to_string(store::kCurrentSchemaVersion) + "); run `tilepath db upgrade " + path +
+                     "` to upgrade it (opening it read-write with any command that writes to it does the same)");
   Connection db = open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
   configure_connection(db.get(), path, true);
   return RunStore(db.release(), path);
@@ -780,6 +808,24 @@ AnnotationResult RunStore::add_artifact(std::int64_t case_id, const Artifact& ar
   CaseAnnotation a;
   a.artifacts.push_back(artifact);
   return annotate_case(case_id, a);
+}
+
+void RunStore::replace_predictions(const std::vector<CasePredictions>& cases) {
+  Transaction tx(db_, path_);
+  Statement exists(db_, path_, "SELECT 1 FROM cases WHERE id = ?");
+  Statement drop(db_, path_, "DELETE FROM predictions WHERE case_id = ?");
+  Statement insert(db_, path_,
+                   "INSERT INTO predictions(case_id, model, ii_us, limiting_stage, limiting_agent, overlap_efficiency, "
+                   "detail_json, unknown_stages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const CasePredictions& c : cases) {
+    exists.reset();
+    exists.bind(1, c.case_id);
+    if (!exists.step()) throw StoreError(path_ + ": no case with id " + std::to_string(c.case_id));
+    drop.reset();
+    drop.bind(1, c.case_id).run();
+    for (const PredictionRow& p : c.predictions) insert_prediction(insert, c.case_id, p);
+  }
+  tx.commit();
 }
 
 void RunStore::finish_run(std::int64_t run_id) {

@@ -72,8 +72,12 @@ struct PredictionRow {
   double ii_us = NAN;
   std::string limiting_stage, limiting_agent;
   double overlap_efficiency = NAN;
-  std::string model;        // e.g. "ii_model/v1"
-  std::string detail_json;  // IIPrediction::to_json()
+  std::string model;        // e.g. "ii_model/v2"
+  std::string detail_json;  // IIPrediction::to_json() and the cost sources
+  // Stages of the case's graph whose cost was unknown (counted as 0 in ii_us).
+  // nullopt: the row was derived before unknown stages were recorded (schema < 3);
+  // `tilepath db reanalyze` derives it again.
+  std::optional<std::vector<std::string>> unknown_stages;
 };
 
 struct Artifact {
@@ -99,6 +103,12 @@ struct CaseAnnotation {
 struct AnnotationResult {
   std::vector<ArtifactInfo> replaced_artifacts;    // the stored ones that an artifact of the same name replaced
   std::vector<std::string> replaced_measurements;  // names of measurements whose old value was replaced
+};
+
+// The predictions of one stored case (RunStore::replace_predictions).
+struct CasePredictions {
+  std::int64_t case_id = 0;
+  std::vector<PredictionRow> predictions;
 };
 
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };
@@ -153,6 +163,9 @@ class RunStore {
   ~RunStore();
 
   static int current_schema_version();
+  // The schema version of an existing tilepath database, read without writing to it.
+  // Throws StoreError for a missing file, a foreign one, or one newer than this build.
+  static int file_schema_version(const std::string& path);
   int schema_version() const;
   const std::string& path() const { return path_; }
 
@@ -160,6 +173,9 @@ class RunStore {
   // Writes one finished case with all its child rows in ONE transaction (commit per case).
   std::int64_t add_case(std::int64_t run_id, CaseRecord& rec);
   void finish_run(std::int64_t run_id);
+  // Replaces the stored predictions of each listed case, all in ONE transaction (all
+  // or nothing); `tilepath db reanalyze`. Throws StoreError when a case does not exist.
+  void replace_predictions(const std::vector<CasePredictions>& cases);
   // Adds artifacts, sets measurements and the achieved occupancy of an already stored
   // case in ONE transaction (all or nothing). Throws StoreError when the case does not
   // exist, an artifact or measurement has no name, or the occupancy is outside 0..1.

@@ -12,7 +12,7 @@
 #include "core/ii_model.h"
 #include "core/plugin_host.h"
 #include "fixture_db.h"
-#include "ui/case_selection.h"
+#include "core/analysis/case_match.h"
 #include "ui/models/backends_model.h"
 #include "ui/models/break_even_model.h"
 #include "ui/models/case_comparison_model.h"
@@ -154,9 +154,9 @@ class TestModels : public QObject {
     op.kv = static_cast<KvDtype>(kv);
     op.k_path = default_k_path(op.kv);
     op.mode = default_mode(op.kv, op.k_path);
-    std::optional<CaseSummary> measured = findMatchingCase(cases_, op);
+    std::optional<CaseSummary> measured = analysis::find_stored_case(cases_, op);
     QVERIFY(measured.has_value());
-    VariantAnalysis analysis = analyseVariant(op, measured);
+    VariantAnalysis analysis = analysis::analyze_variant(op, measured);
     StageTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setAnalysis(analysis);
@@ -187,9 +187,9 @@ class TestModels : public QObject {
     op.kv = KvDtype::k8v8;
     op.k_path = default_k_path(op.kv);
     op.mode = default_mode(op.kv, op.k_path);
-    std::optional<CaseSummary> measured = findMatchingCase(cases_, op);
+    std::optional<CaseSummary> measured = analysis::find_stored_case(cases_, op);
     QVERIFY(measured.has_value());
-    VariantAnalysis analysis = analyseVariant(op, measured);
+    VariantAnalysis analysis = analysis::analyze_variant(op, measured);
     analysis.measured[Stage::qk] = -0.218;
     StageTableModel model;
     model.setAnalysis(analysis);

@@ -107,7 +107,8 @@ inline CaseRecord sample_case(int variant = 0) {
                      {Stage::k_prep, CostMethod::isolated, 0.21},
                      {Stage::combine, CostMethod::model, 1.75},
                      {Stage::pv, CostMethod::doubled, NAN}};
-  rec.predictions = {{0.42, "k_prep", "qk_mma", 0.8, "ii_model/v1", R"({"ii_us":0.42})"}};
+  rec.predictions = {
+      {0.42, "k_prep", "qk_mma", 0.8, "ii_model/v1", R"({"ii_us":0.42})", std::vector<std::string>{"accum"}}};
   rec.quality = {{"rel_l2", 0.012, 0.02, true, "qwen_bias"}, {"kl_attention", 3e-4, NAN, false, "npy:k.npy"}};
   rec.artifacts = {{"ncu.csv", "text/csv", {'a', ',', 'b', '\n', 0, 1, 2}},
                    {"empty.bin", "application/octet-stream", {}}};
@@ -163,6 +164,7 @@ inline void expect_same_case(const CaseRecord& expected, const CaseRecord& actua
     expect_same_double(e.overlap_efficiency, a.overlap_efficiency, "overlap_efficiency");
     EXPECT_EQ(e.model, a.model);
     EXPECT_EQ(e.detail_json, a.detail_json);
+    EXPECT_EQ(e.unknown_stages, a.unknown_stages);
   }
   ASSERT_EQ(expected.quality.size(), actual.quality.size());
   for (std::size_t i = 0; i < expected.quality.size(); ++i) {

@@ -201,6 +201,40 @@ TEST(Migrations, V2BackfillsChecksumsAndSplitsQualityDistribution) {
   EXPECT_FALSE(rec.quality[0].passed);
 }
 
+TEST(Migrations, V3KeepsOlderPredictionsMarkedAsNotRecordingUnknownStages) {
+  TempDir tmp;
+  const std::string path = copy_fixture(tmp, 2);
+  RunStore store = RunStore::open(path);
+  const CaseRecord rec = store.load_case(1);
+  ASSERT_EQ(rec.predictions.size(), 1u);
+  // Derived before unknown stages were recorded: neither "none unknown" nor a made-up list.
+  EXPECT_FALSE(rec.predictions[0].unknown_stages.has_value());
+  EXPECT_EQ(RawDb(path).query("SELECT unknown_stages FROM predictions WHERE id = 1").at(0).at("unknown_stages").type,
+            SQLITE_NULL);
+}
+
+TEST(Migrations, V3PredictionsReadBackTheirUnknownStages) {
+  TempDir tmp;
+  RunStore store = RunStore::open(copy_fixture(tmp, 3));
+  const CaseRecord rec = store.load_case(1);
+  ASSERT_EQ(rec.predictions.size(), 1u);
+  ASSERT_TRUE(rec.predictions[0].unknown_stages.has_value());
+  EXPECT_EQ(*rec.predictions[0].unknown_stages, (std::vector<std::string>{"v_load", "v_prep", "pv", "accum"}));
+  EXPECT_FALSE(store.load_case(2).predictions.at(0).unknown_stages.has_value());
+}
+
+TEST(Migrations, ReadOnlyOpenOfOldSchemaNamesTheUpgradeCommand) {
+  TempDir tmp;
+  const std::string path = copy_fixture(tmp, 2);
+  try {
+    RunStore::open_read_only(path);
+    FAIL() << "read-only open accepted an old schema";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("tilepath db upgrade " + path), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(RawDb(path).user_version(), 2);
+}
+
 TEST(Migrations, ReadOnlyOpenOfOldSchemaRefusesWithUpgradeHint) {
   TempDir tmp;
   const std::string path = copy_fixture(tmp, 1);

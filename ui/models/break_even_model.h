@@ -1,32 +1,23 @@
 #pragma once
-// Per shape (backend, batch, context, heads, cache) from stored cases: the
-// K8/V8 − K16/V8 decomposition (core break_even) and the V hidden fraction
-// (core v_hidden_fraction). K8/V8 uses the fastest stored K8/V8 variant.
+// The break-even table of the stored cases: one row per shape with its K8/V8 −
+// K16/V8 decomposition and V hidden fraction, as core computes them
+// (core/analysis/break_even_analysis.h: the fastest K8/V8 variant per shape).
 
-#include <optional>
 #include <vector>
 
 #include <QAbstractTableModel>
 
-#include "core/ii_model.h"
+#include "core/analysis/break_even_analysis.h"
 #include "core/store/run_store.h"
 
 namespace tilepath::ui {
 
-struct BreakEvenRow {
-  QString backend;
-  int batch = 0, context = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
-  CacheState cache = CacheState::hbm_cold;
-  QString k8v8_variant;                                         // e.g. "k8v8/transform/separate_kv"
-  double t_k16v16_us = NAN, t_k16v8_us = NAN, t_k8v8_us = NAN;  // latencies
-  double ii_k16v8_us = NAN, ii_k8v8_us = NAN;                   // measured tile intervals (or predicted)
-  std::optional<BreakEven> decomposition;                       // needs stage costs of both variants
-  double v_hidden_fraction = NAN;                               // needs all three latencies
-  QString shapeLabel() const;                                   // "B=64 S=4096 32/8×128 cold"
-};
+using BreakEvenRow = analysis::BreakEvenAnalysis;
 
-// Pure function so tests can check it without a model.
-std::vector<BreakEvenRow> computeBreakEven(const std::vector<CaseSummary>& cases);
+// "B=64 S=4096 32/8×128 cold"
+QString breakEvenShapeLabel(const BreakEvenRow& row);
+// "µs/1k tokens" or "µs/tile": the unit of a row's IIs and decomposition.
+QString breakEvenUnitLabel(const BreakEvenRow& row);
 
 class BreakEvenModel : public QAbstractTableModel {
   Q_OBJECT

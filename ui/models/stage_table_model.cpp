@@ -14,6 +14,7 @@ void StageTableModel::setAnalysis(const VariantAnalysis& a) {
   agents_.clear();
   for (Stage s : stages_) agents_.push_back(a.graph.agent_of(s));
   measured_ = a.measured;
+  has_case_ = a.source_case.has_value();
   predicted_ = a.predicted;
   has_schedule_ = !a.schedule.stages.empty();
   slack_ = has_schedule_ ? a.ii.slack_us : StageCosts();
@@ -45,7 +46,9 @@ QVariant StageTableModel::data(const QModelIndex& index, int role) const {
     case AgentName:
       return qs(to_string(agents_[index.row()]));
     case MeasuredUs:
-      return stageCostText(measured_[s], 5);
+      return has_case_ && !measured_.known(s) ? QStringLiteral("unknown") : stageCostText(measured_[s], 5);
+    case CostSource:
+      return has_case_ ? qs(analysis::to_string(measured_.source_of(s))) : QString();
     case PredictedUs:
       return formatNumber(predicted_[s], 3);
     case SlackUs:
@@ -59,7 +62,7 @@ QVariant StageTableModel::data(const QModelIndex& index, int role) const {
 QVariant StageTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Stage",      "Agent", "Measured (µs/tile)", "Predicted (µs/tile)",
+  static const char* names[ColumnCount] = {"Stage",      "Agent", "Measured (µs/tile)", "Source", "Predicted (µs/tile)",
                                            "Slack (µs)", ""};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The stages of one variant (what the stage-graph view draws) as a table:
-// agent, measured and predicted cost per tile, slack to II, limiting flag.
+// agent, measured cost per tile and where it came from (core's preference rule; a
+// stage without a measurement reads "unknown"), predicted cost, slack to II, limiting flag.
 
 #include <QAbstractTableModel>
 
@@ -11,7 +12,7 @@ namespace tilepath::ui {
 class StageTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { StageName, AgentName, MeasuredUs, PredictedUs, SlackUs, Limiting, ColumnCount };
+  enum Column { StageName, AgentName, MeasuredUs, CostSource, PredictedUs, SlackUs, Limiting, ColumnCount };
   static constexpr int StageRole = Qt::UserRole;  // int(Stage)
 
   explicit StageTableModel(QObject* parent = nullptr);
@@ -26,7 +27,9 @@ class StageTableModel : public QAbstractTableModel {
  private:
   std::vector<Stage> stages_;
   std::vector<Agent> agents_;
-  StageCosts measured_, predicted_, slack_;
+  analysis::ChosenStageCosts measured_;
+  StageCosts predicted_, slack_;
+  bool has_case_ = false;
   Stage limiting_ = Stage::k_load;
   bool has_schedule_ = false;
 };

@@ -52,7 +52,7 @@ void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
   for (int r = 0; r < proxy_->rowCount(); ++r) {
     const BreakEvenRow& row = model_->rowAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
     if (!row.decomposition) continue;
-    double size = double(row.batch) * row.context * (row.cache == CacheState::hbm_cold ? 2 : 1);
+    double size = double(row.op.batch) * row.op.context * (row.op.cache == CacheState::hbm_cold ? 2 : 1);
     if (size > best) best = size, pick = r;
   }
   if (pick < 0 && proxy_->rowCount() > 0) pick = 0;

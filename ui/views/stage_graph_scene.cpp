@@ -100,15 +100,25 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     node->setData(kStageNodeKey, qs(to_string(s)));
     node->setData(kLimitingKey, limiting);
     node->setZValue(2);
+    // A stage the case has no cost for is unknown, not free: dashed border, "unknown".
+    const bool unknown = a.source_case && !a.measured.known(s);
+    if (unknown && !limiting) node->setPen(QPen(agentColour(agent).darker(130), 1.5, Qt::DashLine));
+    const QString measured_text =
+        unknown
+            ? QStringLiteral("unknown: not measured; the II counts it as 0")
+            : costText("", a.measured[s]) +
+                  (a.measured.known(s) ? QStringLiteral(" (%1)").arg(qs(analysis::to_string(a.measured.source_of(s))))
+                                       : QString());
     node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3%4\npredicted: %5\nslack to II: %6 µs%7")
-                         .arg(qs(to_string(s)), agentTitle(agent), costText("", a.measured[s]),
-                              belowZeroNote(a.measured[s]), costText("", a.predicted[s]),
-                              formatNumber(a.ii.slack_us[s]),
+                         .arg(qs(to_string(s)), agentTitle(agent), measured_text, belowZeroNote(a.measured[s]),
+                              costText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
                               limiting ? QStringLiteral("\nlimits the steady-state II") : QString()));
     auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
     title->setFont(bold);
     title->setPos(r.left() + 8, r.top() + 6);
-    auto* measured = new QGraphicsSimpleTextItem(costText(a.measured_from_model ? "sim" : "meas", a.measured[s]), node);
+    auto* measured = new QGraphicsSimpleTextItem(
+        unknown ? QStringLiteral("meas unknown") : costText(a.measured_from_model ? "sim" : "meas", a.measured[s]),
+        node);
     measured->setFont(small);
     measured->setPos(r.left() + 8, r.top() + 30);
     auto* predicted = new QGraphicsSimpleTextItem(costText("pred", a.predicted[s]), node);
@@ -172,7 +182,12 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
               .arg(QString::number(a.ii.ii_us, 'g', 4),
                    a.ii_from_measured ? QStringLiteral("measured") : QStringLiteral("predicted"),
                    qs(to_string(a.ii.limiting_stage)), agentTitle(a.ii.limiting_agent));
-  else
+  if (has_ii && !a.unknownStages().empty()) {
+    QStringList names;
+    for (Stage s : a.unknownStages()) names << qs(to_string(s));
+    sub += QStringLiteral(" (unknown, counted as 0: %1)").arg(names.join(QStringLiteral(", ")));
+  }
+  if (!has_ii)
     sub = QStringLiteral("no stage costs: %1")
               .arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
   if (std::isfinite(a.measured_ii_us))

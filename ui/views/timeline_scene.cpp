@@ -152,6 +152,15 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
                    : QStringLiteral("predicted")),
       small);
   summary->setPos(kLabelW, y);
+  if (const std::vector<Stage> unknown = a.unknownStages(); !unknown.empty()) {
+    QStringList names;
+    for (Stage s : unknown) names << qs(to_string(s));
+    y += 18;
+    auto* note = scene.addSimpleText(
+        QStringLiteral("unknown stages (no measurement; drawn and counted as 0): %1").arg(names.join(", ")), small);
+    note->setBrush(QColor(0xb4, 0x1e, 0x1e));
+    note->setPos(kLabelW, y);
+  }
   y += 24;
   double x = kLabelW;
   for (Stage s : a.graph.stages()) {

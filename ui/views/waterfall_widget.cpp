@@ -5,6 +5,8 @@
 
 #include <QPainter>
 
+#include "ui/qt_text.h"
+
 namespace tilepath::ui {
 
 WaterfallWidget::WaterfallWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(400, 260); }
@@ -27,13 +29,14 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
   const BreakEvenRow& r = *row_;
   p.setFont(title_font);
   p.drawText(QRect(10, 6, width() - 20, 20), Qt::AlignLeft,
-             tr("%1 (%2): T(K8/V8) − T(K16/V8) per tile, K8/V8 = %3").arg(r.shapeLabel(), r.backend, r.k8v8_variant));
+             tr("%1 (%2): II(K8/V8) − II(K16/V8) in %3, K8/V8 = %4")
+                 .arg(breakEvenShapeLabel(r), qs(r.backend), breakEvenUnitLabel(r), qs(r.k8v8_variant)));
   p.setFont(font());
 
   const int gauge_h = 54;
   QRect plot(70, 36, width() - 100, height() - 36 - 40 - gauge_h);
   if (!r.decomposition) {
-    p.drawText(plot, Qt::AlignCenter, tr("No stage costs stored for both variants at this shape: no decomposition."));
+    p.drawText(plot, Qt::AlignCenter, tr("No decomposition: %1.").arg(qs(r.decomposition_note)));
   } else {
     const BreakEven& d = *r.decomposition;
     struct Step {
@@ -77,7 +80,7 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
     }
     p.setPen(QPen(Qt::black, 1.2));
     p.drawLine(plot.left(), int(yOf(0)), plot.right(), int(yOf(0)));
-    p.drawText(QRect(4, plot.top() - 2, 70, 14), Qt::AlignLeft, tr("µs/tile"));
+    p.drawText(QRect(4, plot.top() - 2, 90, 14), Qt::AlignLeft, breakEvenUnitLabel(r));
 
     const int n = static_cast<int>(std::size(steps));
     const double slot = double(plot.width()) / n;

@@ -1,0 +1,191 @@
+// `tilepath analyze` and `tilepath db upgrade|reanalyze` end to end, on the bundled
+// H200 database and on small sim databases.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.h"
+#include "core/analysis/break_even_analysis.h"
+#include "core/analysis/case_match.h"
+#include "core/store/run_store.h"
+
+namespace tilepath::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBundled = std::string(TILEPATH_SOURCE_DIR) + "/data/h200-sweep.sqlite";
+const std::vector<std::string> kHeadline = {"--batch",  "64",        "--context", "4096", "--kv",    "k8v8",
+                                            "--k-path", "transform", "--mode",    "full", "--cache", "hbm_cold"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// `tilepath run` of a small K8/V8 case on the sim backend into db.
+CliResult sim_run(const std::string& db, const std::string& gpu = "h200") {
+  return run_cli({"run",     "--backend",  "sim",       "--gpu",       gpu,         "--kv", "k8v8",
+                  "--batch", "4",          "--context", "2048",        "--q-heads", "32",   "--kv-heads",
+                  "8",       "--head-dim", "128",       "--page-size", "16",        "--db", db});
+}
+
+class CliAnalyzeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = make_temp_dir("analyze"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string copy_of(const std::string& source, const std::string& name) const {
+    fs::copy_file(source, path(name));
+    return path(name);
+  }
+  std::string dir_;
+};
+
+TEST_F(CliAnalyzeTest, PrintsTheBreakEvenOfTheBundledHeadlineCase) {
+  const std::string db = copy_of(kBundled, "h200.sqlite");
+  const std::string before = read_file(db);
+  CliResult r = run_cli(concat({"analyze", "--db", db, "--json"}, kHeadline));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(db), before) << "analyze is read-only";
+  const json j = json::parse(r.out);
+  for (const char* key :
+       {"stages", "predicted_ii_us", "measured_ii_us", "limiting_stage", "unknown_stages", "break_even"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  // accum is never measured by the cuda sweep: unknown, never 0.
+  EXPECT_NE(std::find(j["unknown_stages"].begin(), j["unknown_stages"].end(), "accum"), j["unknown_stages"].end());
+  EXPECT_TRUE(j["ii_is_lower_bound"].get<bool>());
+  for (const json& s : j["stages"]) {
+    if (s["stage"] == "accum") {
+      EXPECT_TRUE(s["cost_us"].is_null());
+    }
+  }
+
+  const json& b = j["break_even"];
+  ASSERT_TRUE(b.is_object()) << j.dump(2);
+  // The same numbers as the stored cases give through the analysis layer.
+  const RunStore store = RunStore::open_read_only(db);
+  const std::vector<CaseSummary> cases = store.cases();
+  OperatingPoint op;  // the headline: B=64, S=4096, K8/V8 transform/full, HBM-cold
+  const std::optional<CaseSummary> k8v8 = analysis::find_stored_case(cases, op);
+  ASSERT_TRUE(k8v8.has_value());
+  EXPECT_EQ(j["case_id"], k8v8->case_id);
+  const std::optional<analysis::BreakEvenAnalysis> expected = analysis::break_even_for(*k8v8, cases);
+  ASSERT_TRUE(expected && expected->decomposition);
+  EXPECT_EQ(b["k16v8_case"], expected->k16v8_case_id);
+  EXPECT_EQ(b["unit"], "us_per_1k_tokens");
+  EXPECT_DOUBLE_EQ(b["delta"].get<double>(), expected->decomposition->delta_us);
+  EXPECT_DOUBLE_EQ(b["t_k8v8_us"].get<double>(), *k8v8->record.measurement("latency_us"));
+  EXPECT_DOUBLE_EQ(b["v_hidden_fraction"].get<double>(), expected->v_hidden_fraction);
+
+  // The text form names the break-even and the unknown stage too.
+  CliResult text = run_cli(concat({"analyze", "--db", db}, kHeadline));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("break-even against K16/V8"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("unknown stages  accum"), std::string::npos) << text.out;
+}
+
+TEST_F(CliAnalyzeTest, TheBundledDatabaseIsCurrentAndItsPredictionsListTheirUnknownStages) {
+  const RunStore store = RunStore::open_read_only(kBundled);
+  EXPECT_EQ(store.schema_version(), RunStore::current_schema_version());
+  int with_accum_unknown = 0, predictions = 0;
+  for (const CaseSummary& c : store.cases()) {
+    for (const PredictionRow& p : c.record.predictions) {
+      ++predictions;
+      ASSERT_TRUE(p.unknown_stages.has_value()) << "case " << c.case_id << ": run `tilepath db reanalyze`";
+      with_accum_unknown += std::count(p.unknown_stages->begin(), p.unknown_stages->end(), "accum") > 0;
+    }
+  }
+  EXPECT_GT(predictions, 0);
+  EXPECT_EQ(with_accum_unknown, predictions);  // no cuda kernel measures accum on its own
+}
+
+TEST_F(CliAnalyzeTest, AnOlderFileIsRefusedWithTheUpgradeCommandAndUpgradeThenReanalyzeFixIt) {
+  const std::string db = copy_of(std::string(TILEPATH_TEST_DATA_DIR) + "/store/fixtures/schema_v2.sqlite", "v2.sqlite");
+  const std::string before = read_file(db);
+  CliResult r = run_cli({"report", "--db", db});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("tilepath db upgrade " + db), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(db), before);
+
+  r = run_cli({"db", "upgrade", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["from_version"], 2);
+  EXPECT_EQ(j["to_version"], RunStore::current_schema_version());
+  EXPECT_EQ(j["predictions_to_reanalyze"], 2);
+  EXPECT_EQ(RunStore::open_read_only(db).schema_version(), RunStore::current_schema_version());
+
+  r = run_cli({"db", "upgrade", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("already at schema version"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("db reanalyze"), std::string::npos) << r.out;
+
+  r = run_cli({"db", "reanalyze", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(r.out);
+  // Cases 1 (ok) and 3 (failed) are measured; case 2's stage costs are model rows only.
+  EXPECT_EQ(j["cases"], 3);
+  for (const CaseSummary& c : RunStore::open_read_only(db).cases())
+    for (const PredictionRow& p : c.record.predictions) {
+      EXPECT_TRUE(p.unknown_stages.has_value()) << c.case_id;
+      EXPECT_EQ(p.model, "ii_model/v2");
+    }
+}
+
+TEST_F(CliAnalyzeTest, ASimCaseHasModelCostsOrUnknownOnesAndReanalyzeKeepsItsPrediction) {
+  // A sim case stores model costs; a stage the model gives none is unknown, never 0.
+  const std::string db = path("sim.sqlite");
+  CliResult r = sim_run(db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"analyze", "--db", db, "--batch", "4", "--context", "2048", "--kv", "k8v8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  for (const json& s : j["stages"]) EXPECT_EQ(s["source"], s["cost_us"].is_null() ? "unknown" : "model") << s;
+  r = run_cli({"db", "reanalyze", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 have one"), std::string::npos) << r.out;
+}
+
+TEST_F(CliAnalyzeTest, NoStoredCaseIsOneLineNamingTheOperatingPoint) {
+  const std::string db = path("sim.sqlite");
+  ASSERT_EQ(sim_run(db).exit_code, 0);
+  const std::string before = read_file(db);
+  CliResult r = run_cli({"analyze", "--db", db, "--batch", "4", "--context", "2048", "--kv", "k8v8", "--splits", "2"});
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_EQ(lines(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("no ok case measures k8v8/transform/full B=4 S=2048"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("splits=2"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(db), before);
+}
+
+TEST_F(CliAnalyzeTest, TwoDevicesMeasuringThePointAskForOne) {
+  const std::string db = path("two.sqlite");
+  for (const char* gpu : {"h200", "h100_sxm"}) ASSERT_EQ(sim_run(db, gpu).exit_code, 0);
+  CliResult r = run_cli({"analyze", "--db", db, "--batch", "4", "--context", "2048", "--kv", "k8v8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("choose one"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+  const std::string device = json::parse(run_cli({"report", "--db", db, "--json"}).out).at(0).at("device");
+  r = run_cli({"analyze", "--db", db, "--batch", "4", "--context", "2048", "--kv", "k8v8", "--device", device});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(CliAnalyzeTest, DbUpgradeRefusesAForeignFileAndLeavesItUnchanged) {
+  const std::string file = path("notes.txt");
+  write_file(file, "not a database\n");
+  CliResult r = run_cli({"db", "upgrade", file});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not a tilepath database"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(file), "not a database\n");
+  r = run_cli({"db", "reanalyze", path("absent.sqlite")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(path("absent.sqlite")));
+}
+
+}  // namespace
+}  // namespace tilepath::testing
