@@ -2,6 +2,11 @@
 # Installs tilepath's build dependencies (Debian 12 / Ubuntu 24.04), then
 # configures and builds into ./build. Usage: bash app/setup.sh [--no-gui] [--no-cuda]
 # Safe to rerun: apt-get is skipped when everything is present.
+#
+# TILEPATH_WERROR=ON in the environment (.ci/run sets it) configures with
+# -DTILEPATH_WERROR=ON: any compiler warning fails the build. Without it (the README's
+# commands as a user runs them) warnings are printed and the build goes on, since a
+# newer compiler than CI's (GCC 12 on Debian 12) may warn where CI's does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,9 +19,15 @@ for arg in "$@"; do
     *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda)" >&2; exit 2 ;;
   esac
 done
+case "${TILEPATH_WERROR:-OFF}" in
+  ON | on | 1 | TRUE | true | YES | yes) werror=ON ;;
+  OFF | off | 0 | FALSE | false | NO | no) werror=OFF ;;
+  *) echo "setup.sh: TILEPATH_WERROR='${TILEPATH_WERROR}' (allowed: ON, OFF)" >&2; exit 2 ;;
+esac
 
 packages=(build-essential cmake ninja-build git pkg-config libsqlite3-dev libboost-graph-dev nlohmann-json3-dev
-          libcli11-dev libgtest-dev libgmock-dev)
+          libcli11-dev libgtest-dev libgmock-dev clang-format-14)
+# clang-format-14: app/test.sh's format check (pinned: other versions format some code differently).
 if [ "$gui" = ON ]; then
   packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)
 fi
@@ -38,7 +49,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-cmake_args=(-S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEPATH_WITH_GUI="$gui")
+cmake_args=(-S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEPATH_WITH_GUI="$gui" -DTILEPATH_WERROR="$werror")
 if [ "$cuda" = OFF ]; then cmake_args+=(-DTILEPATH_WITH_CUDA=OFF); fi
 cmake "${cmake_args[@]}" >build-configure.log 2>&1 || { cat build-configure.log >&2; exit 1; }
 rm -f build-configure.log

@@ -1,9 +1,74 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the test suite (what CI runs). GPU tests (ctest
-# label `gpu`) skip with a message when no CUDA device is present.
+# Sets everything up and runs the test suite (what CI runs; docs/ci.md says more):
+#   1. app/setup.sh: the dependencies, then configure and build build/ (with
+#      TILEPATH_WERROR=ON in the environment, as .ci/run sets it, a warning fails the build);
+#   2. the format check: every tracked C/C++/CUDA file against .clang-format, with
+#      clang-format-14 (pinned, so that the result does not depend on the distribution);
+#   3. ctest in build/. GPU tests (label `gpu`) skip with a message when no CUDA device
+#      is present;
+#   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
+#      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
+#      `sanitize` (core, store, numerics, backends, plugins, cli) with the CLI and plugins
+#      they load or spawn, and runs them; any sanitizer report fails the job.
+# A failed build stops at once; otherwise 2-4 all run and the script fails at the end if
+# any of them failed. Usage: bash app/test.sh [--no-gui] [--no-cuda] (passed to setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs=${TILEPATH_JOBS:-2}
+timings=()
+failed=()
+phase_start=$SECONDS
+phase_done() {
+  timings+=("$(printf '%-34s %5d s' "$1" $((SECONDS - phase_start)))")
+  phase_start=$SECONDS
+}
+
 bash app/setup.sh "$@"
+phase_done "setup + build (build/)"
+
+# ---- 2. formatting --------------------------------------------------------------
+format_check() {
+  if [ ! -e .git ]; then
+    echo "format check: not a git checkout (no .git), skipped"
+    return 0
+  fi
+  local list files=() bad=() out f
+  list=$(git ls-files -- '*.c' '*.cpp' '*.h' '*.cu' '*.cuh') || {
+    echo "format check: git ls-files failed" >&2
+    return 1
+  }
+  while IFS= read -r f; do
+    if [ -f "$f" ]; then files+=("$f"); fi
+  done <<<"$list"
+  if [ ${#files[@]} -eq 0 ]; then
+    echo "format check: no C/C++/CUDA files tracked"
+    return 0
+  fi
+  if out=$(printf '%s\0' "${files[@]}" | xargs -0 clang-format-14 --dry-run --Werror 2>&1); then
+    echo "format check: all ${#files[@]} tracked C/C++/CUDA files are formatted as .clang-format says (clang-format-14)"
+    return 0
+  fi
+  while IFS= read -r f; do
+    if [ -n "$f" ]; then bad+=("$f"); fi
+  done < <(printf '%s\n' "$out" | sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
+  if [ ${#bad[@]} -eq 0 ]; then
+    printf '%s\n' "$out" >&2
+    echo "format check: clang-format-14 failed (see above)" >&2
+    return 1
+  fi
+  {
+    echo "format check FAILED: ${#bad[@]} file(s) not formatted as .clang-format says (clang-format-14):"
+    printf '  %s\n' "${bad[@]}"
+    echo "fix them with:"
+    echo "  clang-format-14 -i$(printf ' %q' "${bad[@]}")"
+    echo "(or every file: git ls-files -z -- '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' | xargs -0 clang-format-14 -i)"
+  } >&2
+  return 1
+}
+format_check || failed+=("format check")
+phase_done "format check"
+
+# ---- 3. the tests in build/ -----------------------------------------------------
 export QT_QPA_PLATFORM=offscreen
 # Say up front which backends have devices here, and why the others have none.
 build/bin/tilepath backends || true
@@ -12,4 +77,74 @@ if ! build/bin/tilepath backends --json 2>/dev/null | grep -q '"name": *"cuda"';
 elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "GPU tests: no CUDA device on this machine; tests labelled gpu will SKIP (see 'tilepath backends' above)"
 fi
-ctest --test-dir build --output-on-failure -j2
+ctest --test-dir build --output-on-failure -j2 || failed+=("tests in build/")
+phase_done "ctest (build/)"
+
+# ---- 4. the sanitizer job -------------------------------------------------------
+# Debug (-O0 -g, assertions on): a third of RelWithDebInfo's build time under the
+# sanitizers, for little more test time (the cpu plugin keeps its own -O3). Not -Werror:
+# GCC's warnings change under the instrumentation (at -O2 it reports false
+# -Wmaybe-uninitialized in libstdc++ and Boost); build/ is the warning gate.
+san=build-sanitize
+sanitize_build() {
+  mkdir -p "$san"
+  cmake -S . -B "$san" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTILEPATH_WITH_GUI=OFF -DTILEPATH_WITH_CUDA=OFF \
+    -DTILEPATH_SANITIZE=ON -DTILEPATH_WERROR=OFF >"$san/configure.log" 2>&1 || {
+    cat "$san/configure.log" >&2
+    return 1
+  }
+  cmake --build "$san" -j"$jobs" --target tilepath_sanitize_tests
+}
+# How a report fails the job, in the test executables and in the `tilepath` processes that
+# the CLI tests spawn (they inherit this environment):
+# - AddressSanitizer and LeakSanitizer write each process's report to
+#   $reports/report.<executable>.<pid> (log_path); any such file fails the job, even where
+#   a test only looks at a child's exit code;
+# - UndefinedBehaviorSanitizer stops the process (halt_on_error, -fno-sanitize-recover) but,
+#   with GCC's separate libubsan, ignores log_path and writes to stderr: in a test
+#   executable ctest shows it; a child's stderr goes to a file under TMPDIR (tests/cli's
+#   CliProcess), so TMPDIR is a folder of the job's own, searched for reports afterwards.
+# LeakSanitizer is on; the plugins are dlopen'ed by the host, and no leak is reported from
+# them today (docs/ci.md says what to do if one is).
+sanitize_tests() {
+  local reports=$PWD/$san/sanitizer-reports tmp=$PWD/$san/tmp rc=0 f found=()
+  rm -rf "$reports" "$tmp"
+  mkdir -p "$reports" "$tmp"
+  local common="halt_on_error=1:print_stacktrace=1:log_path=$reports/report:log_exe_name=1"
+  TMPDIR=$tmp \
+    ASAN_OPTIONS="$common:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    UBSAN_OPTIONS="$common${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    ctest --test-dir "$san" -L sanitize --output-on-failure -j2 || rc=1
+  for f in "$reports"/*; do
+    if [ -s "$f" ]; then found+=("$f"); fi
+  done
+  while IFS= read -r f; do
+    if [ -n "$f" ]; then found+=("$f"); fi
+  done < <(grep -rlE '^[^ ]+:[0-9]+:[0-9]+: runtime error: |ERROR: (Address|Leak)Sanitizer' "$tmp" 2>/dev/null | sort)
+  if [ ${#found[@]} -gt 0 ]; then
+    echo "sanitizer job: reports in ${#found[@]} file(s) (one per process that reported):" >&2
+    for f in "${found[@]}"; do
+      echo "==== $f" >&2
+      head -n 200 "$f" >&2
+      if [ "$(wc -l <"$f")" -gt 200 ]; then echo "[... $(wc -l <"$f") lines in all]" >&2; fi
+    done
+    rc=1
+  fi
+  return $rc
+}
+if sanitize_build; then
+  phase_done "sanitizer build ($san/)"
+  sanitize_tests || failed+=("sanitizer job ($san/)")
+  phase_done "sanitizer tests ($san/)"
+else
+  failed+=("sanitizer build ($san/)")
+  phase_done "sanitizer build ($san/)"
+fi
+
+echo "test.sh: time per phase"
+printf '  %s\n' "${timings[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test.sh: FAILED: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')" >&2
+  exit 1
+fi
+echo "test.sh: all passed (format check, tests in build/, sanitizer job)"
