@@ -110,6 +110,17 @@ void add_quality(CaseRecord& rec, const tp_result& r) {
   if (std::isfinite(r.max_abs_error)) rec.quality.push_back({"max_abs", r.max_abs_error, NAN, passed, "random"});
 }
 
+// The plugin's stage costs; an entry naming a stage or method this build does not
+// know is dropped rather than misfiled (Backend::run bounds the count).
+void copy_stage_costs(CaseRecord& rec, const tp_result& r) {
+  for (int i = 0; i < r.stage_cost_count && r.stage_costs != nullptr; ++i) {
+    const tp_stage_cost& c = r.stage_costs[i];
+    if (c.stage < 0 || c.stage >= TP_STAGE_COUNT || c.method < 0 || c.method >= TP_COST_METHOD_COUNT) continue;
+    if (std::isfinite(c.cost_us))
+      rec.stage_costs.push_back({static_cast<Stage>(c.stage), static_cast<CostMethod>(c.method), c.cost_us});
+  }
+}
+
 void copy_metrics_and_artifacts(CaseRecord& rec, const tp_result& r) {
   for (int i = 0; i < r.metric_count && r.metrics != nullptr; ++i)
     add_measurement(rec, r.metrics[i].name, r.metrics[i].value, r.metrics[i].unit);
@@ -119,21 +130,6 @@ void copy_metrics_and_artifacts(CaseRecord& rec, const tp_result& r) {
     if (a.data != nullptr && a.size > 0) copy.data.assign(a.data, a.data + a.size);
     rec.artifacts.push_back(std::move(copy));
   }
-}
-
-tp_result fresh_result() {
-  tp_result r{};
-  r.struct_size = sizeof(tp_result);
-  // NaN marks every double the plugin does not fill (ABI contract; the host
-  // also does this in Backend::run, repeated here so the record never depends on it).
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  r.latency_us = r.latency_min_us = r.latency_max_us = r.tile_interval_us = nan;
-  r.bytes_moved = r.read_bandwidth_gbps = r.floor_fraction = nan;
-  for (auto& row : r.stage_cost_us)
-    for (double& v : row) v = nan;
-  r.occupancy_theoretical = r.occupancy_achieved = nan;
-  r.rel_l2_error = r.max_abs_error = r.tolerance = nan;
-  return r;
 }
 
 std::string case_label(const OperatingPoint& op) {
@@ -190,7 +186,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   // Plugins poll the host's flag directly; an observer cancels through the progress callback.
   options.cancel = cancel != nullptr ? abi_cancel_flag(cancel) : nullptr;
 
-  tp_result r = fresh_result();
+  tp_result r{};  // Backend::run prepares it (struct_size, NaN for every double)
   backend.run(settings.device, op, options, r, settings.gpu_model);
 
   CaseStatus status = status_from_result(r);
@@ -218,10 +214,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
     add_measurement(rec, "floor_fraction", floor_fraction, "");
     copy_metrics_and_artifacts(rec, r);
 
-    for (int m = 0; m < TP_COST_METHOD_COUNT; ++m)
-      for (int s = 0; s < TP_STAGE_COUNT; ++s)
-        if (std::isfinite(r.stage_cost_us[m][s]))
-          rec.stage_costs.push_back({static_cast<Stage>(s), static_cast<CostMethod>(m), r.stage_cost_us[m][s]});
+    copy_stage_costs(rec, r);
 
     copy_kernel_meta(r, rec.kernel);
     add_quality(rec, r);

@@ -46,9 +46,6 @@ void fill_nan(tp_result& r) {
   r.latency_us = r.latency_min_us = r.latency_max_us = nan;
   r.tile_interval_us = nan;
   r.bytes_moved = r.read_bandwidth_gbps = r.floor_fraction = nan;
-  for (auto& method : r.stage_cost_us) {
-    for (double& v : method) v = nan;
-  }
   r.occupancy_theoretical = r.occupancy_achieved = nan;
   r.rel_l2_error = r.max_abs_error = r.tolerance = nan;
   r.regs_per_thread = r.smem_static_bytes = r.smem_dynamic_bytes = -1;
@@ -164,20 +161,29 @@ const Backend* PluginHost::load_file(const std::string& path) {
   }
   const tp_backend_api* api = entry(TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR);
   if (api == nullptr) {
-    return close_and_fail("the plugin does not support host ABI " + std::to_string(TILEPATH_ABI_MAJOR) + "." +
-                          std::to_string(TILEPATH_ABI_MINOR));
-  }
-  // The fields up to release_result are ABI 1.0; a shorter struct is corrupt.
-  if (api->struct_size < sizeof(tp_backend_api)) {
-    return close_and_fail("plugin API struct is " + std::to_string(api->struct_size) + " bytes, ABI " +
-                          std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(sizeof(tp_backend_api)));
+    const std::string host_abi = std::to_string(TILEPATH_ABI_MAJOR) + "." + std::to_string(TILEPATH_ABI_MINOR);
+    // Which ABI does it speak? Ask again with each older major; the first three fields
+    // of the table (struct_size, abi_major, abi_minor) are the same in every major.
+    for (uint32_t major = TILEPATH_ABI_MAJOR - 1; major >= 1; --major) {
+      const tp_backend_api* older = entry(major, 0);
+      if (older != nullptr && older->struct_size >= 3 * sizeof(uint32_t))
+        return close_and_fail("ABI version mismatch: plugin speaks " + std::to_string(older->abi_major) + "." +
+                              std::to_string(older->abi_minor) + ", host speaks " + host_abi +
+                              "; rebuild the plugin against this tilepath's backends/abi/tilepath_backend.h");
+    }
+    return close_and_fail("the plugin does not support host ABI " + host_abi);
   }
   if (api->abi_major != TILEPATH_ABI_MAJOR) {
     return close_and_fail("ABI version mismatch: plugin speaks " + std::to_string(api->abi_major) + "." +
                           std::to_string(api->abi_minor) + ", host speaks " + std::to_string(TILEPATH_ABI_MAJOR) + "." +
                           std::to_string(TILEPATH_ABI_MINOR));
   }
-  if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
+  // The fields up to release_result are this major's .0; a shorter table is corrupt.
+  if (api->struct_size < sizeof(tp_backend_api)) {
+    return close_and_fail("plugin API struct is " + std::to_string(api->struct_size) + " bytes, ABI " +
+                          std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(sizeof(tp_backend_api)));
+  }
+    if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
       api->device_info == nullptr || api->supports == nullptr || api->run_case == nullptr) {
     return close_and_fail("plugin API table is incomplete (missing name or a required function)");
   }

@@ -12,6 +12,16 @@
  *   - abi_minor adds fields at the END of structs only. Every struct starts with
  *     struct_size; a reader touches a field only when struct_size covers it, so
  *     an older, shorter struct from either side stays valid.
+ *   - No struct holds an array sized by an enumeration (a new stage would shift
+ *     every later field): lists are a pointer and a count, as stage costs and
+ *     metrics are.
+ *   - The first three fields of tp_backend_api (struct_size, abi_major, abi_minor)
+ *     never move, in any major: a host that a plugin refuses asks the entry again
+ *     with an older major to learn which one the plugin speaks, and says both.
+ *
+ * ABI 2 (this header): stage costs are the list tp_result.stage_costs, and
+ * tp_result.plugin_owned carries the plugin's handle for release_result. A plugin
+ * of ABI 1 is refused with a message naming both versions.
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -30,7 +40,7 @@
 extern "C" {
 #endif
 
-#define TILEPATH_ABI_MAJOR 1
+#define TILEPATH_ABI_MAJOR 2
 #define TILEPATH_ABI_MINOR 0
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
@@ -152,6 +162,15 @@ typedef struct tp_run_options {
   const volatile int32_t* cancel; /* may be NULL; nonzero = stop as soon as possible */
 } tp_run_options;
 
+/* One stage cost: a stage (enum tp_stage) measured by a method (enum tp_cost_method),
+ * microseconds per tile. A removed or doubled cost is a difference of two timings and
+ * may be <= 0. A stage the plugin did not measure has no entry (never a 0). */
+typedef struct tp_stage_cost {
+  int32_t stage;
+  int32_t method;
+  double cost_us;
+} tp_stage_cost;
+
 /* Free-form numeric metric (DRAM bytes, L2 hit rate, occupancy, ...). */
 typedef struct tp_metric {
   char name[64];
@@ -169,8 +188,9 @@ typedef struct tp_artifact {
 
 /* Filled by the plugin. The host zero-initialises it and sets struct_size;
  * doubles the plugin cannot provide are left as NaN (the host pre-fills NaN).
- * Pointers inside (metrics, artifacts) are owned by the plugin and stay valid
- * until the host calls release_result on this struct. */
+ * Pointers inside (stage_costs, metrics, artifacts) and plugin_owned are owned by
+ * the plugin and stay valid until the host calls release_result on this struct;
+ * the host calls it for every result before shutdown. */
 typedef struct tp_result {
   uint32_t struct_size;
   int32_t status;    /* enum tp_status */
@@ -188,9 +208,6 @@ typedef struct tp_result {
   double bytes_moved;         /* minimum HBM bytes the case must move */
   double read_bandwidth_gbps; /* ceiling measured in the same run */
   double floor_fraction;      /* (bytes_moved / read_bandwidth) / latency */
-
-  /* stage costs per tile, microseconds; NaN = not measured */
-  double stage_cost_us[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
 
   /* kernel metadata */
   char kernel_name[256];
@@ -210,10 +227,13 @@ typedef struct tp_result {
   double tolerance; /* rel_l2 tolerance applied */
   int32_t passed;   /* 1 if rel_l2_error <= tolerance */
 
+  const tp_stage_cost* stage_costs; /* per tile; see tp_stage_cost */
+  int32_t stage_cost_count;
   const tp_metric* metrics;
   int32_t metric_count;
   const tp_artifact* artifacts;
   int32_t artifact_count;
+  void* plugin_owned; /* opaque to the host: what release_result frees */
 } tp_result;
 
 typedef struct tp_backend_api {

@@ -5,13 +5,12 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "backends/abi/tilepath_backend.h"
+#include "backends/abi/tilepath_plugin.h"
 #include "backends/cpu/case_measurement.h"
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/decode_kernel.h"
@@ -21,6 +20,10 @@
 
 namespace tilepath::cpu {
 namespace {
+
+using plugin::copy_text;
+using plugin::finish;
+using plugin::ResultStorage;
 
 // The cache (K + V elements, padding excluded) that one case may hold: the default
 // 64 x 4096 x 8 heads x 128 dims case exactly, which is 0.5 GiB of FP8 cache and
@@ -39,32 +42,6 @@ PluginState& state() {
   static PluginState s;
   return s;
 }
-
-// What a result's metrics/artifacts point to, kept until release_result.
-struct ResultStorage {
-  std::vector<tp_metric> metrics;
-  std::vector<tp_artifact> artifacts;
-  std::vector<std::string> artifact_bytes;
-};
-std::mutex& storage_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<const void*, std::unique_ptr<ResultStorage>>& storage_by_metrics() {
-  static std::map<const void*, std::unique_ptr<ResultStorage>> m;
-  return m;
-}
-
-void copy_string(char* dst, std::size_t len, const std::string& src) {
-  if (dst == nullptr || len == 0) return;
-  std::snprintf(dst, len, "%s", src.c_str());
-}
-
-// A field of a (possibly older, shorter) host struct exists when struct_size covers it.
-bool covers(const tp_run_options* o, std::size_t offset, std::size_t size) {
-  return o != nullptr && o->struct_size >= offset + size;
-}
-#define TP_OPTION_PRESENT(o, field) covers((o), offsetof(tp_run_options, field), sizeof(tp_run_options::field))
 
 std::string unsupported_reason(const OperatingPoint& op) {
   if (op.rope == RopeLayout::pre_rope && !(k_is_fp8(op.kv) && op.k_path == KPath::transform)) {
@@ -86,7 +63,7 @@ std::string unsupported_reason(const OperatingPoint& op) {
 
 int cpu_init(char* error, size_t error_len) {
   if (!e4m3_fast_decode_matches_table()) {
-    copy_string(error, error_len, "cpu backend: the vectorized E4M3 decode disagrees with the reference table");
+    copy_text(error, error_len, "cpu backend: the vectorized E4M3 decode disagrees with the reference table");
     return 1;
   }
   auto& s = state();
@@ -100,8 +77,6 @@ int cpu_init(char* error, size_t error_len) {
 }
 
 void cpu_shutdown(void) {
-  std::lock_guard<std::mutex> lock(storage_mutex());
-  storage_by_metrics().clear();
   state().run_bandwidth_probe.reset();
   state().initialised = false;
 }
@@ -116,8 +91,8 @@ int cpu_device_info(int32_t device, tp_device_info* out) {
   const auto& s = state();
   tp_device_info info{};
   info.struct_size = sizeof(tp_device_info);
-  copy_string(info.name, sizeof info.name, s.device.name);
-  copy_string(info.arch, sizeof info.arch, "x86_64");
+  copy_text(info.name, s.device.name);
+  copy_text(info.arch, "x86_64");
   info.sm_count = s.device.hardware_threads;
   info.memory_bytes = s.device.memory_bytes;
   info.bandwidth_gbps = s.bandwidth_gbps;
@@ -133,37 +108,23 @@ int cpu_device_info(int32_t device, tp_device_info* out) {
 
 int cpu_supports(int32_t device, const tp_case* c, char* why, size_t why_len) {
   if (device != 0) {
-    copy_string(why, why_len, "cpu backend: device " + std::to_string(device) + " does not exist (only device 0)");
+    copy_text(why, why_len, "cpu backend: device " + std::to_string(device) + " does not exist (only device 0)");
     return 0;
   }
   if (c == nullptr) {
-    copy_string(why, why_len, "cpu backend: no case given");
+    copy_text(why, why_len, "cpu backend: no case given");
     return 0;
   }
   try {
     const OperatingPoint op = from_tp_case(*c);
     op.validate();
     const std::string reason = unsupported_reason(op);
-    copy_string(why, why_len, reason);
+    copy_text(why, why_len, reason);
     return reason.empty() ? 1 : 0;
   } catch (const std::exception& e) {
-    copy_string(why, why_len, e.what());
+    copy_text(why, why_len, e.what());
     return 0;
   }
-}
-
-int finish(tp_result* out, int status, const std::string& message) {
-  out->status = status;
-  copy_string(out->message, sizeof out->message, message);
-  return status;
-}
-
-void add_metric(ResultStorage& storage, const char* name, const char* unit, double value) {
-  tp_metric metric{};
-  copy_string(metric.name, sizeof metric.name, name);
-  copy_string(metric.unit, sizeof metric.unit, unit);
-  metric.value = value;
-  storage.metrics.push_back(metric);
 }
 
 void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads, tp_result* out) {
@@ -176,11 +137,8 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
   out->bytes_moved = op.bytes_moved();
   out->read_bandwidth_gbps = m.read_bandwidth_gbps;
   out->floor_fraction = (out->bytes_moved / (m.read_bandwidth_gbps * 1e9) * 1e6) / m.latency_median_us;
-  for (int method = 0; method < TP_COST_METHOD_COUNT; ++method) {
-    for (int s = 0; s < TP_STAGE_COUNT; ++s) out->stage_cost_us[method][s] = m.stage_cost_us[method][s];
-  }
-  copy_string(out->kernel_name, sizeof out->kernel_name, kernel_name(op));
-  copy_string(out->cubin_sha256, sizeof out->cubin_sha256, "");
+  copy_text(out->kernel_name, kernel_name(op));
+  copy_text(out->cubin_sha256, "");
   out->grid[0] = op.batch;
   out->grid[1] = op.kv_heads;
   out->grid[2] = m.splits;
@@ -194,27 +152,19 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
   out->passed = m.error.rel_l2 <= m.tolerance ? 1 : 0;
 
   auto storage = std::make_unique<ResultStorage>();
-  add_metric(*storage, "threads", "", threads);
-  add_metric(*storage, "work_items", "", m.work_items);
-  add_metric(*storage, "tiles", "", static_cast<double>(m.tiles));
-  add_metric(*storage, "problem_generation_ms", "ms", m.generation_ms);
-  add_metric(*storage, "reference_ms", "ms", m.reference_ms);
-  add_metric(*storage, "bandwidth_buffer_mib", "MiB", static_cast<double>(kBandwidthBufferBytes >> 20));
-  add_metric(*storage, "verified_requests", "", m.verified_requests);
-  storage->artifact_bytes.push_back(m.samples.dump(2));
-  tp_artifact artifact{};
-  copy_string(artifact.name, sizeof artifact.name, "samples.json");
-  copy_string(artifact.mime, sizeof artifact.mime, "application/json");
-  artifact.data = reinterpret_cast<const uint8_t*>(storage->artifact_bytes.back().data());
-  artifact.size = storage->artifact_bytes.back().size();
-  storage->artifacts.push_back(artifact);
-
-  out->metrics = storage->metrics.data();
-  out->metric_count = static_cast<int32_t>(storage->metrics.size());
-  out->artifacts = storage->artifacts.data();
-  out->artifact_count = static_cast<int32_t>(storage->artifacts.size());
-  std::lock_guard<std::mutex> lock(storage_mutex());
-  storage_by_metrics()[out->metrics] = std::move(storage);
+  for (int method = 0; method < TP_COST_METHOD_COUNT; ++method)
+    for (int stage = 0; stage < TP_STAGE_COUNT; ++stage)
+      if (std::isfinite(m.stage_cost_us[method][stage]))
+        storage->add_stage_cost(stage, method, m.stage_cost_us[method][stage]);
+  storage->add_metric("threads", threads, "");
+  storage->add_metric("work_items", m.work_items, "");
+  storage->add_metric("tiles", static_cast<double>(m.tiles), "");
+  storage->add_metric("problem_generation_ms", m.generation_ms, "ms");
+  storage->add_metric("reference_ms", m.reference_ms, "ms");
+  storage->add_metric("bandwidth_buffer_mib", static_cast<double>(kBandwidthBufferBytes >> 20), "MiB");
+  storage->add_metric("verified_requests", m.verified_requests, "");
+  storage->add_artifact("samples.json", "application/json", m.samples.dump(2));
+  ResultStorage::attach(*out, std::move(storage));
 }
 
 int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
@@ -239,16 +189,16 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   tp_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;
   const volatile int32_t* cancel = nullptr;
-  if (TP_OPTION_PRESENT(options, warmup)) measure.warmup = std::max(0, options->warmup);
-  if (TP_OPTION_PRESENT(options, repeats)) measure.repeats = std::max(1, options->repeats);
-  if (TP_OPTION_PRESENT(options, ablations)) measure.ablations = options->ablations;
-  if (TP_OPTION_PRESENT(options, seed)) measure.seed = options->seed;
-  if (TP_OPTION_PRESENT(options, save_tensors_dir) && options->save_tensors_dir != nullptr) {
+  if (TP_HAS_FIELD(options, tp_run_options, warmup)) measure.warmup = std::max(0, options->warmup);
+  if (TP_HAS_FIELD(options, tp_run_options, repeats)) measure.repeats = std::max(1, options->repeats);
+  if (TP_HAS_FIELD(options, tp_run_options, ablations)) measure.ablations = options->ablations;
+  if (TP_HAS_FIELD(options, tp_run_options, seed)) measure.seed = options->seed;
+  if (TP_HAS_FIELD(options, tp_run_options, save_tensors_dir) && options->save_tensors_dir != nullptr) {
     measure.save_tensors_dir = options->save_tensors_dir;
   }
-  if (TP_OPTION_PRESENT(options, progress)) progress_fn = options->progress;
-  if (TP_OPTION_PRESENT(options, progress_user)) progress_user = options->progress_user;
-  if (TP_OPTION_PRESENT(options, cancel)) cancel = options->cancel;
+  if (TP_HAS_FIELD(options, tp_run_options, progress)) progress_fn = options->progress;
+  if (TP_HAS_FIELD(options, tp_run_options, progress_user)) progress_user = options->progress_user;
+  if (TP_HAS_FIELD(options, tp_run_options, cancel)) cancel = options->cancel;
 
   RunProgress progress(progress_fn, progress_user, cancel, progress_units(measure));
   CaseMeasurement m;
@@ -267,15 +217,7 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
 }
 
 void cpu_release_result(tp_result* r) {
-  if (r == nullptr) return;
-  if (r->metrics != nullptr) {
-    std::lock_guard<std::mutex> lock(storage_mutex());
-    storage_by_metrics().erase(r->metrics);
-  }
-  r->metrics = nullptr;
-  r->metric_count = 0;
-  r->artifacts = nullptr;
-  r->artifact_count = 0;
+  if (r != nullptr) ResultStorage::release(*r);
 }
 
 const tp_backend_api kApi = {

@@ -75,8 +75,8 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
     char sizes[2][32];
     std::snprintf(sizes[0], sizeof(sizes[0]), "%.1f", cache_bytes / (1ull << 30));
     std::snprintf(sizes[1], sizeof(sizes[1]), "%.1f", usable / (1ull << 30));
-    return std::string("the KV cache needs ") + sizes[0] + " GiB; device " + std::to_string(device) + " (" +
-           prop.name + ") has " + sizes[1] + " GiB usable";
+    return std::string("the KV cache needs ") + sizes[0] + " GiB; device " + std::to_string(device) + " (" + prop.name +
+           ") has " + sizes[1] + " GiB usable";
   }
   return {};
 }
@@ -100,7 +100,7 @@ const ReadBandwidth& DeviceSession::read_bandwidth() {
 }
 
 void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
-                        ResultPayload& payload) {
+                        plugin::ResultStorage& storage) {
   const PhaseReporter report(options);
   if (std::string why = unsupported_reason(op, device_); !why.empty()) throw UnsupportedCase(why);
   TP_CUDA_CHECK(cudaSetDevice(device_));
@@ -211,13 +211,13 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         report(0.5 + 0.45 * done / 10.0, label.c_str());
         const double median = time_variant(ablation, label).median_us;
         (kind == AblationKind::remove ? latencies.removed_us : latencies.twice_us)[stage] = median;
-        payload.add_metric("latency_" + label + "_us", median, "us");
+        storage.add_metric("latency_" + label + "_us", median, "us");
       }
     }
     if (has_load_only) {
       report(0.97, "load_only");
       latencies.load_only_us = time_variant(load_only, "load_only").median_us;
-      payload.add_metric("latency_load_only_us", latencies.load_only_us, "us");
+      storage.add_metric("latency_load_only_us", latencies.load_only_us, "us");
     }
   }
   report(1.0, "done");
@@ -230,7 +230,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   out.tile_tokens = meta.tile_tokens;
   out.tile_interval_us = tile_interval_us(latencies, geometry);
   const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
-  derive_stage_costs(latencies, geometry, double(k_bytes) / (k_bytes + v_bytes), out.stage_cost_us);
+  for (const tp_stage_cost& c : derive_stage_costs(latencies, geometry, double(k_bytes) / (k_bytes + v_bytes)))
+    storage.add_stage_cost(c.stage, c.method, c.cost_us);
   out.bytes_moved = op.bytes_moved();
   out.read_bandwidth_gbps = bandwidth.gbps;
   out.floor_fraction = (out.bytes_moved / (bandwidth.gbps * 1e9)) / (main.median_us * 1e-6);
@@ -262,24 +263,24 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   }
   copy_string(out.message, sizeof(out.message), message);
 
-  payload.add_metric("rows_checked", check.rows_checked, "rows");
-  payload.add_metric("rows_total", check.rows_total, "rows");
-  payload.add_metric("unwritten_elements", double(check.unwritten), "elements");
-  payload.add_metric("cache_tiled_from_pool", host.tiled ? 1 : 0, "bool");
-  payload.add_metric("read_bandwidth_bytes", double(bandwidth.bytes), "B");
-  payload.add_metric("read_bandwidth_median_us", bandwidth.median_us, "us");
-  payload.add_metric("tiles_per_cta", geometry.tiles, "tiles");
-  payload.add_metric("waves", geometry.waves, "waves");
-  payload.add_metric("blocks_per_sm", meta.blocks_per_sm, "blocks");
-  payload.add_metric("local_bytes_per_thread", meta.local_bytes_per_thread, "B");
+  storage.add_metric("rows_checked", check.rows_checked, "rows");
+  storage.add_metric("rows_total", check.rows_total, "rows");
+  storage.add_metric("unwritten_elements", double(check.unwritten), "elements");
+  storage.add_metric("cache_tiled_from_pool", host.tiled ? 1 : 0, "bool");
+  storage.add_metric("read_bandwidth_bytes", double(bandwidth.bytes), "B");
+  storage.add_metric("read_bandwidth_median_us", bandwidth.median_us, "us");
+  storage.add_metric("tiles_per_cta", geometry.tiles, "tiles");
+  storage.add_metric("waves", geometry.waves, "waves");
+  storage.add_metric("blocks_per_sm", meta.blocks_per_sm, "blocks");
+  storage.add_metric("local_bytes_per_thread", meta.local_bytes_per_thread, "B");
   if (std::isfinite(latencies.full_short_us)) {
-    payload.add_metric("latency_short_context_us", latencies.full_short_us, "us");
-    payload.add_metric("tiles_per_cta_short_context", geometry.tiles_short, "tiles");
+    storage.add_metric("latency_short_context_us", latencies.full_short_us, "us");
+    storage.add_metric("tiles_per_cta_short_context", geometry.tiles_short, "tiles");
   }
-  if (cold) payload.add_metric("l2_flush_bytes", double(flusher_.bytes()), "B");
+  if (cold) storage.add_metric("l2_flush_bytes", double(flusher_.bytes()), "B");
   if (std::isfinite(stream_same_bytes_us)) {
-    payload.add_metric("stream_same_bytes_us", stream_same_bytes_us, "us");
-    payload.add_metric("stream_same_bytes_fraction", stream_same_bytes_us / main.median_us, "");
+    storage.add_metric("stream_same_bytes_us", stream_same_bytes_us, "us");
+    storage.add_metric("stream_same_bytes_fraction", stream_same_bytes_us / main.median_us, "");
   }
 
   const nlohmann::json kernel = {{"name", meta.name},
@@ -317,8 +318,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         {"waves", geometry.waves}}},
       {"correctness", check.what_was_checked},
       {"timings", timings}};
-  payload.add_artifact("kernel.json", "application/json", kernel.dump(2));
-  payload.add_artifact("samples.json", "application/json", samples.dump());
+  storage.add_artifact("kernel.json", "application/json", kernel.dump(2));
+  storage.add_artifact("samples.json", "application/json", samples.dump());
 }
 
 }  // namespace tilepath::cuda

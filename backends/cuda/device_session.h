@@ -8,10 +8,10 @@
 #include <string>
 
 #include "backends/abi/tilepath_backend.h"
+#include "backends/abi/tilepath_plugin.h"
 #include "backends/cuda/decode_inputs.h"
 #include "backends/cuda/l2_flush.h"
 #include "backends/cuda/read_bandwidth.h"
-#include "backends/cuda/result_payload.h"
 #include "core/operating_point.h"
 
 namespace tilepath::cuda {
@@ -36,9 +36,10 @@ class DeviceSession {
   DeviceSession(const DeviceSession&) = delete;
   DeviceSession& operator=(const DeviceSession&) = delete;
 
-  // Fills out (the host pre-filled NaNs) and payload; out.status is TP_OK or
+  // Fills out (the host pre-filled NaNs) and storage (stage costs, metrics,
+  // artifacts: what out will point to); out.status is TP_OK or
   // TP_ERR_WRONG_RESULT. Throws CudaCallError, UnsupportedCase, CaseCancelled.
-  void run(const OperatingPoint& op, const tp_run_options& options, tp_result& out, ResultPayload& payload);
+  void run(const OperatingPoint& op, const tp_run_options& options, tp_result& out, plugin::ResultStorage& storage);
 
   // Measured once per session (per process and device), in the same process as the cases.
   const ReadBandwidth& read_bandwidth();

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "backends/abi/tilepath_backend.h"
+#include "backends/abi/tilepath_plugin.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_enumeration.h"
 #include "backends/cuda/device_session.h"
-#include "backends/cuda/result_payload.h"
 #include "core/operating_point.h"
 
 namespace tilepath::cuda {
@@ -26,7 +26,6 @@ struct PluginState {
   bool initialised = false;
   DeviceSurvey survey;
   std::map<int, std::unique_ptr<DeviceSession>> sessions;
-  ResultPayloads payloads;
 };
 
 PluginState& state() {
@@ -58,7 +57,6 @@ int plugin_init(char* error, std::size_t error_len) {
 void plugin_shutdown() {
   auto& s = state();
   std::lock_guard lock(s.mutex);
-  s.payloads.clear();
   s.sessions.clear();
   s.initialised = false;
 }
@@ -123,11 +121,11 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
   } catch (const std::exception& e) {
     return fail(out, TP_ERR_INVALID, e.what());
   }
-  auto payload = std::make_unique<ResultPayload>();
+  auto storage = std::make_unique<plugin::ResultStorage>();
   try {
     auto& session = s.sessions[device];
     if (!session) session = std::make_unique<DeviceSession>(device);
-    session->run(op, *options, *out, *payload);
+    session->run(op, *options, *out, *storage);
   } catch (const UnsupportedCase& e) {
     return fail(out, TP_ERR_UNSUPPORTED, e.what());
   } catch (const CaseCancelled&) {
@@ -140,12 +138,12 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
   } catch (const std::exception& e) {
     return fail(out, TP_ERR_RUNTIME, e.what());
   }
-  s.payloads.attach(*out, std::move(payload));
+  plugin::ResultStorage::attach(*out, std::move(storage));
   return out->status;
 }
 
 void plugin_release_result(tp_result* r) {
-  if (r) state().payloads.release(*r);
+  if (r) plugin::ResultStorage::release(*r);
 }
 
 const tp_backend_api kApi = {

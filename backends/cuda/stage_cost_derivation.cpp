@@ -25,18 +25,20 @@ double tile_interval_us(const AblationLatencies& a, const TileGeometry& g) {
   return (a.full_us - a.full_short_us) / (double(g.waves) * delta_tiles);
 }
 
-void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share, StageCostArray& out) {
+std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share) {
+  std::vector<tp_stage_cost> out;
   const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
-    if (std::isfinite(a.removed_us[s])) out[TP_COST_REMOVED][s] = (a.full_us - a.removed_us[s]) / per_tile;
-    if (std::isfinite(a.twice_us[s])) out[TP_COST_DOUBLED][s] = (a.twice_us[s] - a.full_us) / per_tile;
+    if (std::isfinite(a.removed_us[s])) out.push_back({s, TP_COST_REMOVED, (a.full_us - a.removed_us[s]) / per_tile});
+    if (std::isfinite(a.twice_us[s])) out.push_back({s, TP_COST_DOUBLED, (a.twice_us[s] - a.full_us) / per_tile});
   }
   const int delta_tiles = g.tiles - g.tiles_short;
   if (std::isfinite(a.load_only_us) && std::isfinite(a.load_only_short_us) && delta_tiles > 0) {
     const double load_per_tile = (a.load_only_us - a.load_only_short_us) / (double(std::max(1, g.waves)) * delta_tiles);
-    out[TP_COST_ISOLATED][TP_STAGE_K_LOAD] = load_per_tile * k_byte_share;
-    out[TP_COST_ISOLATED][TP_STAGE_V_LOAD] = load_per_tile * (1.0 - k_byte_share);
+    out.push_back({TP_STAGE_K_LOAD, TP_COST_ISOLATED, load_per_tile * k_byte_share});
+    out.push_back({TP_STAGE_V_LOAD, TP_COST_ISOLATED, load_per_tile * (1.0 - k_byte_share)});
   }
+  return out;
 }
 
 }  // namespace tilepath::cuda

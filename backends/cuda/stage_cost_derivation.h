@@ -38,14 +38,13 @@ struct AblationLatencies {
   }
 };
 
-using StageCostArray = double[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
-
 // NaN when the two contexts have the same tile count.
 double tile_interval_us(const AblationLatencies& a, const TileGeometry& g);
 
-// Fills removed (full - removed), doubled (twice - full) and isolated loads
-// (load-only slope, split between k_load and v_load by their byte shares
-// k_bytes/(k_bytes+v_bytes)). Entries that were not measured stay untouched.
-void derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share, StageCostArray& out);
+// The stage costs the ablations measured: removed (full - removed), doubled
+// (twice - full) and isolated loads (load-only slope, split between k_load and
+// v_load by their byte shares k_bytes/(k_bytes+v_bytes)). A stage or method that
+// was not measured has no entry.
+std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share);
 
 }  // namespace tilepath::cuda

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/abi/tilepath_backend.h"
+#include "backends/abi/tilepath_plugin.h"
 #include "core/operating_point.h"
 #include "core/perf/cost_model.h"
 #include "core/perf/gpu_model.h"
@@ -23,6 +24,9 @@
 namespace {
 
 using tilepath::perf::GpuModel;
+using tilepath::plugin::copy_text;
+using tilepath::plugin::finish;
+using tilepath::plugin::ResultStorage;
 
 // Plugin state. The host serialises calls into one plugin, so no locking.
 struct SimState {
@@ -34,28 +38,8 @@ SimState& state() {
   return s;
 }
 
-// Plugin-owned storage behind tp_result::metrics/artifacts, freed by release_result.
-struct ResultStorage {
-  std::vector<tp_metric> metrics;
-  std::vector<tp_artifact> artifacts;
-  std::string estimate_json;
-};
-
-// Results handed out and not yet released (release_result is idempotent).
-std::vector<ResultStorage*>& live_storage() {
-  static std::vector<ResultStorage*> live;
-  return live;
-}
-
-void copy_text(char* dst, size_t dst_len, const std::string& src) {
-  if (dst == nullptr || dst_len == 0) return;
-  std::snprintf(dst, dst_len, "%s", src.c_str());
-}
-
 // Fields the host may leave out of an older, shorter tp_case.
-bool case_has_gpu_model(const tp_case* c) {
-  return c->struct_size >= offsetof(tp_case, gpu_model) + sizeof(c->gpu_model);
-}
+bool case_has_gpu_model(const tp_case* c) { return TP_HAS_FIELD(c, tp_case, gpu_model); }
 
 std::string known_ids() {
   std::string out;
@@ -87,7 +71,7 @@ const GpuModel* select_gpu(int32_t device, const tp_case* c, std::string& why) {
 
 // Validates and converts the C case; on failure fills why and returns false.
 bool to_operating_point(const tp_case* c, tilepath::OperatingPoint& op, std::string& why) {
-  if (c == nullptr || c->struct_size < offsetof(tp_case, splits) + sizeof(c->splits)) {
+  if (!TP_HAS_FIELD(c, tp_case, splits)) {
     why = "case: missing or too short (struct_size)";
     return false;
   }
@@ -117,9 +101,6 @@ int sim_init(char* error, size_t error_len) {
 }
 
 void sim_shutdown() {
-  // Results the host never released die with the plugin.
-  for (ResultStorage* storage : live_storage()) delete storage;
-  live_storage().clear();
   state().gpus.clear();
   state().no_device_reason.clear();
 }
@@ -131,10 +112,10 @@ const char* sim_no_device_reason() { return state().no_device_reason.c_str(); }
 int sim_device_info(int32_t device, tp_device_info* out) {
   auto& gpus = state().gpus;
   if (out == nullptr || device < 0 || device >= static_cast<int32_t>(gpus.size())) return 1;
-  if (out->struct_size < sizeof(tp_device_info)) return 1;  // ABI 1.0 is the oldest layout
+  if (out->struct_size < sizeof(tp_device_info)) return 1;  // this major's .0 layout is the oldest
   const GpuModel& g = gpus[device];
-  copy_text(out->name, sizeof(out->name), g.name + " (model)");
-  copy_text(out->arch, sizeof(out->arch), g.arch);
+  copy_text(out->name, g.name + " (model)");
+  copy_text(out->arch, g.arch);
   out->sm_count = g.sm_count;
   out->memory_bytes = static_cast<uint64_t>(g.memory_bytes);
   out->bandwidth_gbps = g.read_bandwidth_gbps;
@@ -162,29 +143,15 @@ int sim_supports(int32_t device, const tp_case* c, char* why, size_t why_len) {
 
 bool cancelled(const tp_run_options* options) {
   if (options == nullptr) return false;
-  if (options->struct_size < offsetof(tp_run_options, cancel) + sizeof(options->cancel)) return false;
+  if (!TP_HAS_FIELD(options, tp_run_options, cancel)) return false;
   return options->cancel != nullptr && *options->cancel != 0;
 }
 
 // Calls the progress callback; returns true when it asks to cancel.
 bool report_progress(const tp_run_options* options, double fraction, const char* phase) {
-  if (options == nullptr || options->struct_size < offsetof(tp_run_options, cancel)) return false;
+  if (!TP_HAS_FIELD(options, tp_run_options, progress_user)) return false;
   if (options->progress == nullptr) return false;
   return options->progress(options->progress_user, fraction, phase) != 0;
-}
-
-void add_metric(ResultStorage& storage, const char* name, const char* unit, double value) {
-  tp_metric m{};
-  copy_text(m.name, sizeof(m.name), name);
-  copy_text(m.unit, sizeof(m.unit), unit);
-  m.value = value;
-  storage.metrics.push_back(m);
-}
-
-int finish(tp_result* out, int status, const std::string& message) {
-  out->status = status;
-  copy_text(out->message, sizeof(out->message), message);
-  return status;
 }
 
 void fill_result(const tilepath::OperatingPoint& op, const GpuModel& gpu, const tilepath::perf::CostEstimate& e,
@@ -199,12 +166,8 @@ void fill_result(const tilepath::OperatingPoint& op, const GpuModel& gpu, const 
   out->bytes_moved = e.bytes_moved;
   out->read_bandwidth_gbps = e.read_bandwidth_gbps;
   out->floor_fraction = e.latency_us > 0 ? e.floor_us / e.latency_us : nan;
-  for (int m = 0; m < TP_COST_METHOD_COUNT; ++m) {
-    for (int s = 0; s < TP_STAGE_COUNT; ++s) out->stage_cost_us[m][s] = nan;
-  }
-  for (int s = 0; s < TP_STAGE_COUNT; ++s) out->stage_cost_us[TP_COST_MODEL][s] = e.per_tile_us.us[s];
-  copy_text(out->kernel_name, sizeof(out->kernel_name), "sim:" + gpu.id + ":" + op.variant_label());
-  copy_text(out->cubin_sha256, sizeof(out->cubin_sha256), "");
+  copy_text(out->kernel_name, "sim:" + gpu.id + ":" + op.variant_label());
+  copy_text(out->cubin_sha256, "");
   out->regs_per_thread = 0;  // not modelled
   out->smem_static_bytes = 0;
   out->smem_dynamic_bytes = e.smem_bytes_per_cta;
@@ -227,17 +190,20 @@ void fill_result(const tilepath::OperatingPoint& op, const GpuModel& gpu, const 
 
 void attach_storage(const tilepath::OperatingPoint& op, const GpuModel& gpu, const tilepath::perf::CostEstimate& e,
                     tp_result* out) {
-  auto* storage = new ResultStorage;
-  add_metric(*storage, "ctas", "", e.ctas);
-  add_metric(*storage, "concurrent_ctas", "", e.concurrent_ctas);
-  add_metric(*storage, "ctas_per_sm", "", e.ctas_per_sm);
-  add_metric(*storage, "tiles_per_cta", "", static_cast<double>(e.tiles_per_cta));
-  add_metric(*storage, "tiles_walked", "", e.tiles_walked);
-  add_metric(*storage, "fill", "us", e.fill_us);
-  add_metric(*storage, "once_per_step", "us", e.once_per_step_us);
-  add_metric(*storage, "launch_overhead", "us", e.launch_overhead_us);
-  add_metric(*storage, "floor", "us", e.floor_us);
-  add_metric(*storage, "served_from_l2", "bool", e.served_from_l2 ? 1.0 : 0.0);
+  auto storage = std::make_unique<ResultStorage>();
+  // The model's per-tile costs; a stage it gives none stays absent (unknown).
+  for (int s = 0; s < TP_STAGE_COUNT; ++s)
+    if (std::isfinite(e.per_tile_us.us[s])) storage->add_stage_cost(s, TP_COST_MODEL, e.per_tile_us.us[s]);
+  storage->add_metric("ctas", e.ctas, "");
+  storage->add_metric("concurrent_ctas", e.concurrent_ctas, "");
+  storage->add_metric("ctas_per_sm", e.ctas_per_sm, "");
+  storage->add_metric("tiles_per_cta", static_cast<double>(e.tiles_per_cta), "");
+  storage->add_metric("tiles_walked", e.tiles_walked, "");
+  storage->add_metric("fill", e.fill_us, "us");
+  storage->add_metric("once_per_step", e.once_per_step_us, "us");
+  storage->add_metric("launch_overhead", e.launch_overhead_us, "us");
+  storage->add_metric("floor", e.floor_us, "us");
+  storage->add_metric("served_from_l2", e.served_from_l2 ? 1.0 : 0.0, "bool");
 
   nlohmann::json j;
   j["gpu_model"] = gpu.id;
@@ -248,20 +214,8 @@ void attach_storage(const tilepath::OperatingPoint& op, const GpuModel& gpu, con
   j["pv_matrix_path"] = e.pv_matrix_path;
   j["smem_bytes_per_cta"] = e.smem_bytes_per_cta;
   j["notes"] = e.notes;
-  storage->estimate_json = j.dump(2);
-  tp_artifact a{};
-  copy_text(a.name, sizeof(a.name), "sim-estimate.json");
-  copy_text(a.mime, sizeof(a.mime), "application/json");
-  a.data = reinterpret_cast<const uint8_t*>(storage->estimate_json.data());
-  a.size = storage->estimate_json.size();
-  storage->artifacts.push_back(a);
-
-  out->metrics = storage->metrics.data();
-  out->metric_count = static_cast<int32_t>(storage->metrics.size());
-  out->artifacts = storage->artifacts.data();
-  out->artifact_count = static_cast<int32_t>(storage->artifacts.size());
-  // release_result finds the storage again through the metrics pointer.
-  live_storage().push_back(storage);
+  storage->add_artifact("sim-estimate.json", "application/json", j.dump(2));
+  ResultStorage::attach(*out, std::move(storage));
 }
 
 int sim_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
@@ -289,19 +243,7 @@ int sim_run_case(int32_t device, const tp_case* c, const tp_run_options* options
 }
 
 void sim_release_result(tp_result* r) {
-  if (r == nullptr || r->metrics == nullptr) return;
-  auto& live = live_storage();
-  for (auto it = live.begin(); it != live.end(); ++it) {
-    if ((*it)->metrics.data() == r->metrics) {
-      delete *it;
-      live.erase(it);
-      break;
-    }
-  }
-  r->metrics = nullptr;
-  r->metric_count = 0;
-  r->artifacts = nullptr;
-  r->artifact_count = 0;
+  if (r != nullptr) ResultStorage::release(*r);
 }
 
 const tp_backend_api kApi = {

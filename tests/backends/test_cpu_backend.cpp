@@ -20,10 +20,13 @@
 #include "backends/abi/tilepath_backend.h"
 #include "core/numerics/decode_problem.h"
 #include "core/operating_point.h"
+#include "tests/stage_cost_lookup.h"
 
 using namespace tilepath;
 
 namespace {
+
+using tilepath::testing::stage_cost;
 
 const tp_backend_api* load_cpu_plugin() {
   static const tp_backend_api* api = [] {
@@ -386,18 +389,18 @@ TEST(CpuBackend, AblationsFillTileIntervalStageCostsAndSamples) {
   EXPECT_EQ(res.splits, 2);
   for (int s : {TP_STAGE_K_LOAD, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_V_PREP, TP_STAGE_PV,
                 TP_STAGE_ACCUM, TP_STAGE_COMBINE}) {
-    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
-    EXPECT_GE(res.stage_cost_us[TP_COST_ISOLATED][s], 0.0) << s;
-    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
+    EXPECT_TRUE(std::isfinite(stage_cost(res, TP_COST_ISOLATED, s))) << s;
+    EXPECT_GE(stage_cost(res, TP_COST_ISOLATED, s), 0.0) << s;
+    EXPECT_TRUE(std::isfinite(stage_cost(res, TP_COST_REMOVED, s))) << s;
   }
   for (int s : {TP_STAGE_K_PREP, TP_STAGE_Q_QUANT}) {
-    EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_ISOLATED][s])) << s;
-    EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_REMOVED][s])) << s;
+    EXPECT_TRUE(std::isnan(stage_cost(res, TP_COST_ISOLATED, s))) << s;
+    EXPECT_TRUE(std::isnan(stage_cost(res, TP_COST_REMOVED, s))) << s;
   }
   for (int s : {TP_STAGE_QK, TP_STAGE_PV, TP_STAGE_COMBINE})
-    EXPECT_TRUE(std::isfinite(res.stage_cost_us[TP_COST_DOUBLED][s])) << s;
-  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_DOUBLED][TP_STAGE_K_PREP]));
-  EXPECT_TRUE(std::isnan(res.stage_cost_us[TP_COST_MODEL][TP_STAGE_QK])) << "a measuring backend predicts nothing";
+    EXPECT_TRUE(std::isfinite(stage_cost(res, TP_COST_DOUBLED, s))) << s;
+  EXPECT_TRUE(std::isnan(stage_cost(res, TP_COST_DOUBLED, TP_STAGE_K_PREP)));
+  EXPECT_TRUE(std::isnan(stage_cost(res, TP_COST_MODEL, TP_STAGE_QK))) << "a measuring backend predicts nothing";
 
   ASSERT_EQ(res.artifact_count, 1);
   EXPECT_STREQ(res.artifacts[0].name, "samples.json");

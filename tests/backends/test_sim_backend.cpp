@@ -16,8 +16,11 @@
 #include "backends/abi/tilepath_backend.h"
 #include "core/operating_point.h"
 #include "core/perf/gpu_model.h"
+#include "tests/stage_cost_lookup.h"
 
 namespace {
+
+using tilepath::testing::stage_cost;
 
 const std::string kPluginFile = std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_sim.so";
 const std::string kModelsDir = std::string(TILEPATH_SOURCE_DIR) + "/models";
@@ -169,16 +172,16 @@ TEST_F(SimBackend, RunsACaseAndFillsTheResult) {
   EXPECT_NEAR(r.floor_fraction, r.bytes_moved / (r.read_bandwidth_gbps * 1e3) / r.latency_us, 1e-12);
   // Stage costs: only the model row is filled, and only for stages the variant has.
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
-    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_ISOLATED][s]));
-    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_REMOVED][s]));
-    EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_DOUBLED][s]));
+    EXPECT_TRUE(std::isnan(stage_cost(r, TP_COST_ISOLATED, s)));
+    EXPECT_TRUE(std::isnan(stage_cost(r, TP_COST_REMOVED, s)));
+    EXPECT_TRUE(std::isnan(stage_cost(r, TP_COST_DOUBLED, s)));
   }
   for (int s : {TP_STAGE_K_LOAD, TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_V_PREP,
                 TP_STAGE_PV, TP_STAGE_ACCUM}) {
-    EXPECT_GT(r.stage_cost_us[TP_COST_MODEL][s], 0) << s;
-    EXPECT_LE(r.stage_cost_us[TP_COST_MODEL][s], r.tile_interval_us) << s;
+    EXPECT_GT(stage_cost(r, TP_COST_MODEL, s), 0) << s;
+    EXPECT_LE(stage_cost(r, TP_COST_MODEL, s), r.tile_interval_us) << s;
   }
-  EXPECT_TRUE(std::isnan(r.stage_cost_us[TP_COST_MODEL][TP_STAGE_Q_QUANT]));
+  EXPECT_TRUE(std::isnan(stage_cost(r, TP_COST_MODEL, TP_STAGE_Q_QUANT)));
   EXPECT_EQ(std::string(r.kernel_name), "sim:h200:" + op.variant_label());
   EXPECT_GE(r.splits, 1);
   EXPECT_EQ(r.grid[0] * r.grid[1] * r.grid[2], op.batch * op.kv_heads * r.splits);

@@ -81,16 +81,19 @@ TEST(StageCosts, RemovedDoubledAndIsolatedLoads) {
   a.load_only_us = 70;
   a.load_only_short_us = 40;
   TileGeometry g{10, 5, 1};
-  double out[TP_COST_METHOD_COUNT][TP_STAGE_COUNT];
-  for (auto& row : out)
-    for (double& v : row) v = NAN;
-  derive_stage_costs(a, g, 2.0 / 3.0, out);
-  EXPECT_DOUBLE_EQ(out[TP_COST_REMOVED][TP_STAGE_QK], 2.0);
-  EXPECT_DOUBLE_EQ(out[TP_COST_DOUBLED][TP_STAGE_QK], 3.0);
-  EXPECT_DOUBLE_EQ(out[TP_COST_DOUBLED][TP_STAGE_SOFTMAX], 0.4);
-  EXPECT_TRUE(std::isnan(out[TP_COST_REMOVED][TP_STAGE_SOFTMAX]));  // not measured stays NaN
+  const std::vector<tp_stage_cost> costs = derive_stage_costs(a, g, 2.0 / 3.0);
+  auto cost = [&](int method, int stage) -> double {
+    for (const tp_stage_cost& c : costs)
+      if (c.method == method && c.stage == stage) return c.cost_us;
+    return NAN;  // not measured: no entry
+  };
+  EXPECT_DOUBLE_EQ(cost(TP_COST_REMOVED, TP_STAGE_QK), 2.0);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_DOUBLED, TP_STAGE_QK), 3.0);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_DOUBLED, TP_STAGE_SOFTMAX), 0.4);
+  EXPECT_TRUE(std::isnan(cost(TP_COST_REMOVED, TP_STAGE_SOFTMAX)));  // not measured: absent
   // load-only slope: 30 us over 5 tiles = 6 us per tile, split 2:1 (K16 vs V8 bytes)
-  EXPECT_DOUBLE_EQ(out[TP_COST_ISOLATED][TP_STAGE_K_LOAD], 4.0);
-  EXPECT_DOUBLE_EQ(out[TP_COST_ISOLATED][TP_STAGE_V_LOAD], 2.0);
-  EXPECT_TRUE(std::isnan(out[TP_COST_ISOLATED][TP_STAGE_QK]));
+  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_K_LOAD), 4.0);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_V_LOAD), 2.0);
+  EXPECT_TRUE(std::isnan(cost(TP_COST_ISOLATED, TP_STAGE_QK)));
+  EXPECT_EQ(costs.size(), 5u);
 }

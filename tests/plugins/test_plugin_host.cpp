@@ -102,6 +102,20 @@ TEST(PluginHost, WrongAbiVersionIsRejectedWithBothVersions) {
   EXPECT_TRUE(host.backends().empty());
 }
 
+TEST(PluginHost, PluginOfTheOldMajorIsRefusedNamingBothVersions) {
+  // Built against ABI 1 (stage costs as a fixed array): refuses this host, and the
+  // host asks it again with major 1 to say which ABI it speaks.
+  PluginHost host;
+  EXPECT_EQ(host.load_file(fake("fake_oldmajor")), nullptr);
+  const auto* p = problem_for(host, fake("fake_oldmajor"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("plugin speaks 1.0, host speaks " + std::to_string(TILEPATH_ABI_MAJOR) + "."),
+            std::string::npos)
+      << p->reason;
+  EXPECT_NE(p->reason.find("rebuild the plugin"), std::string::npos) << p->reason;
+  EXPECT_TRUE(host.backends().empty());
+}
+
 TEST(PluginHost, PluginRefusingTheHostVersionIsRejected) {
   PluginHost host;
   EXPECT_EQ(host.load_file(fake("fake_refuses")), nullptr);
