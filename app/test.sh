@@ -56,15 +56,17 @@ format_check() {
     echo "format check: clang-format-14 failed (see above)" >&2
     return 1
   fi
-  {
+  format_report=$(
     echo "format check FAILED: ${#bad[@]} file(s) not formatted as .clang-format says (clang-format-14):"
     printf '  %s\n' "${bad[@]}"
     echo "fix them with:"
     echo "  clang-format-14 -i$(printf ' %q' "${bad[@]}")"
     echo "(or every file: git ls-files -z -- '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' | xargs -0 clang-format-14 -i)"
-  } >&2
+  )
+  printf '%s\n' "$format_report" >&2
   return 1
 }
+format_report=""
 format_check || failed+=("format check")
 phase_done "format check"
 
@@ -143,6 +145,7 @@ fi
 
 echo "test.sh: time per phase"
 printf '  %s\n' "${timings[@]}"
+if [ -n "$format_report" ]; then printf '%s\n' "$format_report" >&2; fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')" >&2
   exit 1
