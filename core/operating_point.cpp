@@ -1,5 +1,8 @@
 #include "core/operating_point.h"
 
+#include "core/enum_names.h"
+#include "core/op_fields.h"
+
 #include <algorithm>
 #include <array>
 #include <numeric>
@@ -11,50 +14,6 @@
 namespace tilepath {
 namespace {
 
-template <typename E, std::size_t N>
-using NameTable = std::array<std::pair<E, std::string_view>, N>;
-
-constexpr NameTable<KvDtype, 4> kKvNames{
-    {{KvDtype::k16v16, "k16v16"}, {KvDtype::k8v16, "k8v16"}, {KvDtype::k16v8, "k16v8"}, {KvDtype::k8v8, "k8v8"}}};
-constexpr NameTable<KPath, 3> kKPathNames{
-    {{KPath::transform, "transform"}, {KPath::fp8_qk, "fp8_qk"}, {KPath::k16, "k16"}}};
-constexpr NameTable<TransformMode, 4> kModeNames{{{TransformMode::none, "none"},
-                                                  {TransformMode::full, "full"},
-                                                  {TransformMode::k_only, "k_only"},
-                                                  {TransformMode::separate_kv, "separate_kv"}}};
-constexpr NameTable<KRepr, 2> kKReprNames{{{KRepr::plain, "plain"}, {KRepr::prebias, "prebias"}}};
-constexpr NameTable<RopeLayout, 2> kRopeNames{
-    {{RopeLayout::post_rope, "post_rope"}, {RopeLayout::pre_rope, "pre_rope"}}};
-constexpr NameTable<ScaleGranularity, 2> kScaleNames{
-    {{ScaleGranularity::per_tensor, "per_tensor"}, {ScaleGranularity::per_head, "per_head"}}};
-constexpr NameTable<CacheState, 2> kCacheNames{{{CacheState::l2_warm, "l2_warm"}, {CacheState::hbm_cold, "hbm_cold"}}};
-
-template <typename E, std::size_t N>
-std::string_view name_of(const NameTable<E, N>& table, E value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) return name;
-  }
-  return "?";
-}
-
-template <typename E, std::size_t N>
-std::string allowed_names(const NameTable<E, N>& table) {
-  std::string out;
-  for (const auto& [e, name] : table) {
-    if (!out.empty()) out += "|";
-    out += name;
-  }
-  return out;
-}
-
-template <typename E, std::size_t N>
-E parse_name(const NameTable<E, N>& table, std::string_view s, std::string_view field) {
-  for (const auto& [e, name] : table) {
-    if (name == s) return e;
-  }
-  throw ValidationError(std::string(field), "unknown value '" + std::string(s) + "'", allowed_names(table));
-}
-
 template <typename T>
 std::string join(const std::vector<T>& values) {
   std::string out;
@@ -65,29 +24,27 @@ std::string join(const std::vector<T>& values) {
   return out;
 }
 
-bool is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
 }  // namespace
 
-std::string_view to_string(KvDtype v) { return name_of(kKvNames, v); }
-std::string_view to_string(KPath v) { return name_of(kKPathNames, v); }
-std::string_view to_string(TransformMode v) { return name_of(kModeNames, v); }
-std::string_view to_string(KRepr v) { return name_of(kKReprNames, v); }
-std::string_view to_string(RopeLayout v) { return name_of(kRopeNames, v); }
-std::string_view to_string(ScaleGranularity v) { return name_of(kScaleNames, v); }
-std::string_view to_string(CacheState v) { return name_of(kCacheNames, v); }
+std::string_view to_string(KvDtype v) { return names::name_of(v); }
+std::string_view to_string(KPath v) { return names::name_of(v); }
+std::string_view to_string(TransformMode v) { return names::name_of(v); }
+std::string_view to_string(KRepr v) { return names::name_of(v); }
+std::string_view to_string(RopeLayout v) { return names::name_of(v); }
+std::string_view to_string(ScaleGranularity v) { return names::name_of(v); }
+std::string_view to_string(CacheState v) { return names::name_of(v); }
 
-KvDtype parse_kv_dtype(std::string_view s, std::string_view field) { return parse_name(kKvNames, s, field); }
-KPath parse_k_path(std::string_view s, std::string_view field) { return parse_name(kKPathNames, s, field); }
+KvDtype parse_kv_dtype(std::string_view s, std::string_view field) { return names::parse<KvDtype>(s, field); }
+KPath parse_k_path(std::string_view s, std::string_view field) { return names::parse<KPath>(s, field); }
 TransformMode parse_transform_mode(std::string_view s, std::string_view field) {
-  return parse_name(kModeNames, s, field);
+  return names::parse<TransformMode>(s, field);
 }
-KRepr parse_k_repr(std::string_view s, std::string_view field) { return parse_name(kKReprNames, s, field); }
-RopeLayout parse_rope_layout(std::string_view s, std::string_view field) { return parse_name(kRopeNames, s, field); }
+KRepr parse_k_repr(std::string_view s, std::string_view field) { return names::parse<KRepr>(s, field); }
+RopeLayout parse_rope_layout(std::string_view s, std::string_view field) { return names::parse<RopeLayout>(s, field); }
 ScaleGranularity parse_scale_granularity(std::string_view s, std::string_view field) {
-  return parse_name(kScaleNames, s, field);
+  return names::parse<ScaleGranularity>(s, field);
 }
-CacheState parse_cache_state(std::string_view s, std::string_view field) { return parse_name(kCacheNames, s, field); }
+CacheState parse_cache_state(std::string_view s, std::string_view field) { return names::parse<CacheState>(s, field); }
 
 bool k_is_fp8(KvDtype v) { return v == KvDtype::k8v16 || v == KvDtype::k8v8; }
 bool v_is_fp8(KvDtype v) { return v == KvDtype::k16v8 || v == KvDtype::k8v8; }
@@ -132,44 +89,28 @@ TransformMode default_mode(KvDtype kv, KPath path) {
 
 std::vector<ValidationError> OperatingPoint::problems() const {
   std::vector<ValidationError> out;
-  auto range = [&](const char* field, int value, int lo, int hi) {
-    if (value < lo || value > hi) {
-      out.emplace_back(field, "value " + std::to_string(value) + " is out of range",
-                       std::to_string(lo) + ".." + std::to_string(hi));
-      return false;
+  // Each field's own range and condition, as the field table states them.
+  for (const OpField& f : op_fields()) {
+    try {
+      if (f.kind == FieldKind::integer) check_field_int(f, f.get_int(*this), std::string(f.name));
+      if (f.kind == FieldKind::integer_list)
+        for (std::size_t i = 0; i < context_lengths.size(); ++i)
+          check_field_int(f, context_lengths[i], std::string(f.name) + "[" + std::to_string(i) + "]");
+    } catch (const ValidationError& e) {
+      out.push_back(e);
     }
-    return true;
-  };
-  range("batch", batch, 1, 4096);
-  range("context", context, 1, 1 << 20);
-  const bool heads_ok = range("q_heads", q_heads, 1, 256) & range("kv_heads", kv_heads, 1, 256);
-  if (heads_ok && q_heads % kv_heads != 0) {
+  }
+  // Rules between fields.
+  const bool heads_in_range = q_heads >= 1 && kv_heads >= 1;
+  if (heads_in_range && q_heads % kv_heads != 0) {
     out.emplace_back(
         "kv_heads", "kv heads (" + std::to_string(kv_heads) + ") must divide q heads (" + std::to_string(q_heads) + ")",
         "a divisor of " + std::to_string(q_heads));
   }
-  if (head_dim != 64 && head_dim != 128 && head_dim != 256) {
-    out.emplace_back("head_dim", "value " + std::to_string(head_dim) + " is not supported", "64|128|256");
-  }
-  if (!is_power_of_two(page_size) || page_size > 256) {
-    out.emplace_back("page_size", "value " + std::to_string(page_size) + " is not a power of two in 1..256",
-                     "1|2|4|8|16|32|64|128|256");
-  }
-  range("splits", splits, 0, 256);
-  if (!context_lengths.empty()) {
-    if (static_cast<int>(context_lengths.size()) != batch) {
-      out.emplace_back(
-          "context_lengths",
-          "has " + std::to_string(context_lengths.size()) + " entries but batch is " + std::to_string(batch),
-          "one length per request");
-    }
-    for (std::size_t i = 0; i < context_lengths.size(); ++i) {
-      if (context_lengths[i] < 1 || context_lengths[i] > (1 << 20)) {
-        out.emplace_back("context_lengths[" + std::to_string(i) + "]",
-                         "value " + std::to_string(context_lengths[i]) + " is out of range", "1..1048576");
-        break;
-      }
-    }
+  if (!context_lengths.empty() && static_cast<int>(context_lengths.size()) != batch) {
+    out.emplace_back("context_lengths",
+                     "has " + std::to_string(context_lengths.size()) + " entries but batch is " + std::to_string(batch),
+                     "one length per request");
   }
   const auto paths = valid_k_paths(kv);
   if (std::find(paths.begin(), paths.end(), k_path) == paths.end()) {
@@ -243,92 +184,28 @@ std::string OperatingPoint::key() const {
 // ---- JSON ----
 
 nlohmann::json to_json(const OperatingPoint& op) {
-  nlohmann::json j{{"batch", op.batch},
-                   {"context", op.context},
-                   {"q_heads", op.q_heads},
-                   {"kv_heads", op.kv_heads},
-                   {"head_dim", op.head_dim},
-                   {"page_size", op.page_size},
-                   {"kv", to_string(op.kv)},
-                   {"k_path", to_string(op.k_path)},
-                   {"mode", to_string(op.mode)},
-                   {"k_repr", to_string(op.k_repr)},
-                   {"rope", to_string(op.rope)},
-                   {"scale", to_string(op.scale)},
-                   {"cache", to_string(op.cache)},
-                   {"splits", op.splits}};
-  if (!op.context_lengths.empty()) j["context_lengths"] = op.context_lengths;
+  nlohmann::json j = nlohmann::json::object();
+  for (const OpField& f : op_fields()) {
+    if (f.kind == FieldKind::integer_list && op.context_lengths.empty()) continue;  // uniform batch
+    j[std::string(f.name)] = f.get_json(op);
+  }
   return j;
 }
 
-namespace {
-
-int json_int(const nlohmann::json& j, const std::string& field) {
-  if (!j.is_number_integer()) {
-    throw ValidationError(field, "expected an integer, got " + std::string(j.type_name()) + " " + j.dump(), "");
-  }
-  return j.get<int>();
+void apply_path_defaults(OperatingPoint& op, bool k_path_given, bool mode_given) {
+  if (!k_path_given) op.k_path = default_k_path(op.kv);
+  if (!mode_given) op.mode = default_mode(op.kv, op.k_path);
 }
-
-std::string json_string(const nlohmann::json& j, const std::string& field) {
-  if (!j.is_string()) {
-    throw ValidationError(field, "expected a string, got " + std::string(j.type_name()) + " " + j.dump(), "");
-  }
-  return j.get<std::string>();
-}
-
-}  // namespace
 
 OperatingPoint operating_point_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw ValidationError("operating point", "expected a JSON object", "");
   OperatingPoint op;
-  bool path_given = false;
-  bool mode_given = false;
   for (const auto& [key, value] : j.items()) {
-    if (key == "batch")
-      op.batch = json_int(value, key);
-    else if (key == "context")
-      op.context = json_int(value, key);
-    else if (key == "q_heads")
-      op.q_heads = json_int(value, key);
-    else if (key == "kv_heads")
-      op.kv_heads = json_int(value, key);
-    else if (key == "head_dim")
-      op.head_dim = json_int(value, key);
-    else if (key == "page_size")
-      op.page_size = json_int(value, key);
-    else if (key == "splits")
-      op.splits = json_int(value, key);
-    else if (key == "kv")
-      op.kv = parse_kv_dtype(json_string(value, key), key);
-    else if (key == "k_path") {
-      op.k_path = parse_k_path(json_string(value, key), key);
-      path_given = true;
-    } else if (key == "mode") {
-      op.mode = parse_transform_mode(json_string(value, key), key);
-      mode_given = true;
-    } else if (key == "k_repr")
-      op.k_repr = parse_k_repr(json_string(value, key), key);
-    else if (key == "rope")
-      op.rope = parse_rope_layout(json_string(value, key), key);
-    else if (key == "scale")
-      op.scale = parse_scale_granularity(json_string(value, key), key);
-    else if (key == "cache")
-      op.cache = parse_cache_state(json_string(value, key), key);
-    else if (key == "context_lengths") {
-      if (!value.is_array()) throw ValidationError(key, "expected an array of integers", "");
-      op.context_lengths.clear();
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        op.context_lengths.push_back(json_int(value[i], key + "[" + std::to_string(i) + "]"));
-      }
-    } else {
-      throw ValidationError(key, "unknown field",
-                            "batch|context|context_lengths|q_heads|kv_heads|head_dim|page_size|kv|k_path|mode|k_repr|"
-                            "rope|scale|cache|splits");
-    }
+    const OpField* f = find_op_field(key);
+    if (f == nullptr) throw ValidationError(key, "unknown field", op_field_names());
+    f->parse_json(op, value, key);
   }
-  if (!path_given) op.k_path = default_k_path(op.kv);
-  if (!mode_given) op.mode = default_mode(op.kv, op.k_path);
+  apply_path_defaults(op, j.contains("k_path"), j.contains("mode"));
   return op;
 }
 
@@ -357,19 +234,19 @@ tp_case to_tp_case(const OperatingPoint& op, const char* gpu_model) {
 }
 
 OperatingPoint from_tp_case(const tp_case& c) {
-  // Enum values out of range are kept as-is and caught by validate(): we only name them here.
-  auto check_enum = [](int value, int count, const char* field, const std::string& allowed) {
-    if (value < 0 || value >= count) {
-      throw ValidationError(field, "enum value " + std::to_string(value) + " is out of range", allowed);
-    }
+  // An enum value this build has no name for is refused here, naming the field.
+  auto check_enum = [](int value, const char* field) {
+    const OpField& f = *find_op_field(field);
+    if (value < 0 || value >= static_cast<int>(f.all_names().size()))
+      throw ValidationError(field, "enum value " + std::to_string(value) + " is out of range", f.allowed());
   };
-  check_enum(c.kv_dtype, 4, "kv", allowed_names(kKvNames));
-  check_enum(c.k_path, 3, "k_path", allowed_names(kKPathNames));
-  check_enum(c.transform_mode, 4, "mode", allowed_names(kModeNames));
-  check_enum(c.k_repr, 2, "k_repr", allowed_names(kKReprNames));
-  check_enum(c.rope_layout, 2, "rope", allowed_names(kRopeNames));
-  check_enum(c.scale_granularity, 2, "scale", allowed_names(kScaleNames));
-  check_enum(c.cache_state, 2, "cache", allowed_names(kCacheNames));
+  check_enum(c.kv_dtype, "kv");
+  check_enum(c.k_path, "k_path");
+  check_enum(c.transform_mode, "mode");
+  check_enum(c.k_repr, "k_repr");
+  check_enum(c.rope_layout, "rope");
+  check_enum(c.scale_granularity, "scale");
+  check_enum(c.cache_state, "cache");
   OperatingPoint op;
   op.batch = c.batch;
   op.context = c.context;

@@ -102,8 +102,11 @@ std::vector<TransformMode> valid_modes(KvDtype kv, KPath path);
 KPath default_k_path(KvDtype kv);
 TransformMode default_mode(KvDtype kv, KPath path);
 
-// JSON (field names as on the CLI, snake_case). from_json validates field types
-// and throws ValidationError naming the field.
+// A K path / mode that was not given follows the dtype control's (and path's) default.
+void apply_path_defaults(OperatingPoint& op, bool k_path_given, bool mode_given);
+
+// JSON (the field table's names, core/op_fields.h). from_json checks each field's type
+// and range and throws ValidationError naming the field; cross-field rules are validate()'s.
 nlohmann::json to_json(const OperatingPoint& op);
 OperatingPoint operating_point_from_json(const nlohmann::json& j);
 

@@ -4,16 +4,15 @@
 #include <limits>
 #include <string>
 
+#include "core/enum_names.h"
 #include "core/operating_point.h"
 
 namespace tilepath {
 namespace {
 
-constexpr std::array<std::string_view, kStageCount> kStageNames = {"k_load", "k_prep", "qk",    "softmax", "v_load",
-                                                                   "v_prep", "pv",     "accum", "q_quant", "combine"};
+// Agents are core's own (no ABI enumeration), so they are named here.
 constexpr std::array<std::string_view, kAgentCount> kAgentNames = {"memory", "transform", "qk_mma", "softmax",
                                                                    "pv_mma"};
-constexpr std::array<std::string_view, 4> kCostMethodNames = {"isolated", "removed", "doubled", "model"};
 
 template <std::size_t N>
 int index_of(const std::array<std::string_view, N>& names, std::string_view s, const char* field) {
@@ -27,15 +26,13 @@ int index_of(const std::array<std::string_view, N>& names, std::string_view s, c
 
 }  // namespace
 
-std::string_view to_string(Stage s) { return kStageNames.at(static_cast<int>(s)); }
+std::string_view to_string(Stage s) { return names::name_of(s); }
 std::string_view to_string(Agent a) { return kAgentNames.at(static_cast<int>(a)); }
-std::string_view to_string(CostMethod m) { return kCostMethodNames.at(static_cast<int>(m)); }
+std::string_view to_string(CostMethod m) { return names::name_of(m); }
 
-Stage parse_stage(std::string_view s) { return static_cast<Stage>(index_of(kStageNames, s, "stage")); }
+Stage parse_stage(std::string_view s) { return names::parse<Stage>(s, "stage"); }
 Agent parse_agent(std::string_view s) { return static_cast<Agent>(index_of(kAgentNames, s, "agent")); }
-CostMethod parse_cost_method(std::string_view s) {
-  return static_cast<CostMethod>(index_of(kCostMethodNames, s, "method"));
-}
+CostMethod parse_cost_method(std::string_view s) { return names::parse<CostMethod>(s, "method"); }
 
 StageCosts::StageCosts() { us.fill(std::numeric_limits<double>::quiet_NaN()); }
 

@@ -3,6 +3,8 @@
 
 #include "core/sweep.h"
 
+#include "core/op_fields.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -29,12 +31,6 @@ std::string describe(const json& v) {
   return std::string(v.type_name()) + " " + text;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
-}
-
 int as_int(const json& v, const std::string& path, const std::string& allowed) {
   if (!v.is_number_integer()) fail(path, "expected an integer, got " + describe(v), allowed);
   auto wide = v.get<std::int64_t>();
@@ -58,132 +54,18 @@ const json& as_object(const json& v, const std::string& path, const std::string&
   return v;
 }
 
-// ---- operating-point fields, shared by "base" and "axes" -------------------
-
-// One settable field of OperatingPoint. For enum fields, all_values lists what
-// "all" means given the fields already set (k_path and mode depend on kv).
-struct Field {
-  std::string name;
-  std::string allowed;
-  std::function<void(OperatingPoint&, const json&, const std::string&)> set;
-  std::function<std::vector<std::string>(const OperatingPoint&)> all_values;  // empty: "all" not accepted
-};
-
-template <typename Enum>
-std::vector<std::string> names(const std::vector<Enum>& values) {
-  std::vector<std::string> out;
-  for (Enum v : values) out.emplace_back(to_string(v));
-  return out;
-}
-
-Field int_field(std::string name, std::string allowed, int OperatingPoint::*member, std::function<bool(int)> ok) {
-  Field f{name, allowed, nullptr, nullptr};
-  f.set = [member, ok, allowed](OperatingPoint& op, const json& v, const std::string& path) {
-    int x = as_int(v, path, allowed);
-    if (!ok(x)) fail(path, "value " + std::to_string(x) + " out of range", allowed);
-    op.*member = x;
-  };
-  return f;
-}
-
-template <typename Enum>
-Field enum_field(std::string name, Enum OperatingPoint::*member, std::vector<Enum> every,
-                 Enum (*parse)(std::string_view, std::string_view),
-                 std::function<std::vector<Enum>(const OperatingPoint&)> all = nullptr) {
-  std::string allowed = join(names(every)) + " (or \"all\" on an axis)";
-  if (!all) all = [every](const OperatingPoint&) { return every; };
-  Field f{name, allowed, nullptr, nullptr};
-  f.set = [member, parse, allowed](OperatingPoint& op, const json& v, const std::string& path) {
-    op.*member = parse(as_string(v, path, allowed), path);
-  };
-  f.all_values = [all](const OperatingPoint& op) { return names(all(op)); };
-  return f;
-}
-
-bool is_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-const std::vector<Field>& fields() {
-  // Order = nesting order of the expansion (first varies slowest); kv before
-  // k_path before mode so "all" can be resolved against what is already set.
-  static const std::vector<Field> table = [] {
-    std::vector<Field> t;
-    t.push_back(enum_field<KvDtype>("kv", &OperatingPoint::kv,
-                                    {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}, &parse_kv_dtype));
-    t.push_back(enum_field<KPath>("k_path", &OperatingPoint::k_path, {KPath::transform, KPath::fp8_qk, KPath::k16},
-                                  &parse_k_path, [](const OperatingPoint& op) { return valid_k_paths(op.kv); }));
-    t.push_back(enum_field<TransformMode>(
-        "mode", &OperatingPoint::mode,
-        {TransformMode::none, TransformMode::full, TransformMode::k_only, TransformMode::separate_kv},
-        &parse_transform_mode, [](const OperatingPoint& op) { return valid_modes(op.kv, op.k_path); }));
-    t.push_back(enum_field<KRepr>("k_repr", &OperatingPoint::k_repr, {KRepr::plain, KRepr::prebias}, &parse_k_repr));
-    t.push_back(enum_field<RopeLayout>("rope", &OperatingPoint::rope, {RopeLayout::post_rope, RopeLayout::pre_rope},
-                                       &parse_rope_layout));
-    t.push_back(enum_field<ScaleGranularity>("scale", &OperatingPoint::scale,
-                                             {ScaleGranularity::per_tensor, ScaleGranularity::per_head},
-                                             &parse_scale_granularity));
-    t.push_back(enum_field<CacheState>("cache", &OperatingPoint::cache, {CacheState::l2_warm, CacheState::hbm_cold},
-                                       &parse_cache_state));
-    t.push_back(int_field("head_dim", "64, 128, 256", &OperatingPoint::head_dim,
-                          [](int x) { return x == 64 || x == 128 || x == 256; }));
-    t.push_back(
-        int_field("q_heads", "integers 1..256", &OperatingPoint::q_heads, [](int x) { return x >= 1 && x <= 256; }));
-    t.push_back(int_field("kv_heads", "integers 1..256 that divide q_heads", &OperatingPoint::kv_heads,
-                          [](int x) { return x >= 1 && x <= 256; }));
-    t.push_back(int_field("page_size", "powers of two 1..256", &OperatingPoint::page_size,
-                          [](int x) { return is_power_of_two(x) && x <= 256; }));
-    t.push_back(int_field("splits", "integers 0..256 (0 = backend chooses)", &OperatingPoint::splits,
-                          [](int x) { return x >= 0 && x <= 256; }));
-    t.push_back(
-        int_field("batch", "integers 1..4096", &OperatingPoint::batch, [](int x) { return x >= 1 && x <= 4096; }));
-    t.push_back(int_field("context", "integers 1..1048576 (tokens per request)", &OperatingPoint::context,
-                          [](int x) { return x >= 1 && x <= (1 << 20); }));
-    return t;
-  }();
-  return table;
-}
-
-const Field* find_field(const std::string& name) {
-  for (const Field& f : fields())
-    if (f.name == name) return &f;
-  return nullptr;
-}
-
-std::string field_names(bool with_context_lengths) {
-  std::vector<std::string> out;
-  for (const Field& f : fields()) out.push_back(f.name);
-  if (with_context_lengths) out.push_back("context_lengths");
-  return join(out);
-}
-
 // Which of k_path / mode the spec fixes; the others follow the dtype control.
 struct Explicit {
   bool k_path = false;
   bool mode = false;
 };
 
-void apply_defaults(OperatingPoint& op, const Explicit& given) {
-  if (!given.k_path) op.k_path = default_k_path(op.kv);
-  if (!given.mode) op.mode = default_mode(op.kv, op.k_path);
-}
-
 void parse_base(const json& base, OperatingPoint& op, Explicit& given) {
-  as_object(base, "base", "an object of operating-point fields: " + field_names(true));
+  as_object(base, "base", "an object of operating-point fields: " + op_field_names());
   for (const auto& [key, value] : base.items()) {
-    std::string path = "base." + key;
-    if (key == "context_lengths") {
-      if (!value.is_array() || value.empty())
-        fail(path, "expected a non-empty array of integers, got " + describe(value), "one length >= 1 per request");
-      op.context_lengths.clear();
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        int len = as_int(value[i], path + "[" + std::to_string(i) + "]", "integers >= 1");
-        if (len < 1) fail(path + "[" + std::to_string(i) + "]", "length must be >= 1", "integers >= 1");
-        op.context_lengths.push_back(len);
-      }
-      continue;
-    }
-    const Field* f = find_field(key);
-    if (f == nullptr) fail(path, "unknown field", field_names(true));
-    f->set(op, value, path);
+    const OpField* f = find_op_field(key);
+    if (f == nullptr) fail("base." + key, "unknown field", op_field_names());
+    f->parse_json(op, value, "base." + key);
     if (key == "k_path") given.k_path = true;
     if (key == "mode") given.mode = true;
   }
@@ -191,57 +73,54 @@ void parse_base(const json& base, OperatingPoint& op, Explicit& given) {
 
 // An axis: a field and either explicit values or "all".
 struct Axis {
-  const Field* field;
+  const OpField* field;
   bool all = false;
   std::vector<json> values;
   std::string path;
 };
 
 std::vector<Axis> parse_axes(const json& axes, Explicit& given) {
-  as_object(axes, "axes", "an object mapping field names to lists: " + field_names(false));
+  as_object(axes, "axes", "an object mapping field names to lists: " + op_field_names(true));
   std::vector<Axis> out;
   for (const auto& [key, value] : axes.items()) {
     std::string path = "axes." + key;
-    const Field* f = find_field(key);
-    if (f == nullptr) fail(path, "unknown axis", field_names(false));
+    const OpField* f = find_op_field(key);
+    if (f == nullptr || !f->sweep_axis) fail(path, "unknown axis", op_field_names(true));
     Axis axis{f, false, {}, path};
+    const std::string allowed = f->allowed() + (f->kind == FieldKind::choice ? " (or \"all\")" : "");
     if (value.is_string() && value.get<std::string>() == "all") {
-      if (!f->all_values) fail(path, "\"all\" is only accepted for enum axes", "a non-empty list of " + f->allowed);
+      if (f->kind != FieldKind::choice)
+        fail(path, "\"all\" is only accepted for enum axes", "a non-empty list of " + allowed);
       axis.all = true;
     } else if (value.is_array()) {
-      if (value.empty()) fail(path, "empty axis", "a non-empty list of " + f->allowed);
+      if (value.empty()) fail(path, "empty axis", "a non-empty list of " + allowed);
       std::set<std::string> seen;
       for (std::size_t i = 0; i < value.size(); ++i) {
         std::string item_path = path + "[" + std::to_string(i) + "]";
         OperatingPoint probe;
-        f->set(probe, value[i], item_path);  // type and range check now, with the item's path
-        if (!seen.insert(value[i].dump()).second) fail(item_path, "duplicate value " + value[i].dump(), f->allowed);
+        f->parse_json(probe, value[i], item_path);  // type and range check now, with the item's path
+        if (!seen.insert(value[i].dump()).second) fail(item_path, "duplicate value " + value[i].dump(), allowed);
         axis.values.push_back(value[i]);
       }
     } else {
       // A scalar is a one-value axis; validated the same way.
       OperatingPoint probe;
-      f->set(probe, value, path);
+      f->parse_json(probe, value, path);
       axis.values.push_back(value);
     }
     if (key == "k_path") given.k_path = true;
     if (key == "mode") given.mode = true;
     out.push_back(std::move(axis));
   }
-  // Nest in the field table's order so dependent "all" axes see their inputs.
-  auto rank = [](const Field* f) {
-    const auto& t = fields();
-    for (std::size_t i = 0; i < t.size(); ++i)
-      if (&t[i] == f) return i;
-    return t.size();
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const Axis& a, const Axis& b) { return rank(a.field) < rank(b.field); });
+  // Nest in the field table's sweep order so dependent "all" axes see their inputs.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Axis& a, const Axis& b) { return a.field->sweep_nesting < b.field->sweep_nesting; });
   return out;
 }
 
 void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op, const Explicit& given, SweepSpec& spec,
             std::set<std::string>& keys) {
-  apply_defaults(op, given);
+  apply_path_defaults(op, given.k_path, given.mode);
   if (level == axes.size()) {
     if (!op.problems().empty()) {
       ++spec.skipped_invalid;
@@ -252,18 +131,18 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
   }
   const Axis& axis = axes[level];
   if (axis.all) {
-    std::vector<std::string> all = axis.field->all_values(op);
+    std::vector<std::string> all = axis.field->valid_names(op);
     if (all.empty()) ++spec.skipped_invalid;  // e.g. mode "all" under a path invalid for this kv
     for (const std::string& name : all) {
       OperatingPoint next = op;
-      axis.field->set(next, json(name), axis.path);
+      axis.field->parse_text(next, name, axis.path);
       expand(axes, level + 1, next, given, spec, keys);
     }
     return;
   }
   for (const json& v : axis.values) {
     OperatingPoint next = op;
-    axis.field->set(next, v, axis.path);
+    axis.field->parse_json(next, v, axis.path);
     expand(axes, level + 1, next, given, spec, keys);
   }
 }

@@ -257,8 +257,12 @@ void MainWindow::onDatabaseChanged() {
 
 void MainWindow::updateAnalysis() {
   const OperatingPoint op = editor_->op();
-  if (!op.problems().empty()) {
-    statusBar()->showMessage(tr("operating point invalid: %1").arg(qs(op.problems().front().what())), 5000);
+  if (!editor_->isValid()) {
+    const std::vector<ValidationError> problems = op.problems();
+    statusBar()->showMessage(
+        tr("operating point invalid: %1")
+            .arg(problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what())),
+        5000);
     return;
   }
   std::optional<CaseSummary> measured;

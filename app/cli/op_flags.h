@@ -1,6 +1,9 @@
 #pragma once
-// The operating-point flags shared by run, predict and graph.
+// The operating-point flags shared by run, predict, analyze, graph and attach: one
+// per field of the field table (core/op_fields.h), with its help, allowed values
+// and default from there.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,15 +14,12 @@
 namespace tilepath::cli {
 
 struct OpFlags {
-  OperatingPoint defaults;  // values of flags that were not given
-  int batch = 0, context = 0, q_heads = 0, kv_heads = 0, head_dim = 0, page_size = 0, splits = 0;
-  std::vector<int> context_lengths;
-  std::string kv, k_path, mode, cache, k_repr, scale, rope;
+  OperatingPoint defaults;                  // values of flags that were not given
+  std::map<std::string, std::string> text;  // field name -> the flag's text as given
   CLI::App* sub = nullptr;
 };
 
-// Registers --batch --context --context-lengths --q-heads --kv-heads --head-dim
-// --page-size --kv --k-path --mode --cache --k-repr --scale --rope --splits.
+// Registers one flag per field (--batch --context --context-lengths --q-heads ...).
 // With shape_required the shape flags and --kv must be given (as `run` documents).
 void add_op_flags(CLI::App* sub, OpFlags& flags, bool shape_required);
 
@@ -27,7 +27,8 @@ void add_op_flags(CLI::App* sub, OpFlags& flags, bool shape_required);
 // registration order: for commands that also accept another way to pick a case.
 std::vector<std::string> given_op_flags(const OpFlags& flags);
 
-// The validated operating point; throws ValidationError naming the flag.
+// The validated operating point. A flag's own value is checked as it is read (the
+// error names the flag); the rules between fields then name the field.
 // A missing --k-path / --mode follows the dtype control's default.
 OperatingPoint build_operating_point(const OpFlags& flags);
 

@@ -352,5 +352,19 @@ TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {
   EXPECT_EQ(read_file(db), original);
 }
 
+TEST_F(CliTest, OperatingPointFlagsAreDecimalAndErrorsNameTheFlag) {
+  CliResult r = run_cli({"predict", "--batch", "010", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["op"]["batch"], 10);  // decimal, never octal
+  r = run_cli({"predict", "--batch", "0x10"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_one_line_error(r, "--batch: '0x10' is not a decimal integer; allowed: 1..4096");
+  r = run_cli({"predict", "--splits", ""});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_one_line_error(r, "--splits");
+  r = run_cli({"predict", "--context-lengths", "100,x"});
+  expect_one_line_error(r, "--context-lengths[1]");
+}
+
 }  // namespace
 }  // namespace tilepath::testing

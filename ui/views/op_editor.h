@@ -1,8 +1,9 @@
 #pragma once
-// Operating-point editor: one control per field, validated with
-// OperatingPoint::problems(). A bad field gets a red frame and the reason as its
-// tooltip (and in the problem list); the K path and mode combos offer only the
-// values valid for the chosen dtype control (valid_k_paths / valid_modes).
+// Operating-point editor: one control per field of the field table (core/op_fields.h):
+// a spin box per integer, a combo per choice (offering only the values valid given
+// the other fields, e.g. the K paths of the dtype control), a line edit for the
+// ragged lengths. Validated with OperatingPoint::problems(): a bad field gets a red
+// frame and the reason as its tooltip (and in the problem list).
 
 #include <map>
 
@@ -12,8 +13,10 @@
 
 class QComboBox;
 class QLabel;
-class QLineEdit;
-class QSpinBox;
+
+namespace tilepath {
+struct OpField;
+}
 
 namespace tilepath::ui {
 
@@ -22,7 +25,9 @@ class OpEditor : public QWidget {
  public:
   explicit OpEditor(QWidget* parent = nullptr);
 
-  OperatingPoint op() const;  // what the controls say (may be invalid)
+  // What the controls say (may be invalid; ragged lengths that do not parse are left
+  // out, and isValid() is false).
+  OperatingPoint op() const;
   bool isValid() const { return problems_.empty(); }
   // Reason shown for a field ("" when fine). Field names as in ValidationError.
   QString fieldProblem(const QString& field) const;
@@ -37,15 +42,17 @@ class OpEditor : public QWidget {
   void gpuModelChanged(const QString& id);
 
  private:
-  QSpinBox *batch_, *context_, *q_heads_, *kv_heads_, *head_dim_, *page_size_, *splits_;
-  QComboBox *kv_, *k_path_, *mode_, *k_repr_, *rope_, *scale_, *cache_, *gpu_model_;
-  QLineEdit* context_lengths_;
+  std::map<QString, QWidget*> field_widgets_;  // field name -> its control
+  QComboBox* gpu_model_;
   QLabel* problem_list_;
-  std::map<QString, QWidget*> field_widgets_;
   std::map<QString, QString> problems_;
   bool updating_ = false;
 
-  void refillPathAndMode(KPath wantedPath, TransformMode wantedMode);
+  // The controls' operating point; a field whose text does not parse is left at its
+  // default and its reason added to *parse_problems.
+  OperatingPoint readOp(std::map<QString, QString>* parse_problems) const;
+  // Shows op in the controls (choice combos refilled with the values valid for op).
+  void showOp(const OperatingPoint& op);
   void onEdited();
   void validate();
 };
