@@ -23,7 +23,7 @@ EdgeKind parse_edge_kind(std::string_view s);  // throws ValidationError
 // Whether a stage exists in the graph of op's variant (kv, k_path, mode, splits).
 bool stage_present(Stage s, const OperatingPoint& op);
 // The agent that runs a stage under the default assignment for a transform mode
-// (reproduces the seed's II_K8 / II_K16 formulas; see docs/stage-model.md).
+// (reproduces the design note's II_K8 / II_K16 formulas; see docs/stage-model.md).
 Agent default_agent(Stage s, TransformMode mode);
 
 struct StageNode {

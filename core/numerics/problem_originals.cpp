@@ -23,7 +23,7 @@ constexpr std::uint64_t kStreamKeysBase = 1ull << 32;
 constexpr std::uint64_t kStreamValuesBase = 2ull << 32;
 
 // qwen_bias: this many channels per kv head carry a constant bias of
-// kBiasMinStd..kBiasMaxStd residual standard deviations (the seed's Qwen failure:
+// kBiasMinStd..kBiasMaxStd residual standard deviations (the Qwen failure of the design note, docs/design-note.md:
 // the bias captures the FP8 scale and crushes the token-varying residual).
 constexpr int kBiasedChannelsPerHead = 4;
 constexpr double kBiasMinStd = 20.0;

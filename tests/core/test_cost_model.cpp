@@ -194,7 +194,7 @@ TEST(CostModel, StagesPresentFollowTheVariant) {
   }
 }
 
-TEST(CostModel, IiReproducesTheSeedFormulas) {
+TEST(CostModel, IiReproducesTheDesignNoteFormulas) {
   const GpuModel h200 = gpu("h200");
   // Small batch, L2-warm: memory is cheap, so the compute stages matter.
   for (int batch : {1, 8, 64}) {

@@ -41,8 +41,8 @@ StageCosts costs(double k_load, double k_prep, double qk, double softmax, double
 
 IIPrediction predict(const OperatingPoint& op, const StageCosts& c) { return predict_ii(StageGraph::build(op), c); }
 
-// Seed formula: II_K8 = max(load K8 (+V), prep K8 + QK, softmax, PV (+accum)).
-TEST(IIModel, K8V16TransformFullIsTheSeedII_K8) {
+// Design note formula: II_K8 = max(load K8 (+V), prep K8 + QK, softmax, PV (+accum)).
+TEST(IIModel, K8V16TransformFullIsTheDesignNoteII_K8) {
   const auto op = variant(KvDtype::k8v16, KPath::transform, TransformMode::full);
   // load = 1.0 + 1.6 = 2.6; prep+qk = 0.9 + 0.5 = 1.4; softmax 0.7; pv+accum = 0.4 + 0.2 = 0.6
   auto p = predict(op, costs(1.0, 0.9, 0.5, 0.7, 1.6, 5.0, 0.4, 0.2));
@@ -58,8 +58,8 @@ TEST(IIModel, K8V16TransformFullIsTheSeedII_K8) {
   EXPECT_NEAR(p.agent_busy_us[static_cast<int>(Agent::pv_mma)], 0.6, kTol);  // v_prep absent: its 5.0 is ignored
 }
 
-// Seed formula: II_K16 = max(load K16 (+V), QK, softmax, PV (+accum)).
-TEST(IIModel, K16V16IsTheSeedII_K16) {
+// Design note formula: II_K16 = max(load K16 (+V), QK, softmax, PV (+accum)).
+TEST(IIModel, K16V16IsTheDesignNoteII_K16) {
   const auto op = variant(KvDtype::k16v16, KPath::k16, TransformMode::none);
   // load = 2.0 + 1.6 = 3.6; qk 0.5; softmax 3.7; pv+accum = 0.4 + 0.2 = 0.6; k_prep/v_prep absent
   auto p = predict(op, costs(2.0, 9.0, 0.5, 3.7, 1.6, 9.0, 0.4, 0.2));

@@ -249,7 +249,7 @@ class TestModels : public QObject {
     QCOMPARE(model.rowCount(), 6);  // 3 contexts × 2 cache states
     for (const BreakEvenRow& row : model.rows()) {
       QVERIFY(row.decomposition.has_value());
-      // The decomposition sums as the seed's formula says.
+      // The decomposition sums as the design note's formula says.
       const BreakEven& d = *row.decomposition;
       QVERIFY(std::abs(d.delta_us - (d.unhidden_k8_prep_us + d.pipeline_penalty_us - d.extra_k16_hbm_us)) < 1e-9);
       QVERIFY(std::abs(d.delta_us - (row.ii_k8v8_us - row.ii_k16v8_us)) < 1e-9);

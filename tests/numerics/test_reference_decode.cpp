@@ -1,4 +1,4 @@
-// reference_decode, compare and default_tolerance; the quality gate of the seed
+// reference_decode, compare and default_tolerance; the quality gate of the design note (docs/design-note.md)
 // (pre-bias residual quantization rescues Qwen-like keys).
 #include <gtest/gtest.h>
 
@@ -162,7 +162,7 @@ TEST(Tolerance, CoversBf16OutputRoundingWithMargin) {
   EXPECT_GT(default_tolerance(k_only), default_tolerance(small_op())) << "k_only also pays E4M3 P";
 }
 
-// The seed's quality point: with a large per-channel key bias (Qwen-like), plain
+// The design note's quality point: with a large per-channel key bias (Qwen-like), plain
 // symmetric E4M3 K loses the token-varying residual; quantizing K - bias in the
 // pre-RoPE layout keeps it. Post-RoPE the bias turns with position, so the channel
 // mean no longer captures it. V stays BF16 so the error is the K representation's alone.
