@@ -183,7 +183,7 @@ const Backend* PluginHost::load_file(const std::string& path) {
     return close_and_fail("plugin API struct is " + std::to_string(api->struct_size) + " bytes, ABI " +
                           std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(sizeof(tp_backend_api)));
   }
-    if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
+  if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
       api->device_info == nullptr || api->supports == nullptr || api->run_case == nullptr) {
     return close_and_fail("plugin API table is incomplete (missing name or a required function)");
   }
