@@ -8,7 +8,7 @@
 #      is present;
 #   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
 #      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
-#      `sanitize` (core, store, numerics, backends, plugins, cli) with the CLI and plugins
+#      `sanitize` (core, analysis, store, numerics, backends, plugins, cli) with the CLI and plugins
 #      they load or spawn, and runs them; any sanitizer report fails the job.
 # A failed build stops at once; otherwise 2-4 all run and the script fails at the end if
 # any of them failed. Usage: bash app/test.sh [--no-gui] [--no-cuda] (passed to setup.sh).
