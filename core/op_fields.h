@@ -37,6 +37,11 @@ struct OpField {
   bool shape = false;                // required by `tilepath run` (the case's shape and dtype)
   bool sweep_axis = true;            // may be an axis of a sweep spec (not context_lengths)
   int sweep_nesting = 0;             // axes nest in this order (lowest varies slowest)
+  // A choice a serving engine makes for the same work (how the cache is stored and
+  // consumed: kv, k_path, mode, k_repr, rope, scale, splits), as opposed to the point it
+  // is asked about (batch, context, heads, head dim, page size, cache state). Dispatch
+  // chooses among variants per point.
+  bool variant = false;
 
   // choice: every name, and the names valid given the other fields of op (k_path and
   // mode depend on kv; the rest allow every name).

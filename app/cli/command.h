@@ -46,5 +46,6 @@ Command add_report_command(CLI::App& app);
 Command add_attach_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
 Command add_db_command(CLI::App& app);
+Command add_dispatch_command(CLI::App& app);
 
 }  // namespace tilepath::cli

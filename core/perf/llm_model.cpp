@@ -78,6 +78,14 @@ LlmModel parse_llm_model(const json& j, const std::string& id, const std::string
   m.k_bias_scale = read_string(j, "k_bias_scale", file, {"none", "small", "large", "unknown"});
   if (!m.has_k_bias && m.k_bias_scale != "none") fail(file, "k_bias_scale", "must be 'none' when has_k_bias is false");
   m.source = read_string(j, "source", file);
+  if (j.contains("parameters")) {
+    const json& params = j["parameters"];
+    if (!params.is_object() || !params.contains("value") || !params["value"].is_number() ||
+        params["value"].get<double>() <= 0)
+      fail(file, "parameters", "must be an object with a positive number 'value' and a 'source'");
+    m.parameters = params["value"].get<double>();
+    m.parameters_source = read_string(params, "source", file);
+  }
   if (j.contains("note")) {
     if (!j["note"].is_string()) fail(file, "note", "must be a string");
     m.note = j["note"].get<std::string>();

@@ -21,11 +21,15 @@ struct LlmModel {
   std::string rope;          // "full" | "partial"
   double rope_fraction = 1;  // share of head_dim that is rotated
   bool has_k_bias = false;
-  std::string k_bias_scale;  // qualitative: "none" | "small" | "large" | "unknown"
-  std::string source;        // Hugging Face config the numbers come from
+  std::string k_bias_scale;       // qualitative: "none" | "small" | "large" | "unknown"
+  std::string source;             // Hugging Face config the numbers come from
+  double parameters = 0;          // parameter count; 0 = not stated
+  std::string parameters_source;  // where the count comes from
   std::string note;
   std::string file;
 
+  // Memory of the weights stored in BF16 (2 bytes per parameter); 0 when not stated.
+  double bf16_weight_bytes() const { return 2.0 * parameters; }
   // op with this model's heads and head dim (other fields kept).
   OperatingPoint apply_to(OperatingPoint op) const;
 };

@@ -64,6 +64,16 @@ TEST(LlmModel, QwenHasTheLargeKeyBiasAndItsGroupShape) {
   EXPECT_EQ(llama.rope, "full");
 }
 
+TEST(LlmModel, TheDispatchModelsStateTheirParameterCountWithASource) {
+  for (const char* id : {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "qwen2.5-72b", "mistral-7b"}) {
+    const LlmModel m = load_llm_model(id, kModelsDir);
+    EXPECT_GT(m.parameters, 1e9) << id;
+    EXPECT_FALSE(m.parameters_source.empty()) << id;
+    EXPECT_EQ(m.bf16_weight_bytes(), 2 * m.parameters) << id;
+  }
+  EXPECT_EQ(load_llm_model("glm-4-9b", kModelsDir).parameters, 0);  // not stated: unknown
+}
+
 TEST(LlmModel, BadFieldsAreNamed) {
   const fs::path dir = fs::temp_directory_path() / ("tilepath_llm_test_" + std::to_string(::getpid()));
   fs::create_directories(dir / "llms");
@@ -81,6 +91,12 @@ TEST(LlmModel, BadFieldsAreNamed) {
   std::ofstream(file) << j.dump();
   const std::string m2 = error_of([&] { tilepath::perf::load_llm_model_file(file); });
   EXPECT_NE(m2.find("kv_heads"), std::string::npos) << m2;
+
+  j["kv_heads"] = 8;
+  j["parameters"] = {{"value", -1}, {"source", "x"}};
+  std::ofstream(file) << j.dump();
+  const std::string m4 = error_of([&] { tilepath::perf::load_llm_model_file(file); });
+  EXPECT_NE(m4.find("parameters"), std::string::npos) << m4;
 
   const std::string m3 = error_of([&] { load_llm_model("gpt-9", kModelsDir); });
   EXPECT_NE(m3.find("qwen2.5-7b"), std::string::npos) << m3;

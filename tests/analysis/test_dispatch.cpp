@@ -1,0 +1,213 @@
+// Dispatch: winners and margins, crossovers interpolated in log space, the table's
+// entries, leave-one-out regret and the gate's exclusions, on hand-made databases with
+// hand-computed answers, and the regret target on the bundled H200 database.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analysis/dispatch.h"
+#include "tests/analysis/analysis_test_cases.h"
+
+namespace tilepath::analysis {
+namespace {
+
+using analysis_test::CaseBuilder;
+using analysis_test::point;
+
+constexpr double kTol = 1e-9;
+
+// Variant A (transform/full) and B (fp8_qk/k_only) of K8/V8 at (batch, context).
+CaseSummary a_case(std::int64_t id, int batch, int context, double us) {
+  return CaseBuilder(id, point(KvDtype::k8v8, KPath::transform, TransformMode::full, batch, context)).latency(us);
+}
+CaseSummary b_case(std::int64_t id, int batch, int context, double us) {
+  return CaseBuilder(id, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, batch, context)).latency(us);
+}
+const std::string kA = "k8v8/transform/full", kB = "k8v8/fp8_qk/k_only";
+
+TEST(Dispatch, WinnerMarginAndTheCrossoverAlongContext) {
+  // Batch 1: A is twice as fast at 1024 tokens, B twice as fast at 4096: log(tA/tB) goes
+  // from log 0.5 to log 2, so it crosses zero halfway in log context, at 2048.
+  const std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10), b_case(2, 1, 1024, 20), a_case(3, 1, 4096, 40),
+                                          b_case(4, 1, 4096, 20)};
+  const DispatchTable t = build_dispatch(cases);
+  ASSERT_EQ(t.groups.size(), 1u);
+  const DispatchGroup& g = t.groups[0];
+  EXPECT_EQ(g.batches, std::vector<int>{1});
+  EXPECT_EQ(g.contexts, (std::vector<int>{1024, 4096}));
+  EXPECT_EQ(g.cell(1, 1024)->winner()->variant, kA);
+  EXPECT_NEAR(g.cell(1, 1024)->margin(), 1.0, kTol);
+  EXPECT_EQ(g.cell(1, 4096)->winner()->variant, kB);
+  ASSERT_EQ(g.crossovers.size(), 1u);
+  const Crossover& x = g.crossovers[0];
+  EXPECT_EQ(x.axis, "context");
+  EXPECT_EQ(x.held, 1);
+  EXPECT_NEAR(x.at, 2048, 1e-6);
+  EXPECT_EQ(x.from, kA);
+  EXPECT_EQ(x.to, kB);
+  EXPECT_NEAR(x.margin_lo, 1.0, kTol);  // B is 100% slower at 1024
+  EXPECT_NEAR(x.margin_hi, 1.0, kTol);  // A is 100% slower at 4096
+  EXPECT_EQ(x.cases, (std::vector<std::int64_t>{1, 2, 3, 4}));
+
+  // The table: batch 1 splits at the crossover.
+  ASSERT_EQ(g.entries.size(), 2u);
+  EXPECT_EQ(g.entries[0].variant, kA);
+  EXPECT_NEAR(g.entries[0].context_hi, 2048, 1e-6);
+  EXPECT_EQ(g.entries[0].cases, std::vector<std::int64_t>{1});
+  EXPECT_EQ(g.entries[1].variant, kB);
+  EXPECT_NEAR(g.entries[1].context_lo, 2048, 1e-6);
+
+  const nlohmann::json j = t.to_json();
+  ASSERT_EQ(j.at("crossovers").size(), 1u);
+  EXPECT_EQ(j["crossovers"][0]["axis"], "context");
+  EXPECT_NEAR(j["crossovers"][0]["at"].get<double>(), 2048, 1e-6);
+  EXPECT_EQ(j["crossovers"][0]["from"], kA);
+  EXPECT_EQ(j["crossovers"][0]["to"], kB);
+  EXPECT_TRUE(j["crossovers"][0]["margin"].contains("before"));
+}
+
+TEST(Dispatch, AnUnequalCrossingAndOneAlongBatch) {
+  // Context 1024, batch 1 -> 16: tA/tB from 1/4 to 2; root where log-ratio 0: t = log4 / (log4 + log2) = 2/3
+  // of the way in log batch: 16^(2/3).
+  const std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10), b_case(2, 1, 1024, 40), a_case(3, 16, 1024, 80),
+                                          b_case(4, 16, 1024, 40)};
+  const DispatchGroup g = build_dispatch(cases).groups.at(0);
+  ASSERT_EQ(g.crossovers.size(), 1u);
+  EXPECT_EQ(g.crossovers[0].axis, "batch");
+  EXPECT_EQ(g.crossovers[0].held, 1024);
+  EXPECT_NEAR(g.crossovers[0].at, std::pow(16.0, 2.0 / 3.0), 1e-9);
+  EXPECT_NEAR(g.crossovers[0].margin_lo, 3.0, kTol);
+  EXPECT_NEAR(g.crossovers[0].margin_hi, 1.0, kTol);
+}
+
+TEST(Dispatch, InterpolationIsLogLinearAndReproducesMeasuredPoints) {
+  // A's latency doubles per doubling of context (linear): log-log interpolation is exact.
+  const std::vector<CaseSummary> cases = {a_case(1, 4, 1024, 10), a_case(2, 4, 4096, 40), a_case(3, 16, 1024, 30),
+                                          a_case(4, 16, 4096, 120)};
+  const DispatchGroup g = build_dispatch(cases).groups.at(0);
+  EXPECT_NEAR(g.interpolated_latency(kA, 4, 1024), 10, kTol);
+  EXPECT_NEAR(g.interpolated_latency(kA, 4, 2048), 20, 1e-9);
+  EXPECT_NEAR(g.interpolated_latency(kA, 4, 8192), 80, 1e-9);  // extrapolated along the row
+  // Between batches: 10 -> 30 from batch 4 to 16, so sqrt(10*30) at batch 8.
+  EXPECT_NEAR(g.interpolated_latency(kA, 8, 1024), std::sqrt(300.0), 1e-9);
+  // Leaving (4, 4096) out: along the row only 10 is left, along the column only 120; their
+  // geometric mean.
+  EXPECT_NEAR(g.interpolated_latency(kA, 4, 4096, std::make_pair(4, 4096)), std::sqrt(10.0 * 120.0), 1e-9);
+  EXPECT_TRUE(std::isnan(g.interpolated_latency(kB, 4, 1024)));  // never measured
+}
+
+TEST(Dispatch, LeaveOneOutRegretIsTheMeasuredCostOfTheInterpolatedChoice) {
+  // Row batch 1 at 1024, 2048, 4096. A: 10, 21, 40; B: 20, 20.5, 22. Leaving 2048 out, A is
+  // interpolated to sqrt(10*40) = 20 and B to sqrt(20*22) = 20.98: A is chosen, while B is
+  // measured faster there (20.5 against 21).
+  const std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10),   b_case(2, 1, 1024, 20), a_case(3, 1, 2048, 21),
+                                          b_case(4, 1, 2048, 20.5), a_case(5, 1, 4096, 40), b_case(6, 1, 4096, 22)};
+  const DispatchTable t = build_dispatch(cases);
+  ASSERT_EQ(t.regret.points.size(), 3u);
+  const RegretPoint* middle = nullptr;
+  for (const RegretPoint& p : t.regret.points)
+    if (p.context == 2048) middle = &p;
+  ASSERT_NE(middle, nullptr);
+  EXPECT_EQ(middle->chosen, kA);
+  EXPECT_EQ(middle->best, kB);
+  EXPECT_NEAR(middle->regret, 21.0 / 20.5 - 1, kTol);
+  // The ends extrapolate along the row from the other two points and choose right.
+  for (const RegretPoint& p : t.regret.points) {
+    if (p.context != 2048) {
+      EXPECT_EQ(p.regret, 0.0) << p.context;
+    }
+  }
+  EXPECT_EQ(t.regret.median, 0.0);
+  EXPECT_NEAR(t.regret.max, 21.0 / 20.5 - 1, kTol);
+  EXPECT_NEAR(t.regret.p90, 21.0 / 20.5 - 1, kTol);  // nearest rank of 3: the largest
+}
+
+TEST(Dispatch, AFailedGateExcludesTheVariantWithTheReason) {
+  CaseBuilder failing(2, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 1, 1024));
+  failing.latency(5);
+  failing.c.record.quality.push_back({"rel_l2", 0.3, 0.05, false, "qwen_bias"});
+  failing.c.record.quality.push_back({"rel_l2", 0.001, 0.006, true, "random"});
+  const std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10), failing};
+
+  EXPECT_EQ(build_dispatch(cases).groups[0].cell(1, 1024)->winner()->variant, kB);  // no gate applied
+  DispatchOptions gaussian;
+  gaussian.gate_distribution = "gaussian";  // no rows of this distribution: nothing excluded
+  EXPECT_EQ(build_dispatch(cases, gaussian).groups[0].cell(1, 1024)->winner()->variant, kB);
+
+  DispatchOptions qwen;
+  qwen.gate_distribution = "qwen_bias";
+  const DispatchTable t = build_dispatch(cases, qwen);
+  const DispatchCell& cell = *t.groups[0].cell(1, 1024);
+  EXPECT_EQ(cell.winner()->variant, kA);
+  ASSERT_EQ(cell.excluded.size(), 1u);
+  EXPECT_EQ(cell.excluded[0].variant, kB);
+  EXPECT_EQ(cell.excluded[0].case_id, 2);
+  EXPECT_NE(cell.excluded[0].reason.find("qwen_bias"), std::string::npos) << cell.excluded[0].reason;
+  EXPECT_NE(cell.excluded[0].reason.find("rel_l2"), std::string::npos) << cell.excluded[0].reason;
+  EXPECT_TRUE(std::isnan(cell.margin()));  // one admitted variant
+}
+
+TEST(Dispatch, GroupsByBackendDeviceShapeAndCacheAndSkipsWhatIsNotOk) {
+  OperatingPoint warm = point(KvDtype::k8v8, KPath::transform, TransformMode::full, 1, 1024);
+  warm.cache = CacheState::l2_warm;
+  OperatingPoint d64 = point(KvDtype::k8v8, KPath::transform, TransformMode::full, 1, 1024);
+  d64.head_dim = 64;
+  OperatingPoint ragged = point(KvDtype::k8v8, KPath::transform, TransformMode::full, 2, 1024);
+  ragged.context_lengths = {100, 1024};
+  const std::vector<CaseSummary> cases = {
+      a_case(1, 1, 1024, 10),
+      CaseBuilder(2, warm).latency(8),
+      CaseBuilder(3, d64).latency(6),
+      CaseBuilder(4, point(KvDtype::k8v8, KPath::transform, TransformMode::full, 1, 1024), "cpu", "Xeon").latency(900),
+      CaseBuilder(5, ragged).latency(7),
+      CaseBuilder(6, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 1, 1024))
+          .latency(1)
+          .status(CaseStatus::failed)};
+  const DispatchTable all = build_dispatch(cases);
+  EXPECT_EQ(all.groups.size(), 4u);  // cold D128 cuda, warm, D64, cpu; the ragged and the failed case left out
+  for (const DispatchGroup& g : all.groups)
+    for (const auto& [key, cell] : g.cells) EXPECT_EQ(cell.admitted.size(), 1u);
+  DispatchOptions cold_cuda;
+  cold_cuda.cache = CacheState::hbm_cold;
+  cold_cuda.backend = "cuda";
+  EXPECT_EQ(build_dispatch(cases, cold_cuda).groups.size(), 2u);  // D128 and D64
+}
+
+TEST(Dispatch, VariantLabelsNameEveryVariantField) {
+  OperatingPoint op = point(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv);
+  EXPECT_EQ(dispatch_variant_label(op), "k8v8/transform/separate_kv");
+  op.k_repr = KRepr::prebias;
+  op.rope = RopeLayout::pre_rope;
+  op.scale = ScaleGranularity::per_tensor;
+  op.splits = 8;
+  EXPECT_EQ(dispatch_variant_label(op), "k8v8/transform/separate_kv/prebias/pre_rope/per_tensor/splits=8");
+  const OperatingPoint p = dispatch_point(op);
+  EXPECT_EQ(p.kv, OperatingPoint{}.kv);
+  EXPECT_EQ(p.splits, 0);
+  EXPECT_EQ(p.batch, op.batch);
+}
+
+TEST(Dispatch, TheBundledDatabaseMeetsTheRegretTarget) {
+  const RunStore store = RunStore::open_read_only(std::string(TILEPATH_SOURCE_DIR) + "/data/h200-sweep.sqlite");
+  const DispatchTable t = build_dispatch(store.cases());
+  EXPECT_EQ(t.groups.size(), 2u);  // warm and cold
+  EXPECT_EQ(t.regret.points.size(), 70u);
+  // The target for the dispatch table of the bundled H200 run.
+  EXPECT_LE(t.regret.median, 0.005);
+  EXPECT_LE(t.regret.p90, 0.03);
+  for (const DispatchGroup& g : t.groups) {
+    EXPECT_EQ(g.batches, (std::vector<int>{1, 4, 16, 64, 128}));
+    EXPECT_EQ(g.contexts.size(), 7u);
+    for (const Crossover& x : g.crossovers) {
+      EXPECT_GT(x.at, x.lo);
+      EXPECT_LT(x.at, x.hi);
+      EXPECT_GE(x.margin_lo, 0);
+      EXPECT_GE(x.margin_hi, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilepath::analysis
