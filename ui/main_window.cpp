@@ -22,6 +22,7 @@
 #include "ui/database_session.h"
 #include "ui/models/backends_model.h"
 #include "ui/models/break_even_model.h"
+#include "ui/models/dispatch_model.h"
 #include "ui/models/stage_table_model.h"
 #include "ui/models/sweep_series_model.h"
 #include "ui/qt_text.h"
@@ -30,6 +31,7 @@
 #include "ui/views/backends_view.h"
 #include "ui/views/break_even_view.h"
 #include "ui/views/charts_view.h"
+#include "ui/views/dispatch_view.h"
 #include "ui/views/op_editor.h"
 #include "ui/views/run_panel.h"
 #include "ui/views/runs_view.h"
@@ -45,8 +47,9 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 }  // namespace
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("backends"),  QStringLiteral("graph"), QStringLiteral("timeline"), QStringLiteral("charts"),
-          QStringLiteral("breakeven"), QStringLiteral("runs"),  QStringLiteral("run")};
+  // In tab order: showView() picks the tab by this index.
+  return {QStringLiteral("backends"),  QStringLiteral("graph"),    QStringLiteral("timeline"), QStringLiteral("charts"),
+          QStringLiteral("breakeven"), QStringLiteral("dispatch"), QStringLiteral("runs"),     QStringLiteral("run")};
 }
 
 MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
@@ -59,6 +62,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   timeline_view_ = new TimelineView;
   charts_view_ = new ChartsView;
   break_even_view_ = new BreakEvenView;
+  dispatch_view_ = new DispatchView;
   runs_view_ = new RunsView(session_);
   run_panel_ = new RunPanel(&host_, session_);
 
@@ -69,6 +73,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   tabs_->addTab(timeline_view_, tr("Timeline"));
   tabs_->addTab(charts_view_, tr("Charts"));
   tabs_->addTab(break_even_view_, tr("Break-even"));
+  tabs_->addTab(dispatch_view_, tr("Dispatch"));
   tabs_->addTab(runs_view_, tr("Runs"));
   tabs_->addTab(run_panel_, tr("Run"));
   setCentralWidget(tabs_);
@@ -220,6 +225,7 @@ void MainWindow::onDatabaseChanged() {
   runs_view_->reload();
   charts_view_->setCases(session_->cases());
   break_even_view_->setCases(session_->cases());
+  dispatch_view_->setCases(session_->cases());
   if (session_->isOpen())
     db_label_->setText(tr("Database: %1 — %2 runs, %3 cases")
                            .arg(session_->path())
@@ -387,6 +393,8 @@ void MainWindow::exportTableDialog() {
     model = backends_view_->model();
   else if (current == break_even_view_)
     model = break_even_view_->model();
+  else if (current == dispatch_view_)
+    model = dispatch_view_->model();
   else if (current == charts_view_)
     model = charts_view_->latencyModel();
   else if (current == graph_view_ || current == timeline_view_)

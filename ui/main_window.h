@@ -1,6 +1,6 @@
 #pragma once
 // The main window: view switcher (Backends, Stage graph, Timeline, Charts,
-// Break-even, Runs, Run), operating-point editor dock, File menu (open, recent,
+// Break-even, Dispatch, Runs, Run), operating-point editor dock, File menu (open, recent,
 // merge, export), status bar naming the open database, settings persistence.
 
 #include <optional>
@@ -22,6 +22,7 @@ class BackendsView;
 class BreakEvenView;
 class ChartsView;
 class DatabaseSession;
+class DispatchView;
 class OpEditor;
 class RunPanel;
 class RunsView;
@@ -39,7 +40,7 @@ class MainWindow : public QMainWindow {
   MainWindow() : MainWindow(Options{}) {}
   ~MainWindow() override;
 
-  // View names as on the command line: backends, graph, timeline, charts, breakeven, runs, run.
+  // View names as on the command line: backends, graph, timeline, charts, breakeven, dispatch, runs, run.
   static QStringList viewNames();
   bool showView(const QString& name);
   QWidget* currentViewWidget() const;
@@ -63,6 +64,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timelineView() const { return timeline_view_; }
   ChartsView* chartsView() const { return charts_view_; }
   BreakEvenView* breakEvenView() const { return break_even_view_; }
+  DispatchView* dispatchView() const { return dispatch_view_; }
   RunsView* runsView() const { return runs_view_; }
   RunPanel* runPanel() const { return run_panel_; }
   BackendsView* backendsView() const { return backends_view_; }
@@ -85,6 +87,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_view_;
   ChartsView* charts_view_;
   BreakEvenView* break_even_view_;
+  DispatchView* dispatch_view_;
   RunsView* runs_view_;
   RunPanel* run_panel_;
   QLabel* db_label_;
