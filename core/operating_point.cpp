@@ -126,8 +126,10 @@ std::vector<ValidationError> OperatingPoint::problems() const {
                        join(modes));
     }
   }
-  if (k_repr == KRepr::prebias && !k_is_fp8(kv)) {
-    out.emplace_back("k_repr", "prebias applies only to an FP8 K cache, not " + std::string(to_string(kv)), "plain");
+  if (k_repr != KRepr::plain && !k_is_fp8(kv)) {
+    out.emplace_back(
+        "k_repr", std::string(to_string(k_repr)) + " applies only to an FP8 K cache, not " + std::string(to_string(kv)),
+        "plain");
   }
   return out;
 }
@@ -156,7 +158,12 @@ double OperatingPoint::bytes_moved() const {
   const int pages_per_seq = (max_context() + page_size - 1) / page_size;
   const double page_table = 4.0 * batch * pages_per_seq + 4.0 * batch;  // ids + lengths
   double scales = 0;
-  if (k_is_fp8(kv) || v_is_fp8(kv)) scales = 2.0 * 4.0 * (scale == ScaleGranularity::per_head ? kv_heads : 1);
+  if (k_repr == KRepr::mxfp8) {
+    // One E8M0 byte per 32 elements of each FP8 tensor, every token.
+    scales = tokens * kv_heads * (head_dim / 32.0) * ((k_is_fp8(kv) ? 1 : 0) + (v_is_fp8(kv) ? 1 : 0));
+  } else if (k_is_fp8(kv) || v_is_fp8(kv)) {
+    scales = 2.0 * 4.0 * (scale == ScaleGranularity::per_head ? kv_heads : 1);
+  }
   const double bias = (k_repr == KRepr::prebias) ? 4.0 * kv_heads * head_dim : 0.0;
   return kv_cache + q_and_o + page_table + scales + bias;
 }

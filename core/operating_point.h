@@ -21,7 +21,7 @@ enum class TransformMode {
   k_only = TP_MODE_K_ONLY,
   separate_kv = TP_MODE_SEPARATE_KV
 };
-enum class KRepr { plain = TP_KREPR_PLAIN, prebias = TP_KREPR_PREBIAS };
+enum class KRepr { plain = TP_KREPR_PLAIN, prebias = TP_KREPR_PREBIAS, mxfp8 = TP_KREPR_MXFP8 };
 enum class RopeLayout { post_rope = TP_ROPE_POST, pre_rope = TP_ROPE_PRE };
 enum class ScaleGranularity { per_tensor = TP_SCALE_PER_TENSOR, per_head = TP_SCALE_PER_HEAD };
 enum class CacheState { l2_warm = TP_CACHE_L2_WARM, hbm_cold = TP_CACHE_HBM_COLD };

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 0
+#define TILEPATH_ABI_MINOR 1
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -70,7 +70,10 @@ enum tp_transform_mode {
   TP_MODE_SEPARATE_KV = 3 /* dedicated warps convert K and V into staged 16-bit tiles */
 };
 
-enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1 };
+/* how K (and, for mxfp8, V) is stored when FP8: plain symmetric E4M3 with a per-head or
+ * per-tensor scale; prebias: the residual K - b_k quantized, the bias kept exact in F32;
+ * mxfp8: E4M3 elements with one E8M0 scale per 32 elements along the head dim (OCP MX) */
+enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1, TP_KREPR_MXFP8 = 2 };
 enum tp_rope_layout { TP_ROPE_POST = 0, TP_ROPE_PRE = 1 };
 enum tp_scale_granularity { TP_SCALE_PER_TENSOR = 0, TP_SCALE_PER_HEAD = 1 };
 enum tp_cache_state { TP_CACHE_L2_WARM = 0, TP_CACHE_HBM_COLD = 1 };

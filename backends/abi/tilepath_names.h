@@ -24,7 +24,7 @@ extern "C" {
 static const char* const tp_kv_dtype_names[] = {"k16v16", "k8v16", "k16v8", "k8v8"};
 static const char* const tp_k_path_names[] = {"transform", "fp8_qk", "k16"};
 static const char* const tp_transform_mode_names[] = {"none", "full", "k_only", "separate_kv"};
-static const char* const tp_k_repr_names[] = {"plain", "prebias"};
+static const char* const tp_k_repr_names[] = {"plain", "prebias", "mxfp8"};
 static const char* const tp_rope_layout_names[] = {"post_rope", "pre_rope"};
 static const char* const tp_scale_granularity_names[] = {"per_tensor", "per_head"};
 static const char* const tp_cache_state_names[] = {"l2_warm", "hbm_cold"};
@@ -44,7 +44,7 @@ static const char* const tp_cost_method_names[] = {"isolated", "removed", "doubl
 static_assert(TP_NAME_COUNT(tp_kv_dtype_names) == TP_KV_K8V8 + 1, "one name per dtype control");
 static_assert(TP_NAME_COUNT(tp_k_path_names) == TP_KPATH_K16 + 1, "one name per K path");
 static_assert(TP_NAME_COUNT(tp_transform_mode_names) == TP_MODE_SEPARATE_KV + 1, "one name per transform mode");
-static_assert(TP_NAME_COUNT(tp_k_repr_names) == TP_KREPR_PREBIAS + 1, "one name per K representation");
+static_assert(TP_NAME_COUNT(tp_k_repr_names) == TP_KREPR_MXFP8 + 1, "one name per K representation");
 static_assert(TP_NAME_COUNT(tp_rope_layout_names) == TP_ROPE_PRE + 1, "one name per RoPE layout");
 static_assert(TP_NAME_COUNT(tp_scale_granularity_names) == TP_SCALE_PER_HEAD + 1, "one name per scale layout");
 static_assert(TP_NAME_COUNT(tp_cache_state_names) == TP_CACHE_HBM_COLD + 1, "one name per cache state");

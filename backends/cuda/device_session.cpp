@@ -55,6 +55,9 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   // score of a row and softmax cancels it, so the kernel runs on the residual
   // cache (the reference includes the bias and checks that).
   if (op.rope != RopeLayout::post_rope) return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
+  if (op.k_repr == KRepr::mxfp8)
+    return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain|prebias (mxfp8's numerics: tilepath "
+           "gate)";
   const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))
     return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) +

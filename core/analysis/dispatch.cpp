@@ -48,6 +48,31 @@ const QualityRow* failed_gate(const CaseRecord& rec, const std::string& distribu
   return nullptr;
 }
 
+// What a gate result applies to: the representation (every variant field but splits)
+// and the shape of the rows (head dim, GQA ratio). A `tilepath gate` case stores its
+// rows on a case of its own, so a measured variant finds its result through this key.
+std::string gate_key(const OperatingPoint& op) {
+  return std::string(to_string(op.kv)) + "/" + std::string(to_string(op.k_path)) + "/" +
+         std::string(to_string(op.mode)) + "/" + std::string(to_string(op.k_repr)) + "/" +
+         std::string(to_string(op.rope)) + "/" + std::string(to_string(op.scale)) + "/d" + std::to_string(op.head_dim) +
+         "/g" + std::to_string(op.gqa_ratio());
+}
+
+// Per gate key: the first failing row of the distribution among all cases; a key that
+// passed everywhere maps to nullptr.
+std::map<std::string, const QualityRow*> gate_index(const std::vector<CaseSummary>& cases,
+                                                    const std::string& distribution) {
+  std::map<std::string, const QualityRow*> index;
+  for (const CaseSummary& c : cases) {
+    bool any = false;
+    for (const QualityRow& q : c.record.quality) any = any || q.distribution == distribution;
+    if (!any) continue;
+    const QualityRow*& slot = index[gate_key(c.record.op)];
+    if (slot == nullptr) slot = failed_gate(c.record, distribution);
+  }
+  return index;
+}
+
 std::string group_key(const CaseSummary& c) {
   OperatingPoint p = dispatch_point(c.record.op);
   p.batch = 1;
@@ -222,7 +247,12 @@ DispatchTable build_dispatch(const std::vector<CaseSummary>& cases, const Dispat
   DispatchTable table;
   table.gate = options.gate_distribution.empty()
                    ? "no gate applied: every measured variant is admitted"
-                   : "variants whose stored gate result on '" + options.gate_distribution + "' failed are excluded";
+                   : "variants whose stored gate result on '" + options.gate_distribution +
+                         "' failed are excluded (a result counts for the same representation, head dim and GQA "
+                         "ratio; variants without one are admitted)";
+  const std::map<std::string, const QualityRow*> gates = options.gate_distribution.empty()
+                                                             ? std::map<std::string, const QualityRow*>{}
+                                                             : gate_index(cases, options.gate_distribution);
   std::map<std::string, std::size_t> group_of;
   // (group, batch, context, variant) -> the newest ok case
   std::map<std::tuple<std::size_t, int, int, std::string>, const CaseSummary*> newest;
@@ -250,8 +280,9 @@ DispatchTable build_dispatch(const std::vector<CaseSummary>& cases, const Dispat
     DispatchCell& cell = table.groups[group].cells[{batch, context}];
     cell.batch = batch;
     cell.context = context;
-    if (const QualityRow* q =
-            options.gate_distribution.empty() ? nullptr : failed_gate(c->record, options.gate_distribution)) {
+    const QualityRow* q = nullptr;
+    if (auto it = gates.find(gate_key(c->record.op)); it != gates.end()) q = it->second;
+    if (q != nullptr) {
       cell.excluded.push_back({variant, c->case_id,
                                "fails the gate on " + q->distribution + ": " + q->metric + " " +
                                    std::to_string(q->value) + " against threshold " + std::to_string(q->threshold)});

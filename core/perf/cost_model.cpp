@@ -119,6 +119,12 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   e.bytes_moved = op.bytes_moved();
   e.launch_overhead_us = gpu.launch_overhead_us;
 
+  if (op.k_repr == KRepr::mxfp8) {
+    // Block-scaled operands need a block-scaled MMA (Blackwell); not modelled yet.
+    e.supported = false;
+    e.why_unsupported = "k_repr: the cost model has no mxfp8 kernels; allowed: plain|prebias";
+    return e;
+  }
   const Variant v = describe(op);
   e.qk_matrix_path = v.qk_path;
   e.pv_matrix_path = v.pv_path;

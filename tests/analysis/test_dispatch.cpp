@@ -149,6 +149,27 @@ TEST(Dispatch, AFailedGateExcludesTheVariantWithTheReason) {
   EXPECT_TRUE(std::isnan(cell.margin()));  // one admitted variant
 }
 
+TEST(Dispatch, AGateCaseOfTheSameRepresentationAndShapeExcludesTheMeasuredVariant) {
+  // `tilepath gate` stores its rows on cases of its own (backend "gate"): they apply to
+  // every measured case with the same representation, head dim and GQA ratio.
+  CaseBuilder gate_fail(10, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 4, 1024), "gate", "float64");
+  gate_fail.c.record.quality.push_back({"kl", 0.06, 0.005, false, "qwen_bias"});
+  OperatingPoint other_shape = point(KvDtype::k8v8, KPath::transform, TransformMode::full, 4, 1024);
+  other_shape.head_dim = 64;  // a result for D=64 says nothing about D=128
+  CaseBuilder gate_other(11, other_shape, "gate", "float64");
+  gate_other.c.record.quality.push_back({"kl", 0.07, 0.005, false, "qwen_bias"});
+  const std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10), b_case(2, 1, 1024, 5), gate_fail, gate_other};
+  DispatchOptions qwen;
+  qwen.gate_distribution = "qwen_bias";
+  qwen.backend = "cuda";
+  const DispatchTable t = build_dispatch(cases, qwen);
+  ASSERT_EQ(t.groups.size(), 1u);  // the gate cases are another backend
+  const DispatchCell& cell = *t.groups[0].cell(1, 1024);
+  EXPECT_EQ(cell.winner()->variant, kA);  // transform/full: no D=128 result, admitted
+  ASSERT_EQ(cell.excluded.size(), 1u);
+  EXPECT_EQ(cell.excluded[0].variant, kB);
+}
+
 TEST(Dispatch, GroupsByBackendDeviceShapeAndCacheAndSkipsWhatIsNotOk) {
   OperatingPoint warm = point(KvDtype::k8v8, KPath::transform, TransformMode::full, 1, 1024);
   warm.cache = CacheState::l2_warm;

@@ -119,6 +119,25 @@ TEST(OperatingPoint, PrebiasNeedsFp8K) {
   EXPECT_EQ(first_field(op), "k_repr");
 }
 
+TEST(OperatingPoint, Mxfp8NeedsFp8KAndCountsItsBlockScales) {
+  OperatingPoint op;
+  op.kv = KvDtype::k16v8;
+  op.k_path = KPath::k16;
+  op.mode = TransformMode::full;
+  op.k_repr = KRepr::mxfp8;
+  EXPECT_EQ(first_field(op), "k_repr");
+  EXPECT_NE(first_problem(op).find("mxfp8 applies only to an FP8 K cache"), std::string::npos) << first_problem(op);
+  // K8/V8 MXFP8: one E8M0 byte per 32 elements of K and of V, every token, instead of the
+  // two per-head scales.
+  OperatingPoint plain;  // K8/V8
+  OperatingPoint mx = plain;
+  mx.k_repr = KRepr::mxfp8;
+  EXPECT_EQ(first_problem(mx), "");
+  const double tokens = double(plain.total_tokens());
+  EXPECT_DOUBLE_EQ(mx.bytes_moved() - plain.bytes_moved(),
+                   tokens * plain.kv_heads * (plain.head_dim / 32.0) * 2 - 2.0 * 4.0 * plain.kv_heads);
+}
+
 TEST(OperatingPoint, BytesMovedCountsStorageWidths) {
   OperatingPoint op;  // B=64, S=4096, Hk=8, D=128
   op.kv = KvDtype::k16v16;
