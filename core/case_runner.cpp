@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <random>
@@ -102,12 +103,45 @@ void add_prediction(CaseRecord& rec) {
   if (auto row = analysis::prediction_row(analysis::analyze_case(rec))) rec.predictions.push_back(std::move(*row));
 }
 
-void add_quality(CaseRecord& rec, const tp_result& r) {
-  if (!std::isfinite(r.rel_l2_error) && !std::isfinite(r.max_abs_error)) return;
-  bool passed = r.passed != 0;
-  if (std::isfinite(r.rel_l2_error)) rec.quality.push_back({"rel_l2", r.rel_l2_error, r.tolerance, passed, "random"});
-  // max_abs has no gate of its own; it carries the case verdict for context.
-  if (std::isfinite(r.max_abs_error)) rec.quality.push_back({"max_abs", r.max_abs_error, NAN, passed, "random"});
+// The inputs' distribution as the plugin reports it; a plugin of ABI 2.1 or older made
+// the speed runs' Gaussian inputs without saying so.
+std::string input_distribution(const tp_result& r, const RunSettings& settings) {
+  const std::string reported(r.key_distribution, strnlen(r.key_distribution, sizeof r.key_distribution));
+  return reported.empty() ? settings.key_distribution : reported;
+}
+
+// Two separate verdicts on the case's output (docs/gate.md). The kernel check (does the
+// kernel compute its own arithmetic?) decides the case's status; the gate (how far is
+// that arithmetic from attention at full precision?) is stored beside it and decides
+// nothing about the speed run.
+void add_quality(CaseRecord& rec, const tp_result& r, const RunSettings& settings) {
+  const std::string distribution = input_distribution(r, settings);
+  const bool passed = r.passed != 0;
+  if (std::isfinite(r.rel_l2_error))
+    rec.quality.push_back({"kernel_check_rel_l2", r.rel_l2_error, r.tolerance, passed, distribution});
+  // max_abs has no tolerance of its own; it carries the check's verdict for context.
+  if (std::isfinite(r.max_abs_error))
+    rec.quality.push_back({"kernel_check_max_abs", r.max_abs_error, NAN, passed, distribution});
+  if (r.check_rows_total > 0) {
+    add_measurement(rec, "kernel_check_rows_checked", r.check_rows_checked, "rows");
+    add_measurement(rec, "kernel_check_rows_total", r.check_rows_total, "rows");
+  }
+
+  if (r.gate_rows_checked <= 0) return;
+  const numerics::GateThresholds& t = settings.gate_thresholds;
+  auto gate_row = [&](const char* metric, const tp_gate_value& v, double threshold, bool at_most) {
+    if (!std::isfinite(v.worst)) return;
+    const bool ok = std::isnan(threshold) || (at_most ? v.worst <= threshold : v.worst >= threshold);
+    rec.quality.push_back({metric, v.worst, threshold, ok, distribution});
+    add_measurement(rec, (std::string("gate_") + metric + "_median").c_str(), v.median, "");
+  };
+  gate_row("rel_l2", r.gate_rel_l2, t.rel_l2, true);
+  gate_row("max_abs", r.gate_max_abs, t.max_abs, true);
+  gate_row("kl", r.gate_kl, t.kl, true);
+  gate_row("top8", r.gate_top8, t.top8, false);
+  gate_row("top32", r.gate_top32, t.top32, false);
+  add_measurement(rec, "gate_rows_checked", r.gate_rows_checked, "rows");
+  add_measurement(rec, "gate_rows_total", r.gate_rows_total, "rows");
 }
 
 // The plugin's stage costs; an entry naming a stage or method this build does not
@@ -144,6 +178,8 @@ std::string case_key(const OperatingPoint& op, const RunSettings& settings) {
   // of the identity; repeats, seed and ablation switches only change precision.
   std::string key = op.key();
   if (!settings.gpu_model.empty()) key += "|gpu=" + settings.gpu_model;
+  // Other inputs give other gate results; Gaussian keys keep the keys stored runs have.
+  if (settings.key_distribution != "gaussian") key += "|keys=" + settings.key_distribution;
   return key;
 }
 
@@ -185,6 +221,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   options.progress_user = &progress;
   // Plugins poll the host's flag directly; an observer cancels through the progress callback.
   options.cancel = cancel != nullptr ? abi_cancel_flag(cancel) : nullptr;
+  options.key_distribution = settings.key_distribution.c_str();
 
   tp_result r{};  // Backend::run prepares it (struct_size, NaN for every double)
   backend.run(settings.device, op, options, r, settings.gpu_model);
@@ -217,7 +254,7 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
     copy_stage_costs(rec, r);
 
     copy_kernel_meta(r, rec.kernel);
-    add_quality(rec, r);
+    add_quality(rec, r, settings);
     try {
       add_prediction(rec);
     } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "core/numerics/gate_metrics.h"
 #include "core/operating_point.h"
 #include "core/plugin_host.h"
 #include "core/store/run_store.h"
@@ -42,8 +43,12 @@ struct RunSettings {
   int repeats = 20;
   bool stage_costs = true;  // ablations
   bool tile_interval = true;
-  std::uint64_t seed = 0;          // 0 = fresh random seed per case
-  std::string gpu_model = "h200";  // for simulating backends
+  std::uint64_t seed = 0;  // 0 = fresh random seed per case
+  // The inputs' keys (numerics::KeyDistribution names): the speed is the same, the
+  // gate's error on the case's own inputs is not.
+  std::string key_distribution = "gaussian";
+  numerics::GateThresholds gate_thresholds;  // applied to the gate on the case's own inputs
+  std::string gpu_model = "h200";            // for simulating backends
   std::string save_tensors_dir;
 };
 

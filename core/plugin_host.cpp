@@ -48,6 +48,8 @@ void fill_nan(tp_result& r) {
   r.bytes_moved = r.read_bandwidth_gbps = r.floor_fraction = nan;
   r.occupancy_theoretical = r.occupancy_achieved = nan;
   r.rel_l2_error = r.max_abs_error = r.tolerance = nan;
+  for (tp_gate_value* g : {&r.gate_rel_l2, &r.gate_max_abs, &r.gate_kl, &r.gate_top8, &r.gate_top32})
+    g->worst = g->median = nan;
   r.regs_per_thread = r.smem_static_bytes = r.smem_dynamic_bytes = -1;
 }
 
@@ -85,6 +87,7 @@ int Backend::run(int device, const OperatingPoint& op, const tp_run_options& opt
   std::lock_guard<std::mutex> guard(lock_->mutex);
   const int status = api_->run_case(device, &c, &options, &result);
   result.message[sizeof result.message - 1] = '\0';
+  result.key_distribution[sizeof result.key_distribution - 1] = '\0';
   return status;
 }
 

@@ -8,6 +8,9 @@
 #include <functional>
 #include <optional>
 #include <sstream>
+#include <string>
+
+#include "core/analysis/gate_table.h"
 
 namespace tilepath {
 namespace {
@@ -126,20 +129,52 @@ const std::vector<Column>& columns() {
       {"occupancy_achieved", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_achieved); }},
       {"grid", [](const CaseSummary& c) { return dims(c.record.kernel.grid); }},
       {"block", [](const CaseSummary& c) { return dims(c.record.kernel.block); }},
-      {"rel_err",
+      // The kernel check: the kernel against an emulation of its own arithmetic.
+      {"kernel_check_rel_l2",
        [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "rel_l2");
+         const QualityRow* q = quality(c.record, "kernel_check_rel_l2");
          return q ? number(q->value) : std::string();
        }},
-      {"max_abs_err",
+      {"kernel_check_max_abs",
        [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "max_abs");
+         const QualityRow* q = quality(c.record, "kernel_check_max_abs");
          return q ? number(q->value) : std::string();
        }},
-      {"tolerance",
+      {"kernel_check_tolerance",
        [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "rel_l2");
+         const QualityRow* q = quality(c.record, "kernel_check_rel_l2");
          return q ? number(q->threshold) : std::string();
+       }},
+      // The gate on the case's own inputs: against attention at full precision.
+      {"gate_distribution",
+       [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "rel_l2");
+         return q ? q->distribution : std::string();
+       }},
+      {"gate_rel_l2",
+       [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "rel_l2");
+         return q ? number(q->value) : std::string();
+       }},
+      {"gate_kl",
+       [](const CaseSummary& c) {
+         const QualityRow* q = quality(c.record, "kl");
+         return q ? number(q->value) : std::string();
+       }},
+      {"gate_passed",
+       [](const CaseSummary& c) {
+         bool any = false, passed = true;
+         for (const QualityRow& q : c.record.quality)
+           if (analysis::is_gate_row(q)) any = true, passed = passed && q.passed;
+         return any ? std::string(passed ? "yes" : "no") : std::string();
+       }},
+      {"gate_rows",
+       [](const CaseSummary& c) {
+         // "16/16": the (request, kv head) rows the gate compared, of all the case's rows.
+         const auto checked = c.record.measurement("gate_rows_checked");
+         const auto total = c.record.measurement("gate_rows_total");
+         if (!checked || !total) return std::string();
+         return positive_int(static_cast<int>(*checked)) + "/" + positive_int(static_cast<int>(*total));
        }},
       {"message", [](const CaseSummary& c) { return c.record.message; }},
       {"artifacts",

@@ -3,6 +3,7 @@
 
 #include "core/sweep.h"
 
+#include "core/numerics/decode_problem.h"
 #include "core/op_fields.h"
 
 #include <algorithm>
@@ -149,7 +150,7 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
 
 void parse_settings(const json& s, RunSettings& settings) {
   const std::string allowed_keys =
-      "device, warmup, repeats, stage_costs, tile_interval, seed, gpu_model, save_tensors_dir";
+      "device, warmup, repeats, stage_costs, tile_interval, seed, keys, gpu_model, save_tensors_dir";
   as_object(s, "settings", "an object with " + allowed_keys);
   for (const auto& [key, value] : s.items()) {
     std::string path = "settings." + key;
@@ -170,6 +171,9 @@ void parse_settings(const json& s, RunSettings& settings) {
       if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
         fail(path, "expected a non-negative integer, got " + describe(value), "integers >= 0 (0 = fresh per case)");
       settings.seed = value.get<std::uint64_t>();
+    } else if (key == "keys") {
+      const std::string name = as_string(value, path, "gaussian|heavy_tailed|qwen_bias");
+      settings.key_distribution = std::string(numerics::to_string(numerics::parse_key_distribution(name, path)));
     } else if (key == "gpu_model") {
       settings.gpu_model = as_string(value, path, "a GPU model id from models/gpus (e.g. h200)");
       if (settings.gpu_model.empty()) fail(path, "empty string", "a GPU model id from models/gpus (e.g. h200)");

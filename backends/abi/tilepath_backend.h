@@ -21,7 +21,9 @@
  *
  * ABI 2 (this header): stage costs are the list tp_result.stage_costs, and
  * tp_result.plugin_owned carries the plugin's handle for release_result. A plugin
- * of ABI 1 is refused with a message naming both versions.
+ * of ABI 1 is refused with a message naming both versions. 2.1 adds TP_KREPR_MXFP8;
+ * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
+ * gate on the case's own inputs (tp_result.gate_*).
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -41,7 +43,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 1
+#define TILEPATH_ABI_MINOR 2
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -163,6 +165,9 @@ typedef struct tp_run_options {
   tp_progress_fn progress;      /* may be NULL */
   void* progress_user;
   const volatile int32_t* cancel; /* may be NULL; nonzero = stop as soon as possible */
+  /* ABI 2.2: the keys of the random inputs, "gaussian" | "heavy_tailed" | "qwen_bias";
+   * NULL = "gaussian". A plugin that cannot make them refuses the case. */
+  const char* key_distribution;
 } tp_run_options;
 
 /* One stage cost: a stage (enum tp_stage) measured by a method (enum tp_cost_method),
@@ -173,6 +178,12 @@ typedef struct tp_stage_cost {
   int32_t method;
   double cost_us;
 } tp_stage_cost;
+
+/* One gate metric over the checked (request, kv head) rows: the worst row and the median. */
+typedef struct tp_gate_value {
+  double worst;
+  double median;
+} tp_gate_value;
 
 /* Free-form numeric metric (DRAM bytes, L2 hit rate, occupancy, ...). */
 typedef struct tp_metric {
@@ -224,7 +235,9 @@ typedef struct tp_result {
   int32_t block[3];
   int32_t splits; /* split count actually used */
 
-  /* correctness against the float64 reference */
+  /* The kernel check: the output against a float64 emulation of the kernel's own
+   * arithmetic on the stored cache (fp8_qk: with the query quantized as the kernel does).
+   * Whether the kernel computes its function; not the representation's error. */
   double rel_l2_error;
   double max_abs_error;
   double tolerance; /* rel_l2 tolerance applied */
@@ -237,6 +250,18 @@ typedef struct tp_result {
   const tp_artifact* artifacts;
   int32_t artifact_count;
   void* plugin_owned; /* opaque to the host: what release_result frees */
+
+  /* ABI 2.2. The numerical gate on the case's own inputs (docs/gate.md): the output
+   * against float64 attention with the query as given (BF16) and the unquantized K and
+   * V; kl and top-k from the attention weights over the stored cache. NaN (host
+   * pre-filled) where the plugin has no output to compare. The host applies the
+   * thresholds. */
+  tp_gate_value gate_rel_l2, gate_max_abs, gate_kl, gate_top8, gate_top32;
+  int32_t gate_rows_checked; /* (request, kv head) rows compared; 0 = no gate */
+  int32_t gate_rows_total;
+  int32_t check_rows_checked; /* the kernel check's rows; 0 = not reported */
+  int32_t check_rows_total;
+  char key_distribution[32]; /* the inputs' keys, e.g. "gaussian"; "" = not reported */
 } tp_result;
 
 typedef struct tp_backend_api {

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/decode_kernel.h"
 #include "backends/cpu/read_bandwidth.h"
+#include "core/numerics/case_gate.h"
 #include "core/stage.h"
 
 namespace tilepath::cpu {
@@ -106,15 +107,16 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     // ---- inputs ----
     if (progress.poll("generate", 0.0)) throw Cancelled{};
     auto start = std::chrono::steady_clock::now();
-    const DecodeProblem problem = numerics::make_problem(op, options.seed);
+    const DecodeProblem problem = numerics::make_problem(op, options.seed, options.keys);
     m.generation_ms = elapsed_us(start) / 1000;
     if (progress.next_unit("bandwidth")) throw Cancelled{};
     m.read_bandwidth_gbps = bandwidth_probe.measure_gbps(options.threads);
     if (progress.next_unit("warmup")) throw Cancelled{};
 
-    // The kernel's cos/sin cache for a pre-RoPE layout, built once like a model's rotary cache.
+    // The kernel's cos/sin cache for a pre-RoPE layout (and for the rotated bias of a
+    // post-RoPE prebias cache), built once like a model's rotary cache.
     const numerics::RopeTable rope =
-        op.rope == RopeLayout::pre_rope
+        op.rope == RopeLayout::pre_rope || !problem.k_bias.empty()
             ? numerics::RopeTable::build(*std::max_element(problem.lengths.begin(), problem.lengths.end()), op.head_dim)
             : numerics::RopeTable{};
     DecodeLaunch launch;
@@ -201,7 +203,7 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
       m.samples["removed_latency_us"] = removed;
     }
 
-    // ---- correctness against the float64 reference over the stored cache ----
+    // ---- the kernel check: the float64 reference of the kernel's own arithmetic over the stored cache ----
     if (progress.poll("reference", 0.0)) throw Cancelled{};
     start = std::chrono::steady_clock::now();
     const std::vector<int> verified = requests_to_verify(problem);
@@ -217,6 +219,13 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     m.verified_requests = static_cast<int>(verified.size());
     m.samples["verified_requests"] = verified;
     m.tolerance = numerics::default_tolerance(op);
+
+    // ---- the gate on the same rows: against attention at full precision on these inputs ----
+    if (progress.poll("gate", 0.0)) throw Cancelled{};
+    const DecodeProblem full_precision =
+        numerics::make_full_precision_requests(op, options.seed, options.keys, verified);
+    m.gate = numerics::case_gate(problem, verified, checked, full_precision);
+    m.gate.rows_total = op.batch * op.kv_heads;
     if (progress.next_unit("save")) throw Cancelled{};
 
     if (!options.save_tensors_dir.empty()) {

@@ -13,6 +13,7 @@
 #include "backends/cpu/read_bandwidth.h"
 #include "backends/cpu/run_progress.h"
 #include "core/numerics/decode_problem.h"
+#include "core/numerics/gate_metrics.h"
 
 namespace tilepath::cpu {
 
@@ -21,6 +22,7 @@ struct MeasureOptions {
   int repeats = 20;
   std::uint32_t ablations = 0;
   std::uint64_t seed = 1;
+  numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian;
   std::string save_tensors_dir;  // "" = don't save
   int threads = 1;
 };
@@ -37,8 +39,9 @@ struct CaseMeasurement {
 
   int splits = 1, workers = 1, work_items = 0;
   long long tiles = 0;
-  numerics::ErrorStats error;  // over the verified requests
+  numerics::ErrorStats error;  // the kernel check over the verified requests
   int verified_requests = 0;   // requests checked against the reference (all unless huge)
+  numerics::GateMetrics gate;  // the same requests against full precision (rows_total: every row)
   double tolerance = 0;
   double generation_ms = 0, reference_ms = 0;
 

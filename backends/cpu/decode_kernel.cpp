@@ -70,19 +70,13 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
   for (int g = 0; g < G; ++g) {
     const std::size_t row = static_cast<std::size_t>(b) * p.op.q_heads + kv_head * G + g;
     float* q = &s.q[static_cast<std::size_t>(g) * D];
-    s.score_bias[g] = 0;
+    s.bias_scale[g] = 0;
     if (plan.k == KOperand::e4m3_fp8_qk) {
       // FP8 x FP8: unscaled E4M3 operands, q_scale * k_scale moved into score space.
       const float q_scale = step.q_scale[row];
       for (int d = 0; d < D; ++d) q[d] = table[step.q8[row * D + d]];
       s.score_scale[g] = q_scale * p.k_scale[head_row] * plan.softmax_scale;
-      if (!p.k_bias.empty()) {
-        // Prebias as a score-space correction: (q8 * q_scale) . b, once per step.
-        const float* bias = &p.k_bias[static_cast<std::size_t>(kv_head) * D];
-        float correction = 0;
-        for (int d = 0; d < D; ++d) correction += q[d] * q_scale * bias[d];
-        s.score_bias[g] = correction * plan.softmax_scale;
-      }
+      s.bias_scale[g] = q_scale * plan.softmax_scale;  // prebias: qk adds (q8 . b_t) * this
     } else {
       for (int d = 0; d < D; ++d) q[d] = numerics::bf16_to_float(p.q[row * D + d]);
       s.score_scale[g] = plan.softmax_scale;
@@ -131,7 +125,7 @@ template <class Ablation, bool Timed>
 DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   const DecodeProblem& p = *launch.problem;
   const OperatingPoint& op = p.op;
-  const VariantPlan plan = make_variant_plan(p, op.rope == RopeLayout::pre_rope ? launch.rope : nullptr);
+  const VariantPlan plan = make_variant_plan(p, launch.rope);
   const std::vector<std::int32_t>& lengths = launch.lengths.empty() ? p.lengths : launch.lengths;
   const int D = op.head_dim, G = plan.group_size, splits = std::max(1, launch.splits);
   const std::size_t out_rows = static_cast<std::size_t>(op.batch) * op.q_heads;

@@ -22,12 +22,13 @@ struct DecodeLaunch {
   // Tokens per request; empty = problem->lengths. Shorter lengths (<= stored) let the
   // tile-interval measurement rerun the same cache at half context.
   std::vector<std::int32_t> lengths;
-  int splits = 1;                             // >= 1
-  int threads = 1;                            // >= 1
-  int removed_stage = kNoAblation;            // enum tp_stage compiled out of the kernel, or kNoAblation
-  int doubled_stage = kNoAblation;            // enum tp_stage run twice per tile/step (ignored with removed_stage)
-  bool stage_timers = false;                  // time every named stage call (isolated costs)
-  const numerics::RopeTable* rope = nullptr;  // required for a pre_rope op (the kernel's cos/sin cache)
+  int splits = 1;                   // >= 1
+  int threads = 1;                  // >= 1
+  int removed_stage = kNoAblation;  // enum tp_stage compiled out of the kernel, or kNoAblation
+  int doubled_stage = kNoAblation;  // enum tp_stage run twice per tile/step (ignored with removed_stage)
+  bool stage_timers = false;        // time every named stage call (isolated costs)
+  // The kernel's cos/sin cache: required for a pre_rope op and for a post_rope prebias op.
+  const numerics::RopeTable* rope = nullptr;
   // Called on the launching thread between its work items; return true to cancel.
   std::function<bool(double fraction)> poll;
 };

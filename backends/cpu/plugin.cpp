@@ -11,6 +11,7 @@
 
 #include "backends/abi/tilepath_backend.h"
 #include "backends/abi/tilepath_plugin.h"
+#include "backends/abi/tilepath_plugin_gate.h"
 #include "backends/cpu/case_measurement.h"
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/decode_kernel.h"
@@ -23,7 +24,11 @@ namespace {
 
 using plugin::copy_text;
 using plugin::finish;
+using plugin::key_distribution;
 using plugin::ResultStorage;
+using plugin::set_check_rows;
+using plugin::set_gate;
+using plugin::set_key_distribution;
 
 // The cache (K + V elements, padding excluded) that one case may hold: the default
 // 64 x 4096 x 8 heads x 128 dims case exactly, which is 0.5 GiB of FP8 cache and
@@ -154,6 +159,8 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
   out->max_abs_error = m.error.max_abs;
   out->tolerance = m.tolerance;
   out->passed = m.error.rel_l2 <= m.tolerance ? 1 : 0;
+  set_check_rows(out, m.verified_requests * op.kv_heads, op.batch * op.kv_heads);
+  set_gate(out, m.gate);
 
   auto storage = std::make_unique<ResultStorage>();
   for (int method = 0; method < TP_COST_METHOD_COUNT; ++method)
@@ -166,7 +173,6 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
   storage->add_metric("problem_generation_ms", m.generation_ms, "ms");
   storage->add_metric("reference_ms", m.reference_ms, "ms");
   storage->add_metric("bandwidth_buffer_mib", static_cast<double>(kBandwidthBufferBytes >> 20), "MiB");
-  storage->add_metric("verified_requests", m.verified_requests, "");
   storage->add_artifact("samples.json", "application/json", m.samples.dump(2));
   ResultStorage::attach(*out, std::move(storage));
 }
@@ -203,6 +209,11 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   if (TP_HAS_FIELD(options, tp_run_options, progress)) progress_fn = options->progress;
   if (TP_HAS_FIELD(options, tp_run_options, progress_user)) progress_user = options->progress_user;
   if (TP_HAS_FIELD(options, tp_run_options, cancel)) cancel = options->cancel;
+  std::string why;
+  const auto keys = key_distribution(options, &why);
+  if (!keys) return finish(out, TP_ERR_INVALID, why);
+  measure.keys = *keys;
+  set_key_distribution(out, measure.keys);
 
   RunProgress progress(progress_fn, progress_user, cancel, progress_units(measure));
   CaseMeasurement m;

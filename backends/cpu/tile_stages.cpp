@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
+#include <string>
 
 namespace tilepath::cpu {
 
@@ -68,8 +70,14 @@ float head_scale(const std::vector<float>& scales, int kv_head) { return scales[
 
 VariantPlan make_variant_plan(const DecodeProblem& p, const numerics::RopeTable* rope) {
   VariantPlan plan;
-  plan.rope = rope;
   const auto& op = p.op;
+  const bool rotates_keys = op.rope == RopeLayout::pre_rope && !p.k8.empty();
+  const bool rotates_bias = op.rope == RopeLayout::post_rope && !p.k_bias.empty();
+  if ((rotates_keys || rotates_bias) && rope == nullptr)
+    throw std::invalid_argument("cpu kernel: a " + std::string(rotates_keys ? "pre_rope" : "post_rope prebias") +
+                                " cache needs the kernel's RoPE table");
+  if (rotates_keys) plan.rope = rope;
+  if (rotates_bias) plan.bias_rope = rope;
   if (!p.k8.empty()) plan.k = op.k_path == KPath::fp8_qk ? KOperand::e4m3_fp8_qk : KOperand::e4m3_transform;
   if (!p.v8.empty()) plan.v = op.mode == TransformMode::k_only ? VOperand::e4m3_direct : VOperand::e4m3_convert;
   plan.staged_kv = op.mode == TransformMode::separate_kv;
@@ -110,7 +118,7 @@ void TileScratch::resize(int group_size, int head_dim) {
   row.assign(head_dim, 0.0f);
   q.assign(static_cast<std::size_t>(group_size) * head_dim, 0.0f);
   score_scale.assign(group_size, 0.0f);
-  score_bias.assign(group_size, 0.0f);
+  bias_scale.assign(group_size, 0.0f);
   scores.assign(static_cast<std::size_t>(group_size) * kTileTokens, 0.0f);
   probs.assign(scores.size(), 0.0f);
   p8.assign(scores.size(), 0.0f);
@@ -143,11 +151,17 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
 #pragma omp simd
     for (int i = 0; i < tile.tokens * D; ++i) k[i] = e4m3_value(raw[i]) * scale;
   } else {
-    // Prebias: K = b + scale * e4m3, the exact bias restored in the kernel.
+    // Prebias: K = b + scale * e4m3 (post-RoPE: RoPE_t(b)), the exact bias restored in the kernel.
     const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
     for (int t = 0; t < tile.tokens; ++t) {
+      const float* b = bias;
+      if (plan.bias_rope != nullptr) {
+        std::copy_n(bias, D, s.row.data());
+        plan.bias_rope->rotate(s.row.data(), tile.first_token + t);
+        b = s.row.data();
+      }
 #pragma omp simd
-      for (int d = 0; d < D; ++d) k[t * D + d] = bias[d] + e4m3_value(raw[t * D + d]) * scale;
+      for (int d = 0; d < D; ++d) k[t * D + d] = b[d] + e4m3_value(raw[t * D + d]) * scale;
     }
   }
   if (plan.rope != nullptr) {
@@ -174,10 +188,19 @@ void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
         key = s.row.data();
         break;
     }
-    for (int g = 0; g < G; ++g) {
-      s.scores[g * kTileTokens + t] =
-          dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g] + s.score_bias[g];
-    }
+    for (int g = 0; g < G; ++g)
+      s.scores[g * kTileTokens + t] = dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g];
+  }
+  const DecodeProblem& p = *plan.problem;
+  if (plan.k != KOperand::e4m3_fp8_qk || p.k_bias.empty()) return;
+  // fp8_qk prebias: the bias never enters the FP8 K operand; its score q.b (post-RoPE:
+  // q.RoPE_t(b)) is added in score space with the same dequantized Q.
+  const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
+  for (int t = 0; t < tile.tokens; ++t) {
+    std::copy_n(bias, D, s.row.data());
+    if (plan.bias_rope != nullptr) plan.bias_rope->rotate(s.row.data(), tile.first_token + t);
+    for (int g = 0; g < G; ++g)
+      s.scores[g * kTileTokens + t] += dot(&s.q[static_cast<std::size_t>(g) * D], s.row.data(), D) * s.bias_scale[g];
   }
 }
 

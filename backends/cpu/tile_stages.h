@@ -41,8 +41,12 @@ struct VariantPlan {
   float softmax_scale = 0;
   const numerics::DecodeProblem* problem = nullptr;
   const numerics::RopeTable* rope = nullptr;  // pre_rope: k_prep rotates each reconstructed key
+  // post_rope prebias: the cache holds K_t - RoPE_t(b), so the tile rebuilds RoPE_t(b)
+  // (transform: into K in k_prep; fp8_qk: as the score-space correction q.RoPE_t(b) in qk).
+  const numerics::RopeTable* bias_rope = nullptr;
 };
 
+// rope: the kernel's cos/sin cache, required for a pre_rope op and for a post_rope prebias op.
 VariantPlan make_variant_plan(const numerics::DecodeProblem& p, const numerics::RopeTable* rope = nullptr);
 
 // E4M3 code -> float, exact (the CPU's stand-in for cvt.e4m3x2 -> f16x2).
@@ -70,7 +74,7 @@ struct TileScratch {
   std::vector<float> row;                  // (D) one operand row decoded on the fly
   std::vector<float> q;                    // (G, D) Q as qk consumes it
   std::vector<float> score_scale;          // (G) multiplies q.k
-  std::vector<float> score_bias;           // (G) adds to the scaled score (fp8_qk prebias: q.b)
+  std::vector<float> bias_scale;           // (G) fp8_qk prebias: multiplies q8.b (q_scale * softmax_scale)
   std::vector<float> scores, probs;        // (G, T)
   std::vector<float> p8;                   // (G, T) E4M3-quantized P (k_only)
   std::vector<float> m, l, alpha;          // (G) running max, running sum, rescale factor
@@ -84,9 +88,9 @@ struct TileScratch {
 
 // k_raw[t] = K[page_row[(first+t)/P]][(first+t)%P][kv_head]      (T, D) gather
 void k_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
-// k_tile = e4m3 * k_scale (+ k_bias), then RoPE_t for a pre-RoPE cache  (T, D)
+// k_tile = e4m3 * k_scale (+ k_bias, RoPE_t(k_bias) post-RoPE), then RoPE_t for a pre-RoPE cache  (T, D)
 void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
-// S = Q·Kᵀ·score_scale + score_bias                                (G, T)
+// S = Q·Kᵀ·score_scale (fp8_qk prebias: + Q·RoPE_t(b)·bias_scale)  (G, T)
 void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
 // m' = max(m, rowmax S); alpha = exp(m - m'); P = exp(S - m'); l = l·alpha + rowsum P
 void softmax(const VariantPlan& plan, const TileRef& tile, TileScratch& s);

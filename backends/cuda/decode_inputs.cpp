@@ -42,15 +42,17 @@ DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
 }
 
 HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool allow_tiling,
-                              double tile_above_host_bytes) {
+                              double tile_above_host_bytes, numerics::KeyDistribution keys) {
   HostDecodeCase c;
   c.op = op;
+  c.seed = seed;
+  c.keys = keys;
   const std::vector<std::int32_t> lengths = lengths_of(op);
   const double token_bytes = double(op.kv_heads) * op.head_dim * (bytes_per_k(op) + bytes_per_v(op));
   const double total_tokens = std::accumulate(lengths.begin(), lengths.end(), 0.0);
 
   if (!allow_tiling || total_tokens * token_bytes <= tile_above_host_bytes) {
-    c.source = numerics::make_problem(op, seed);
+    c.source = numerics::make_problem(op, seed, keys);
     c.num_pages = c.source.num_pages;
     c.max_pages_per_seq = c.source.max_pages_per_seq;
     c.page_table = c.source.page_table;
@@ -67,7 +69,7 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
   int pool_context = int(std::min<long long>(max_len, pool_tokens_per_request));
   pool_context = std::max(op.page_size, pool_context / op.page_size * op.page_size);
   pool_op.context = pool_context;
-  c.source = numerics::make_problem(pool_op, seed);
+  c.source = numerics::make_problem(pool_op, seed, keys);
 
   c.lengths = lengths;
   c.max_pages_per_seq = 0;
@@ -91,6 +93,13 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
       c.page_table[std::size_t(b) * c.max_pages_per_seq + i] = ids[next++];
   }
   return c;
+}
+
+HostDecodeCase full_precision_case(const HostDecodeCase& c) {
+  HostDecodeCase full = c;
+  full.op = numerics::full_precision_op(c.op);
+  full.source = numerics::make_full_precision_problem(c.source.op, c.seed, c.keys);
+  return full;
 }
 
 numerics::DecodeProblem reference_problem_for_row(const HostDecodeCase& c, int b, int kv_head) {

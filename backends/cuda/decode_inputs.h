@@ -24,6 +24,8 @@ namespace tilepath::cuda {
 
 struct HostDecodeCase {
   OperatingPoint op;
+  std::uint64_t seed = 0;  // make_problem's, so the full-precision inputs can be rebuilt
+  numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian;
   bool tiled = false;
   numerics::DecodeProblem source;  // the whole problem, or the pool when tiled
   int num_pages = 0;               // pages on the device
@@ -47,7 +49,12 @@ DecodeArgs decode_shape_args(const OperatingPoint& op, int splits);
 // allow_tiling=false forces the whole problem on the host (--save-tensors needs
 // the exact inputs of the output it writes).
 HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool allow_tiling = true,
-                              double tile_above_host_bytes = kTileAboveHostBytes);
+                              double tile_above_host_bytes = kTileAboveHostBytes,
+                              numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian);
+
+// The same case at full precision: the unquantized BF16 inputs of the same seed in the
+// same pages (and the same tiling), read with the BF16 query (numerics::full_precision_op).
+HostDecodeCase full_precision_case(const HostDecodeCase& c);
 
 // A one-request, one-kv-head problem equal to row (batch b, kv head h) of the
 // device problem (its q heads are h*G .. h*G+G-1): its reference_decode is the

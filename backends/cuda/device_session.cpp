@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/abi/tilepath_plugin_gate.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/event_timer.h"
 #include "backends/cuda/kernel_metadata.h"
@@ -51,12 +53,15 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   } catch (const ValidationError& e) {
     return e.what();
   }
-  // k_repr=prebias needs no kernel support: the exact bias adds q.b to every
-  // score of a row and softmax cancels it, so the kernel runs on the residual
-  // cache (the reference includes the bias and checks that).
   if (op.rope != RopeLayout::post_rope) return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
+  // A post-RoPE prebias cache holds K_t - RoPE_t(b): the tile must rebuild RoPE_t(b)
+  // (q.RoPE_t(b) changes with t, so softmax does not cancel it), a k_bias stage these
+  // kernels do not have.
+  if (op.k_repr == KRepr::prebias)
+    return "k_repr: prebias needs a k_bias stage (RoPE_t(b) rebuilt in the tile) that the CUDA kernels do not have; "
+           "allowed: plain (prebias runs on the cpu backend and in tilepath gate)";
   if (op.k_repr == KRepr::mxfp8)
-    return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain|prebias (mxfp8's numerics: tilepath "
+    return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain (mxfp8's numerics: tilepath "
            "gate)";
   const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))
@@ -116,7 +121,10 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
 
   // ---- inputs -------------------------------------------------------------
   report(0.0, "generate inputs");
-  const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/!save_tensors);
+  std::string why_keys;
+  const auto keys = plugin::key_distribution(&options, &why_keys);
+  if (!keys) throw std::invalid_argument(why_keys);
+  const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/!save_tensors, kTileAboveHostBytes, *keys);
   const std::vector<int> lengths(host.lengths.begin(), host.lengths.end());
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
   const int splits = op.splits > 0 ? op.splits : choose_splits(op.batch, op.kv_heads, max_len, sm_count_);
@@ -254,6 +262,9 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   out.tolerance = check.tolerance;
   out.passed = check.passed ? 1 : 0;
   out.status = check.passed ? TP_OK : TP_ERR_WRONG_RESULT;
+  plugin::set_check_rows(&out, check.rows_checked, check.rows_total);
+  plugin::set_gate(&out, check.gate);
+  plugin::set_key_distribution(&out, *keys);
   char message[512];
   if (check.passed) {
     std::snprintf(message, sizeof(message), "ok: %s; rel_l2 %.3g <= %.3g", check.what_was_checked.c_str(), check.rel_l2,
@@ -266,8 +277,6 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   }
   copy_string(out.message, sizeof(out.message), message);
 
-  storage.add_metric("rows_checked", check.rows_checked, "rows");
-  storage.add_metric("rows_total", check.rows_total, "rows");
   storage.add_metric("unwritten_elements", double(check.unwritten), "elements");
   storage.add_metric("cache_tiled_from_pool", host.tiled ? 1 : 0, "bool");
   storage.add_metric("read_bandwidth_bytes", double(bandwidth.bytes), "B");

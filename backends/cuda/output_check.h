@@ -1,11 +1,14 @@
 #pragma once
-// Checks a decode output against the float64 reference (core/numerics).
+// Checks a decode output twice on the same rows (core/numerics): the kernel check
+// against a float64 emulation of the kernel's own arithmetic on the stored cache, and the
+// numerical gate against float64 attention at full precision on the same inputs.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/decode_inputs.h"
+#include "core/numerics/gate_metrics.h"
 
 namespace tilepath::cuda {
 
@@ -17,6 +20,7 @@ struct OutputCheck {
   int rows_checked = 0;  // (request, kv-head) rows compared with the reference
   int rows_total = 0;
   std::string what_was_checked;  // one line for the case message
+  numerics::GateMetrics gate;    // the same rows against full precision (rows_total: every row)
 };
 
 // out_bf16: the whole device output [batch][q_heads][head_dim].

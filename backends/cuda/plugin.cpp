@@ -13,6 +13,7 @@
 
 #include "backends/abi/tilepath_backend.h"
 #include "backends/abi/tilepath_plugin.h"
+#include "backends/abi/tilepath_plugin_gate.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_enumeration.h"
 #include "backends/cuda/device_session.h"
@@ -121,6 +122,7 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
   } catch (const std::exception& e) {
     return fail(out, TP_ERR_INVALID, e.what());
   }
+  if (std::string why; !plugin::key_distribution(options, &why)) return fail(out, TP_ERR_INVALID, why);
   auto storage = std::make_unique<plugin::ResultStorage>();
   try {
     auto& session = s.sessions[device];

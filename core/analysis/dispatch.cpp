@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/gate_table.h"
 #include "core/op_fields.h"
 
 namespace tilepath::analysis {
@@ -41,10 +42,14 @@ double interpolate_log(std::vector<std::pair<double, double>> points, double x) 
 
 double latency(const CaseSummary& c) { return c.record.measurement("latency_us").value_or(NAN); }
 
+bool gate_row_of(const QualityRow& q, const std::string& distribution) {
+  return is_gate_row(q) && q.distribution == distribution;
+}
+
 // The first failing gate row of the distribution, or nullptr.
 const QualityRow* failed_gate(const CaseRecord& rec, const std::string& distribution) {
   for (const QualityRow& q : rec.quality)
-    if (q.distribution == distribution && !q.passed) return &q;
+    if (gate_row_of(q, distribution) && !q.passed) return &q;
   return nullptr;
 }
 
@@ -65,7 +70,7 @@ std::map<std::string, const QualityRow*> gate_index(const std::vector<CaseSummar
   std::map<std::string, const QualityRow*> index;
   for (const CaseSummary& c : cases) {
     bool any = false;
-    for (const QualityRow& q : c.record.quality) any = any || q.distribution == distribution;
+    for (const QualityRow& q : c.record.quality) any = any || gate_row_of(q, distribution);
     if (!any) continue;
     const QualityRow*& slot = index[gate_key(c.record.op)];
     if (slot == nullptr) slot = failed_gate(c.record, distribution);

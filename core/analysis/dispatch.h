@@ -32,9 +32,9 @@ OperatingPoint dispatch_point(const OperatingPoint& op);
 struct DispatchOptions {
   std::optional<CacheState> cache;  // only this cache state; all when unset
   std::string backend, device;      // only this backend / device; any when empty
-  // Gate results that exclude variants: the quality rows of this distribution
-  // ("gaussian", "qwen_bias", "npy:<file>", ...); "" = none applied. Rows of the
-  // speed runs' own kernel check ("random") are never a gate.
+  // Gate results that exclude variants: the gate rows (is_gate_row) of this distribution
+  // ("gaussian", "qwen_bias", "npy:<file>", ...); "" = none applied. The speed runs'
+  // kernel check rows are never a gate.
   std::string gate_distribution;
 };
 

@@ -1,5 +1,6 @@
 // Random decode problems stored exactly as a kernel reads them: shuffled pages,
-// BF16 or E4M3 K/V with per-tensor or per-head scales, optional exact pre-bias.
+// BF16 or E4M3 K/V with per-tensor or per-head scales, optional exact pre-bias (the
+// distribution's own key bias, as a model description gives it).
 #include "core/numerics/decode_problem.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/numerics/fp8_inline.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
+#include "core/numerics/rope.h"
 
 namespace tilepath::numerics {
 
@@ -20,27 +22,26 @@ namespace {
 
 constexpr std::uint64_t kStreamPagePermutation = 3;
 
-// Per-channel statistics of one request's K (for the bias and the residual amax)
-// and per-head |V| maxima. Reduced in request order so results never depend on threads.
+// Per-channel extremes of what one request's K cache quantizes (the key, less the
+// bias as the layout sees it for prebias) and per-head |V| maxima. Reduced in request
+// order so results never depend on threads.
 struct RequestStats {
-  std::vector<double> k_sum;        // [kv_heads][head_dim]
   std::vector<float> k_min, k_max;  // [kv_heads][head_dim]
   std::vector<float> v_amax;        // [kv_heads]
 };
 
-RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& keys, const std::vector<float>& values) {
+RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& k_quantity,
+                           const std::vector<float>& values) {
   const int row = op.kv_heads * op.head_dim;
   RequestStats s;
-  s.k_sum.assign(row, 0.0);
   s.k_min.assign(row, INFINITY);
   s.k_max.assign(row, -INFINITY);
   s.v_amax.assign(op.kv_heads, 0.0f);
-  const std::size_t tokens = keys.size() / row;
+  const std::size_t tokens = k_quantity.size() / row;
   for (std::size_t t = 0; t < tokens; ++t) {
-    const float* k = &keys[t * row];
+    const float* k = &k_quantity[t * row];
     const float* v = &values[t * row];
     for (int i = 0; i < row; ++i) {
-      s.k_sum[i] += k[i];
       s.k_min[i] = std::min(s.k_min[i], k[i]);
       s.k_max[i] = std::max(s.k_max[i], k[i]);
     }
@@ -51,6 +52,14 @@ RequestStats request_stats(const OperatingPoint& op, const std::vector<float>& k
     }
   }
   return s;
+}
+
+// The bias as token t of a post-RoPE cache holds it: RoPE_t(b), one row per kv head
+// (the kernels rebuild it with the same float table). Pre-RoPE: b itself.
+void bias_at(const OperatingPoint& op, const RopeTable& rope, const std::vector<float>& bias, int t, float* out) {
+  std::copy(bias.begin(), bias.end(), out);
+  if (op.rope != RopeLayout::post_rope) return;
+  for (int h = 0; h < op.kv_heads; ++h) rope.rotate(out + static_cast<std::size_t>(h) * op.head_dim, t);
 }
 
 float scale_from_amax(float amax) { return amax > 0.0f ? amax / kE4M3Max : 1.0f; }
@@ -81,12 +90,14 @@ std::size_t DecodeProblem::k_page_elems() const {
   return static_cast<std::size_t>(op.page_size) * op.kv_heads * op.head_dim;
 }
 
+float softmax_scale_for(int head_dim) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
+
 DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
   op.validate();
   const detail::ProblemOriginals originals(op, seed, dist);
   DecodeProblem p;
   p.op = op;
-  p.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(op.head_dim)));
+  p.softmax_scale = softmax_scale_for(op.head_dim);
   p.q = originals.q();
   p.lengths.assign(originals.lengths().begin(), originals.lengths().end());
 
@@ -112,10 +123,23 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   const int scale_groups = per_head ? op.kv_heads : 1;
   p.k_scale.assign(scale_groups, 1.0f);
   p.v_scale.assign(scale_groups, 1.0f);
-  std::vector<float> bias(row, 0.0f);
+  // Prebias: the distribution's per-channel key bias, exact in F32, as a model
+  // description gives it (never the cache's own mean, which a server cannot know ahead).
+  const std::vector<float> bias = prebias ? originals.key_bias() : std::vector<float>(row, 0.0f);
+  if (prebias) p.k_bias = bias;
+  // What the K cache quantizes for token t: the key, less the bias as its layout sees it.
+  // Pass 1 and pass 2 both call it: the same float arithmetic keeps each residual within its scale.
+  auto k_quantity = [&](const float* key, int t, float* bias_row, float* out) {
+    if (!prebias) {
+      std::copy_n(key, row, out);
+      return;
+    }
+    bias_at(op, originals.rope(), bias, t, bias_row);
+    for (int i = 0; i < row; ++i) out[i] = key[i] - bias_row[i];
+  };
 
   // ---- pass 1: generate each request once. BF16 tensors go straight into their pages;
-  // FP8-bound ones wait as BF16 (same layout) until the scales and bias are known. ----
+  // FP8-bound ones wait as BF16 (same layout) until the scales are known. ----
   const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
   std::vector<std::uint16_t> k_pending(k8 ? cache_elems : 0), v_pending(v8 ? cache_elems : 0);
   p.k16.assign(k8 ? 0 : cache_elems, 0);
@@ -131,7 +155,13 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
     std::vector<float> keys, values;
     originals.keys(static_cast<int>(b), keys);
     originals.values(static_cast<int>(b), values);
-    if (k8 || v8) stats[b] = request_stats(op, keys, values);
+    if (k8 || v8) {
+      std::vector<float> quantity(keys.size()), bias_row(row);
+      for (int t = 0; t < p.lengths[b]; ++t)
+        k_quantity(&keys[static_cast<std::size_t>(t) * row], t, bias_row.data(),
+                   &quantity[static_cast<std::size_t>(t) * row]);
+      stats[b] = request_stats(op, quantity, values);
+    }
     for (int t = 0; t < p.lengths[b]; ++t) {
       const std::size_t dst = slot_offset(static_cast<int>(b), t), src = static_cast<std::size_t>(t) * row;
       for (int i = 0; i < row; ++i) {
@@ -142,28 +172,18 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   });
   if (!k8 && !v8) return p;
 
-  // ---- scales from amax, bias = per-channel mean over all tokens (reduced in request order) ----
-  std::vector<double> k_sum(row, 0.0);
+  // ---- scales from amax (reduced in request order) ----
   std::vector<float> k_min(row, INFINITY), k_max(row, -INFINITY), v_amax(op.kv_heads, 0.0f);
   for (const auto& s : stats) {
     for (int i = 0; i < row; ++i) {
-      k_sum[i] += s.k_sum[i];
       k_min[i] = std::min(k_min[i], s.k_min[i]);
       k_max[i] = std::max(k_max[i], s.k_max[i]);
     }
     for (int h = 0; h < op.kv_heads; ++h) v_amax[h] = std::max(v_amax[h], s.v_amax[h]);
   }
-  if (prebias) {
-    const double tokens = static_cast<double>(op.total_tokens());
-    for (int i = 0; i < row; ++i) bias[i] = static_cast<float>(k_sum[i] / tokens);
-    p.k_bias = bias;
-  }
-  // Residual amax per head: fl(k - b) is monotone in k, so the channel extremes give it exactly.
   std::vector<float> k_amax(op.kv_heads, 0.0f);
-  for (int i = 0; i < row; ++i) {
-    const float hi = std::fabs(k_max[i] - bias[i]), lo = std::fabs(k_min[i] - bias[i]);
-    k_amax[i / op.head_dim] = std::max({k_amax[i / op.head_dim], hi, lo});
-  }
+  for (int i = 0; i < row; ++i)
+    k_amax[i / op.head_dim] = std::max({k_amax[i / op.head_dim], std::fabs(k_max[i]), std::fabs(k_min[i])});
   if (!per_head) {
     k_amax.assign(1, *std::max_element(k_amax.begin(), k_amax.end()));
     v_amax.assign(1, *std::max_element(v_amax.begin(), v_amax.end()));
@@ -175,14 +195,18 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   p.k8.assign(k8 ? cache_elems : 0, 0);
   p.v8.assign(v8 ? cache_elems : 0, 0);
   parallel_for(op.batch, [&](std::int64_t b) {
+    std::vector<float> key(row), quantity(row), bias_row(row);
     for (int t = 0; t < p.lengths[b]; ++t) {
       const std::size_t offset = slot_offset(static_cast<int>(b), t);
+      if (k8) {
+        for (int i = 0; i < row; ++i) key[i] = codec::bf16_to_float(k_pending[offset + i]);
+        k_quantity(key.data(), t, bias_row.data(), quantity.data());
+      }
       for (int h = 0; h < op.kv_heads; ++h) {
         const int group = per_head ? h : 0;
         const float k_scale = p.k_scale[group], v_scale = p.v_scale[group];
         for (int i = h * op.head_dim; i < (h + 1) * op.head_dim; ++i) {
-          if (k8)
-            p.k8[offset + i] = codec::float_to_e4m3((codec::bf16_to_float(k_pending[offset + i]) - bias[i]) / k_scale);
+          if (k8) p.k8[offset + i] = codec::float_to_e4m3(quantity[i] / k_scale);
           if (v8) p.v8[offset + i] = codec::float_to_e4m3(codec::bf16_to_float(v_pending[offset + i]) / v_scale);
         }
       }

@@ -24,7 +24,9 @@ KeyDistribution parse_key_distribution(std::string_view s, std::string_view fiel
 //   page_table [batch][max_pages_per_seq]                    int32 page ids (shuffled, not contiguous)
 //   lengths  [batch]                                         int32 tokens per request
 //   k_scale / v_scale  [kv_heads] (per_head) or [1] (per_tensor): dequant = e4m3 * scale
-//   k_bias   [kv_heads][head_dim] float (prebias only; K = bias + scale*e4m3)
+//   k_bias   [kv_heads][head_dim] float (prebias only): the distribution's key bias b, exact;
+//            pre_rope: K = b + scale*e4m3; post_rope: K_t = RoPE_t(b) + scale*e4m3 (the
+//            cache holds the rotated key less the rotated bias, and the kernel rebuilds RoPE_t(b))
 // GQA: q head qh reads kv head qh / (q_heads / kv_heads).
 // RoPE (rope.h; position = token index): a post_rope cache holds rotated keys, so a
 // constant key bias turns with position; a pre_rope cache holds unrotated keys
@@ -64,12 +66,32 @@ std::vector<double> reference_decode(const DecodeProblem& p);
 // The same for the listed requests only: [requests.size()][q_heads][head_dim] in the order
 // given (large cases check a sample of requests to bound the float64 cost).
 std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests);
+// The same, also returning the attention weights: weights[(i * q_heads + qh)] holds
+// request requests[i]'s softmax over its tokens for q head qh.
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests,
+                                     std::vector<std::vector<double>>& weights);
+
+// The attention scale every problem uses: 1 / sqrt(head_dim), in float.
+float softmax_scale_for(int head_dim);
 
 // The fp8_qk Q quantization, one (batch, q head) row: scale = amax/448 in float (1 for an
 // all-zero row), q8[d] = float_to_e4m3(q[d] / scale). Returns the scale. Kernels call
 // this (or match it bit for bit); QK is then q_scale*k_scale*(q8.k8), and a prebias
-// K adds the score-space correction (q8*q_scale).bias, i.e. the same dequantized Q.
+// K adds the score-space correction (q8*q_scale).b_t with b_t the bias as the layout
+// stores it (rotated for post_rope), i.e. the same dequantized Q.
 float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_t* q8_out);
+
+// The unquantized problem behind make_problem(op, seed, dist): the same query, lengths
+// and pages, with the original BF16 keys (bias included, rotated as the layout stores
+// them) and values, read with the BF16 query. Its reference_decode is attention at full
+// precision on a case's own inputs: what the numerical gate compares a kernel's output with.
+OperatingPoint full_precision_op(const OperatingPoint& op);
+DecodeProblem make_full_precision_problem(const OperatingPoint& op, std::uint64_t seed,
+                                          KeyDistribution dist = KeyDistribution::gaussian);
+// The same for the listed requests only (request i is make_problem's requests[i]), in
+// contiguous pages: what the gate of a large case needs without the whole cache twice.
+DecodeProblem make_full_precision_requests(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
+                                           const std::vector<int>& requests);
 
 // Quality gate: attention in float64 over the ORIGINAL (BF16, never FP8-quantized)
 // Q/K/V that make_problem(op, seed, dist) quantized. Regenerated from the seed, so it

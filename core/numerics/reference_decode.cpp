@@ -40,9 +40,10 @@ const std::array<double, 256>& e4m3_values() {
   return table;
 }
 
-// out = sum_t softmax(q.k_t * scale)_t v_t, keys/values as rows of head_dim doubles.
+// out = sum_t softmax(q.k_t * scale) v_t, keys/values as rows of head_dim doubles;
+// the softmax weights into `weights` when it is given.
 void attend(const std::vector<double>& q, const std::vector<double>& keys, const std::vector<double>& values,
-            int tokens, int head_dim, double softmax_scale, double* out) {
+            int tokens, int head_dim, double softmax_scale, double* out, std::vector<double>* weights = nullptr) {
   std::vector<double> scores(tokens);
   double max_score = -INFINITY;
   for (int t = 0; t < tokens; ++t) {
@@ -53,11 +54,19 @@ void attend(const std::vector<double>& q, const std::vector<double>& keys, const
   for (int d = 0; d < head_dim; ++d) out[d] = 0;
   for (int t = 0; t < tokens; ++t) {
     const double weight = std::exp(scores[t] - max_score);
+    scores[t] = weight;
     denominator += weight;
     for (int d = 0; d < head_dim; ++d) out[d] += weight * values[static_cast<std::size_t>(t) * head_dim + d];
   }
   for (int d = 0; d < head_dim; ++d) out[d] /= denominator;
+  if (weights != nullptr) {
+    for (double& w : scores) w /= denominator;
+    *weights = std::move(scores);
+  }
 }
+
+std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int>& requests,
+                                   std::vector<std::vector<double>>* weights);
 
 }  // namespace
 
@@ -72,10 +81,22 @@ float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_
 std::vector<double> reference_decode(const DecodeProblem& p) {
   std::vector<int> all(p.op.batch);
   for (int b = 0; b < p.op.batch; ++b) all[b] = b;
-  return reference_decode(p, all);
+  return reference_rows(p, all, nullptr);
 }
 
 std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests) {
+  return reference_rows(p, requests, nullptr);
+}
+
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests,
+                                     std::vector<std::vector<double>>& weights) {
+  return reference_rows(p, requests, &weights);
+}
+
+namespace {
+
+std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int>& requests,
+                                   std::vector<std::vector<double>>* weights) {
   const OperatingPoint& op = p.op;
   const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
   const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
@@ -83,13 +104,17 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
   const auto& e4m3 = e4m3_values();
   // A pre-RoPE cache stores unrotated keys: rotate each reconstructed key at its position.
   const bool rotate_keys = op.rope == RopeLayout::pre_rope;
-  const RopeTable rope =
-      rotate_keys ? RopeTable::build(*std::max_element(p.lengths.begin(), p.lengths.end()), D) : RopeTable{};
+  // A post-RoPE prebias cache holds the key less RoPE_t(b): the bias turns with position.
+  const bool rotated_bias = !p.k_bias.empty() && op.rope == RopeLayout::post_rope;
+  const RopeTable rope = rotate_keys || rotated_bias
+                             ? RopeTable::build(*std::max_element(p.lengths.begin(), p.lengths.end()), D)
+                             : RopeTable{};
   for (int b : requests) {
     if (b < 0 || b >= op.batch)
       throw std::out_of_range("reference_decode: request " + std::to_string(b) + " out of range");
   }
   std::vector<double> out(requests.size() * op.q_heads * D);
+  if (weights != nullptr) weights->assign(requests.size() * op.q_heads, {});
 
   // One item = one (request, kv head): dequantize that head's keys/values once for its q heads.
   parallel_for(static_cast<std::int64_t>(requests.size()) * Hk, [&](std::int64_t item) {
@@ -98,12 +123,17 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
     const int len = p.lengths[b];
     const double k_scale = p.k_scale[per_head ? h : 0], v_scale = p.v_scale[per_head ? h : 0];
     std::vector<double> keys(static_cast<std::size_t>(len) * D), values(keys.size());
+    std::vector<float> bias(D, 0.0f);
     for (int t = 0; t < len; ++t) {
       const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
       const std::size_t src = ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * Hk + h) * D;
+      if (!p.k_bias.empty()) {
+        std::copy_n(&p.k_bias[static_cast<std::size_t>(h) * D], D, bias.data());
+        if (rotated_bias) rope.rotate(bias.data(), t);
+      }
       for (int d = 0; d < D; ++d) {
         double k = k8 ? e4m3[p.k8[src + d]] * k_scale : bf16_to_float(p.k16[src + d]);
-        if (!p.k_bias.empty()) k += p.k_bias[static_cast<std::size_t>(h) * D + d];
+        k += bias[d];
         keys[static_cast<std::size_t>(t) * D + d] = k;
         values[static_cast<std::size_t>(t) * D + d] =
             v8 ? e4m3[p.v8[src + d]] * v_scale : bf16_to_float(p.v16[src + d]);
@@ -122,10 +152,73 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
       } else {
         for (int d = 0; d < D; ++d) q[d] = bf16_to_float(p.q[q_offset + d]);
       }
-      attend(q, keys, values, len, D, p.softmax_scale, &out[out_offset]);
+      attend(q, keys, values, len, D, p.softmax_scale, &out[out_offset],
+             weights != nullptr ? &(*weights)[out_request * op.q_heads + qh] : nullptr);
     }
   });
   return out;
+}
+
+}  // namespace
+
+OperatingPoint full_precision_op(const OperatingPoint& op) {
+  OperatingPoint fp = op;
+  fp.kv = KvDtype::k16v16;
+  fp.k_path = KPath::k16;
+  fp.mode = TransformMode::none;
+  fp.k_repr = KRepr::plain;
+  return fp;
+}
+
+DecodeProblem make_full_precision_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
+  // The originals do not depend on the representation fields, so the BF16 cache of the
+  // same seed holds exactly the values the representation quantized.
+  return make_problem(full_precision_op(op), seed, dist);
+}
+
+DecodeProblem make_full_precision_requests(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
+                                           const std::vector<int>& requests) {
+  op.validate();
+  const detail::ProblemOriginals originals(op, seed, dist);
+  const int row = op.kv_heads * op.head_dim;
+  DecodeProblem p;
+  p.op = full_precision_op(op);
+  p.op.batch = static_cast<int>(requests.size());
+  p.op.context_lengths.clear();
+  for (int b : requests) {
+    if (b < 0 || b >= op.batch)
+      throw std::out_of_range("make_full_precision_requests: request " + std::to_string(b) + " out of range");
+    p.lengths.push_back(originals.lengths()[b]);
+  }
+  if (requests.empty()) return p;
+  p.op.context = *std::max_element(p.lengths.begin(), p.lengths.end());
+  if (std::any_of(p.lengths.begin(), p.lengths.end(), [&](int len) { return len != p.op.context; }))
+    p.op.context_lengths.assign(p.lengths.begin(), p.lengths.end());
+  p.softmax_scale = softmax_scale_for(op.head_dim);
+  p.max_pages_per_seq = (p.op.context + op.page_size - 1) / op.page_size;
+  p.num_pages = p.op.batch * p.max_pages_per_seq;
+  p.page_table.resize(static_cast<std::size_t>(p.num_pages));
+  for (int i = 0; i < p.num_pages; ++i) p.page_table[static_cast<std::size_t>(i)] = i;
+  p.k_scale.assign(1, 1.0f);
+  p.v_scale.assign(1, 1.0f);
+  const std::size_t row_elems = static_cast<std::size_t>(op.q_heads) * op.head_dim;
+  p.q.resize(requests.size() * row_elems);
+  const std::size_t cache = static_cast<std::size_t>(p.num_pages) * op.page_size * row;
+  p.k16.assign(cache, 0);
+  p.v16.assign(cache, 0);
+  parallel_for(static_cast<std::int64_t>(requests.size()), [&](std::int64_t i) {
+    const int b = requests[static_cast<std::size_t>(i)];
+    std::copy_n(&originals.q()[static_cast<std::size_t>(b) * row_elems], row_elems, &p.q[i * row_elems]);
+    std::vector<float> keys, values;
+    originals.keys(b, keys);
+    originals.values(b, values);
+    const std::size_t first = static_cast<std::size_t>(i) * p.max_pages_per_seq * op.page_size * row;
+    for (std::size_t e = 0; e < keys.size(); ++e) {
+      p.k16[first + e] = float_to_bf16(keys[e]);  // exact: the originals are BF16 values
+      p.v16[first + e] = float_to_bf16(values[e]);
+    }
+  });
+  return p;
 }
 
 std::vector<double> reference_decode_original(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
@@ -133,7 +226,7 @@ std::vector<double> reference_decode_original(const OperatingPoint& op, std::uin
   const detail::ProblemOriginals originals(op, seed, dist);
   const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
   // Same softmax scale as make_problem (a float), so only the cache representation differs.
-  const double softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const double softmax_scale = softmax_scale_for(D);
   std::vector<double> out(static_cast<std::size_t>(op.batch) * op.q_heads * D);
   parallel_for(op.batch, [&](std::int64_t b) {
     std::vector<float> keys, values;

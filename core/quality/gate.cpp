@@ -255,7 +255,7 @@ std::vector<double> path_query(const double* q, int D, const OperatingPoint& op)
 GateMetrics evaluate_step(const RowSource& rows, const OperatingPoint& op, const ScaleTables& scales, int n,
                           int scale_tokens, int step) {
   const int B = op.batch, Hk = op.kv_heads, D = op.head_dim, G = op.gqa_ratio();
-  const double softmax_scale = static_cast<float>(1.0 / std::sqrt(double(D)));
+  const double softmax_scale = numerics::softmax_scale_for(D);
   GateMetrics m;
   m.rows.resize(static_cast<std::size_t>(B) * Hk);
   m.rows_total = B * Hk;

@@ -174,6 +174,18 @@ void migrate_v2_to_v3(sqlite3* db, const std::string& path) {
   exec(db, path, "ALTER TABLE predictions ADD COLUMN unknown_stages TEXT;");
 }
 
+// v4: a speed run stores two verdicts on its output, the kernel check (the kernel against
+// an emulation of its own arithmetic) and the numerical gate (against full precision).
+// Until v3 the check was the only one, stored as `rel_l2`/`max_abs` of distribution
+// `random`, and CUDA runs counted its rows as `rows_checked`/`rows_total`; it gets its own
+// names so those rows are never read as a gate. Gate rows (named distributions) stay.
+void migrate_v3_to_v4(sqlite3* db, const std::string& path) {
+  exec(db, path,
+       "UPDATE quality SET metric = 'kernel_check_' || metric"
+       " WHERE distribution = 'random' AND metric IN ('rel_l2', 'max_abs');"
+       "UPDATE measurements SET name = 'kernel_check_' || name WHERE name IN ('rows_checked', 'rows_total');");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -186,6 +198,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   if (version < 1) migrate_v0_to_v1(db, path);
   if (version < 2) migrate_v1_to_v2(db, path);
   if (version < 3) migrate_v2_to_v3(db, path);
+  if (version < 4) migrate_v3_to_v4(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

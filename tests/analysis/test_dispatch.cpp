@@ -149,6 +149,27 @@ TEST(Dispatch, AFailedGateExcludesTheVariantWithTheReason) {
   EXPECT_TRUE(std::isnan(cell.margin()));  // one admitted variant
 }
 
+// A speed run stores its kernel check under the inputs' distribution (schema 4): a
+// failed kernel check is not a gate result and excludes nothing; its gate rows do.
+TEST(Dispatch, KernelCheckRowsAreNeverAGate) {
+  CaseBuilder checked(2, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 1, 1024));
+  checked.latency(5);
+  checked.c.record.quality.push_back({"kernel_check_rel_l2", 0.5, 0.006, false, "gaussian"});
+  checked.c.record.quality.push_back({"rel_l2", 0.06, 0.1, true, "gaussian"});
+  std::vector<CaseSummary> cases = {a_case(1, 1, 1024, 10), checked};
+  DispatchOptions gaussian;
+  gaussian.gate_distribution = "gaussian";
+  EXPECT_EQ(build_dispatch(cases, gaussian).groups[0].cell(1, 1024)->winner()->variant, kB);
+
+  checked.c.record.quality.push_back({"kl", 0.02, 0.005, false, "gaussian"});
+  cases = {a_case(1, 1, 1024, 10), checked};
+  const DispatchTable t = build_dispatch(cases, gaussian);
+  const DispatchCell& cell = *t.groups[0].cell(1, 1024);
+  EXPECT_EQ(cell.winner()->variant, kA);
+  ASSERT_EQ(cell.excluded.size(), 1u);
+  EXPECT_NE(cell.excluded[0].reason.find("kl"), std::string::npos) << cell.excluded[0].reason;
+}
+
 TEST(Dispatch, AGateCaseOfTheSameRepresentationAndShapeExcludesTheMeasuredVariant) {
   // `tilepath gate` stores its rows on cases of its own (backend "gate"): they apply to
   // every measured case with the same representation, head dim and GQA ratio.

@@ -459,3 +459,71 @@ TEST(CpuBackend, PreRopeLayoutRotatesInKPrep) {
     EXPECT_NE(std::string(why).find("rope"), std::string::npos) << why;
   }
 }
+
+// Two verdicts per case: the kernel check (its own arithmetic, which decides `passed`)
+// and the gate on the case's own inputs against full precision, on every checked row.
+TEST(CpuBackend, GateOnTheCasesOwnInputsComesWithTheKernelCheck) {
+  OperatingPoint op = small_op();
+  op.k_path = KPath::fp8_qk;
+  op.mode = default_mode(op.kv, op.k_path);
+  RunOutcome r = run(op, quick_options());
+  ASSERT_EQ(r.status, TP_OK) << r.message;
+  const tp_result& res = r.result;
+  EXPECT_EQ(res.passed, 1);
+  EXPECT_STREQ(res.key_distribution, "gaussian");
+  EXPECT_EQ(res.check_rows_total, op.batch * op.kv_heads);
+  EXPECT_EQ(res.check_rows_checked, res.check_rows_total) << "a small case checks every row";
+  EXPECT_EQ(res.gate_rows_checked, res.check_rows_checked) << "the gate compares the rows the check verified";
+  EXPECT_EQ(res.gate_rows_total, res.check_rows_total);
+  // fp8_qk's check rounds Q in its reference too; against the BF16 query it is further off.
+  EXPECT_GT(res.gate_rel_l2.worst, 5 * res.rel_l2_error);
+  EXPECT_LE(res.gate_rel_l2.median, res.gate_rel_l2.worst);
+  EXPECT_GT(res.gate_kl.worst, 0.0);
+  EXPECT_LE(res.gate_top8.worst, 1.0);
+  EXPECT_GT(res.gate_top8.worst, 0.0);
+  EXPECT_TRUE(std::isfinite(res.gate_max_abs.worst));
+  load_cpu_plugin()->release_result(&r.result);
+}
+
+// Qwen-like keys through the real kernels: the kernel check passes for every
+// representation (each computes its own arithmetic), the gate tells them apart.
+TEST(CpuBackend, QwenBiasKeysFailTheGatePlainAndPassItWithTheModelsBias) {
+  auto gate_kl = [](const OperatingPoint& op) {
+    tp_run_options o = quick_options(3);
+    o.key_distribution = "qwen_bias";
+    RunOutcome r = run(op, o);
+    EXPECT_EQ(r.status, TP_OK) << r.message;
+    EXPECT_EQ(r.result.passed, 1) << op.variant_label() << ": the kernel check";
+    EXPECT_STREQ(r.result.key_distribution, "qwen_bias");
+    const double kl = r.result.gate_kl.worst;
+    load_cpu_plugin()->release_result(&r.result);
+    return kl;
+  };
+  const double kl_threshold = 0.005;  // numerics::GateThresholds{}.kl
+  for (RopeLayout rope : {RopeLayout::post_rope, RopeLayout::pre_rope}) {
+    OperatingPoint op = small_op();
+    op.context = 512;
+    op.head_dim = 128;
+    op.rope = rope;
+    const double plain = gate_kl(op);
+    op.k_repr = KRepr::prebias;
+    const double prebias = gate_kl(op);
+    EXPECT_GT(plain, kl_threshold) << to_string(rope);
+    EXPECT_LT(prebias, kl_threshold) << to_string(rope);
+    if (rope == RopeLayout::post_rope) {
+      // The score-space correction q.RoPE_t(b) restores the bias for fp8_qk.
+      op.k_path = KPath::fp8_qk;
+      op.mode = default_mode(op.kv, op.k_path);
+      EXPECT_LT(gate_kl(op), plain);
+    }
+  }
+}
+
+TEST(CpuBackend, UnknownKeyDistributionIsNamed) {
+  tp_run_options o = quick_options();
+  o.key_distribution = "uniform";
+  RunOutcome r = run(small_op(), o);
+  EXPECT_EQ(r.status, TP_ERR_INVALID);
+  EXPECT_NE(r.message.find("key_distribution"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("qwen_bias"), std::string::npos) << r.message;
+}

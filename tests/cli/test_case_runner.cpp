@@ -208,10 +208,26 @@ TEST_F(CaseRunnerTest, SweepStoresEveryCaseOnceAndResumesAfterCancel) {
   // Report: one row per case, the columns the issue asks for, cells filled from the records.
   RunStore store = RunStore::open_read_only(db);
   const auto& columns = report_columns();
-  for (const char* required :
-       {"backend",        "device",         "kv",       "k_path",       "mode",      "cache",      "batch",
-        "context",        "q_heads",        "kv_heads", "head_dim",     "page_size", "latency_us", "tile_interval_us",
-        "floor_fraction", "limiting_stage", "kernel",   "cubin_sha256", "regs",      "rel_err"})
+  for (const char* required : {"backend",
+                               "device",
+                               "kv",
+                               "k_path",
+                               "mode",
+                               "cache",
+                               "batch",
+                               "context",
+                               "q_heads",
+                               "kv_heads",
+                               "head_dim",
+                               "page_size",
+                               "latency_us",
+                               "tile_interval_us",
+                               "floor_fraction",
+                               "limiting_stage",
+                               "kernel",
+                               "cubin_sha256",
+                               "regs",
+                               "kernel_check_rel_l2"})
     EXPECT_NE(std::find(columns.begin(), columns.end(), required), columns.end()) << required;
   auto rows = report_rows(store);
   ASSERT_EQ(static_cast<int>(rows.size()), n);
@@ -223,7 +239,7 @@ TEST_F(CaseRunnerTest, SweepStoresEveryCaseOnceAndResumesAfterCancel) {
     EXPECT_EQ(row[col("backend")], "sim");
     EXPECT_FALSE(row[col("latency_us")].empty());
     EXPECT_FALSE(row[col("limiting_stage")].empty());
-    EXPECT_TRUE(row[col("rel_err")].empty()) << "the sim computes no output";
+    EXPECT_TRUE(row[col("kernel_check_rel_l2")].empty()) << "the sim computes no output";
     EXPECT_TRUE(row[col("regs")].empty()) << "the sim models no registers";
   }
   std::string csv = report_csv(store);

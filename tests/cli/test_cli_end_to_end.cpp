@@ -109,6 +109,43 @@ TEST_F(CliTest, RunOnCpuStoresOneCaseAndPrintsTheSummary) {
   EXPECT_NE(store.runs()[0].command.find("run --backend cpu"), std::string::npos);
 }
 
+// The speed run stores two verdicts: the kernel check decides the status; the gate on
+// the case's own (here Qwen-like) keys against full precision is stored beside it.
+TEST_F(CliTest, RunStoresTheKernelCheckAndTheGateOnItsOwnKeys) {
+  std::string db = path("keys.sqlite");
+  CliResult r = run_cli(concat(
+      {"run", "--backend", "cpu", "--kv", "k8v8", "--repeats", "1", "--seed", "5", "--keys", "qwen_bias", "--db", db},
+      kSmallShape));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("status          ok"), std::string::npos) << "the gate decides nothing about the speed run";
+  EXPECT_NE(r.out.find("gate kl"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAILED"), std::string::npos) << "plain K8 on Qwen-like keys fails the gate: " << r.out;
+  EXPECT_NE(r.out.find("on qwen_bias keys"), std::string::npos) << r.out;
+
+  RunStore store = RunStore::open_read_only(db);
+  const CaseSummary c = store.cases().front();
+  EXPECT_NE(c.record.case_key.find("|keys=qwen_bias"), std::string::npos) << c.record.case_key;
+  std::set<std::string> metrics;
+  for (const QualityRow& q : c.record.quality) {
+    metrics.insert(q.metric);
+    EXPECT_EQ(q.distribution, "qwen_bias") << q.metric;
+  }
+  EXPECT_EQ(metrics, (std::set<std::string>{"kernel_check_rel_l2", "kernel_check_max_abs", "rel_l2", "max_abs", "kl",
+                                            "top8", "top32"}));
+  EXPECT_EQ(c.record.measurement("gate_rows_checked"), c.record.measurement("gate_rows_total"));
+  EXPECT_EQ(c.record.measurement("gate_rows_total"), 2.0 * 2.0) << "batch 2 x kv heads 2";
+
+  CliResult report = run_cli({"report", "--db", db, "--format", "csv"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("gate_passed"), std::string::npos);
+  EXPECT_NE(report.out.find(",qwen_bias,"), std::string::npos) << report.out;
+
+  CliResult bad =
+      run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--keys", "uniform", "--db", db}, kSmallShape));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--keys"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, RunJsonOnSimNamesTheModelledGpu) {
   std::string db = path("sim.sqlite");
   CliResult r = run_cli(
@@ -255,10 +292,26 @@ TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   auto rows = lines(csv.out);
   ASSERT_EQ(rows.size(), 3u) << csv.out;
-  for (const char* column :
-       {"backend",        "device",         "kv",       "k_path",       "mode",      "cache",      "batch",
-        "context",        "q_heads",        "kv_heads", "head_dim",     "page_size", "latency_us", "tile_interval_us",
-        "floor_fraction", "limiting_stage", "kernel",   "cubin_sha256", "regs",      "rel_err"})
+  for (const char* column : {"backend",
+                             "device",
+                             "kv",
+                             "k_path",
+                             "mode",
+                             "cache",
+                             "batch",
+                             "context",
+                             "q_heads",
+                             "kv_heads",
+                             "head_dim",
+                             "page_size",
+                             "latency_us",
+                             "tile_interval_us",
+                             "floor_fraction",
+                             "limiting_stage",
+                             "kernel",
+                             "cubin_sha256",
+                             "regs",
+                             "kernel_check_rel_l2"})
     EXPECT_NE(("," + rows[0] + ",").find(std::string(",") + column + ","), std::string::npos) << column;
 
   CliResult md = run_cli({"report", "--db", db, "--format", "md"});

@@ -82,7 +82,7 @@ TEST(SweepSpec, InvalidCombinationsAreSkippedAndCounted) {
 TEST(SweepSpec, SettingsAndNameAreRead) {
   SweepSpec spec = parse_sweep_spec(json::parse(R"({"name": "x", "backend": "cpu",
       "settings": {"device": 1, "warmup": 0, "repeats": 3, "stage_costs": false, "tile_interval": false,
-                   "seed": 42, "gpu_model": "b200", "save_tensors_dir": "/tmp/t"}})"));
+                   "seed": 42, "keys": "qwen_bias", "gpu_model": "b200", "save_tensors_dir": "/tmp/t"}})"));
   EXPECT_EQ(spec.name, "x");
   EXPECT_EQ(spec.backend, "cpu");
   EXPECT_EQ(spec.settings.device, 1);
@@ -91,6 +91,7 @@ TEST(SweepSpec, SettingsAndNameAreRead) {
   EXPECT_FALSE(spec.settings.stage_costs);
   EXPECT_FALSE(spec.settings.tile_interval);
   EXPECT_EQ(spec.settings.seed, 42u);
+  EXPECT_EQ(spec.settings.key_distribution, "qwen_bias");
   EXPECT_EQ(spec.settings.gpu_model, "b200");
   EXPECT_EQ(spec.settings.save_tensors_dir, "/tmp/t");
   ASSERT_EQ(spec.cases.size(), 1u);  // no axes: the base point alone
@@ -121,6 +122,9 @@ TEST(SweepSpec, ErrorsNameTheJsonPathAndAllowedValues) {
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": "many"}})")), "settings.repeats");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"colour": 1}})")), "settings.colour");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"stage_costs": 1}})")), "settings.stage_costs");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"keys": "uniform"}})")), "settings.keys");
+  e = parse_error(json::parse(R"({"settings": {"keys": "uniform"}})"));
+  EXPECT_NE(e.find("heavy_tailed"), std::string::npos) << e;
   EXPECT_EQ(field_of_error(json::parse(R"({"base": {"head_dim": 96}})")), "base.head_dim");
   EXPECT_EQ(field_of_error(json::parse(R"({"base": {"page_size": 3}})")), "base.page_size");
   EXPECT_EQ(field_of_error(json::parse(R"({"base": {"batch": 1.5}})")), "base.batch");

@@ -82,11 +82,6 @@ std::vector<KernelCase> all_cases() {
       op.context_lengths = {1, page - 1 > 0 ? page - 1 : 2, page + 1, 333};
       add(op);
     }
-    if (k_is_fp8(kv)) {  // pre-bias residual K with the exact bias
-      OperatingPoint op = base_op(kv, path, mode);
-      op.k_repr = KRepr::prebias;
-      add(op);
-    }
     for (int d : {64, 256}) {  // the combine's d passes: half a pass (D=64) and two (D=256)
       OperatingPoint op = base_op(kv, path, mode);
       op.head_dim = d;

@@ -128,6 +128,45 @@ TEST_F(CudaPluginRun, LargeCaseIsTiledAndCheckedOnSampledRows) {
   ASSERT_EQ(status, TP_OK) << r.message;
   EXPECT_NE(std::string(r.message).find("sampled"), std::string::npos) << r.message;
   EXPECT_LE(r.rel_l2_error, r.tolerance);
+  // The gate compares the rows the kernel check sampled, against full precision.
+  EXPECT_EQ(r.check_rows_total, 16 * op.kv_heads);
+  EXPECT_LT(r.check_rows_checked, r.check_rows_total);
+  EXPECT_GT(r.check_rows_checked, 3) << "rows are sampled up to a float64 work budget, not three";
+  EXPECT_EQ(r.gate_rows_checked, r.check_rows_checked);
+  EXPECT_EQ(r.gate_rows_total, r.check_rows_total);
+  EXPECT_GT(r.gate_rel_l2.worst, r.rel_l2_error);
+  EXPECT_LT(r.gate_rel_l2.worst, 0.1) << "Gaussian keys pass the gate in K8/V8";
+  backend_->release(r);
+}
+
+// Two verdicts: the kernel check (its own arithmetic) and the gate on the case's own
+// inputs against full precision, on every row of a small case.
+TEST_F(CudaPluginRun, GateOnTheCasesOwnInputsComesWithTheKernelCheck) {
+  OperatingPoint op = shape(3, 700, KvDtype::k8v8);
+  op.k_path = KPath::fp8_qk;
+  op.mode = default_mode(op.kv, op.k_path);
+  tp_result r{};
+  ASSERT_EQ(backend_->run(0, op, options(0), r), TP_OK) << r.message;
+  EXPECT_STREQ(r.key_distribution, "gaussian");
+  EXPECT_EQ(r.check_rows_checked, 3 * op.kv_heads);
+  EXPECT_EQ(r.gate_rows_checked, r.check_rows_checked);
+  // fp8_qk's check rounds Q in its reference too; against the BF16 query it is further off.
+  EXPECT_GT(r.gate_rel_l2.worst, 5 * r.rel_l2_error);
+  EXPECT_GT(r.gate_kl.worst, 0.0);
+  backend_->release(r);
+
+  // Qwen-like keys: the kernel still computes its arithmetic; the gate fails it.
+  tp_run_options o = options(0);
+  o.key_distribution = "qwen_bias";
+  ASSERT_EQ(backend_->run(0, op, o, r), TP_OK) << r.message;
+  EXPECT_STREQ(r.key_distribution, "qwen_bias");
+  EXPECT_LE(r.rel_l2_error, r.tolerance);
+  EXPECT_GT(r.gate_kl.worst, 0.005) << "plain K8 loses the residual under a large bias";
+  backend_->release(r);
+
+  o.key_distribution = "uniform";
+  EXPECT_EQ(backend_->run(0, op, o, r), TP_ERR_INVALID);
+  EXPECT_NE(std::string(r.message).find("key_distribution"), std::string::npos) << r.message;
   backend_->release(r);
 }
 
@@ -149,18 +188,19 @@ TEST_F(CudaPluginRun, SaveTensorsWritesTheInputsAndOutput) {
   fs::remove_all(dir);
 }
 
-TEST_F(CudaPluginRun, PrebiasRunsOnTheResidualCacheAndMatchesTheReference) {
+// A post-RoPE prebias cache needs RoPE_t(b) rebuilt in the tile: these kernels have no
+// k_bias stage, and say so.
+TEST_F(CudaPluginRun, PrebiasIsRefusedWithTheReason) {
   OperatingPoint op = shape(3, 700, KvDtype::k8v8);
   op.k_repr = KRepr::prebias;
   tp_result r{};
-  ASSERT_EQ(backend_->run(0, op, options(0), r), TP_OK) << r.message;
-  EXPECT_LE(r.rel_l2_error, r.tolerance);
+  EXPECT_EQ(backend_->run(0, op, options(0), r), TP_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(r.message).find("k_bias"), std::string::npos) << r.message;
   backend_->release(r);
 }
 
 TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {
   OperatingPoint op = shape(2, 100, KvDtype::k8v8);
-  op.k_repr = KRepr::prebias;
   op.rope = RopeLayout::pre_rope;
   const std::string why = backend_->unsupported_reason(0, op);
   EXPECT_NE(why.find("rope"), std::string::npos) << why;

@@ -140,38 +140,54 @@ TEST(DecodeProblem, StoredKeysApproximateTheOriginals) {
   EXPECT_GT(worst, 0.5);  // and it really is quantized
 }
 
-TEST(DecodeProblem, PrebiasStoresTheChannelMeanExactly) {
+// Prebias keeps the model's own key bias b exact (a server knows it from the weights,
+// never from the cache) and quantizes only the residual; post-RoPE the cache holds the
+// rotated key less RoPE_t(b), so the residual is as small as pre-RoPE.
+TEST(DecodeProblem, PrebiasStoresTheModelBiasExactly) {
   OperatingPoint op = small_op();
   op.k_repr = KRepr::prebias;
-  op.rope = RopeLayout::pre_rope;  // unrotated keys: the Qwen bias is a constant per channel
-  const auto p = make_problem(op, 4, KeyDistribution::qwen_bias);
-  ASSERT_EQ(p.k_bias.size(), static_cast<std::size_t>(op.kv_heads * op.head_dim));
-  const detail::ProblemOriginals originals(op, 4, KeyDistribution::qwen_bias);
-  std::vector<double> mean(p.k_bias.size(), 0.0);
-  for (int b = 0; b < op.batch; ++b) {
-    std::vector<float> keys;
-    originals.keys(b, keys);
-    for (std::size_t i = 0; i < keys.size(); ++i) mean[i % mean.size()] += keys[i];
-  }
-  int large_channels = 0;
-  for (std::size_t i = 0; i < mean.size(); ++i) {
-    mean[i] /= static_cast<double>(op.total_tokens());
-    EXPECT_NEAR(p.k_bias[i], mean[i], 1e-5 * std::max(1.0, std::fabs(mean[i])));
-    if (std::fabs(mean[i]) > 15.0) ++large_channels;
-  }
-  EXPECT_EQ(large_channels, 4 * op.kv_heads) << "qwen_bias: 4 channels per head carry a 20-50 sigma bias";
-  // The residual scale is set by the unit-variance residual, not by the bias.
-  for (float s : p.k_scale) EXPECT_LT(s * kE4M3Max, 8.0f);
+  for (RopeLayout rope : {RopeLayout::pre_rope, RopeLayout::post_rope}) {
+    op.rope = rope;
+    const std::string layout(to_string(rope));
+    const auto p = make_problem(op, 4, KeyDistribution::qwen_bias);
+    const detail::ProblemOriginals originals(op, 4, KeyDistribution::qwen_bias);
+    ASSERT_EQ(p.k_bias.size(), static_cast<std::size_t>(op.kv_heads * op.head_dim)) << layout;
+    EXPECT_EQ(p.k_bias, originals.key_bias()) << layout;
+    int large_channels = 0;
+    for (float b : p.k_bias) large_channels += std::fabs(b) > 15.0f ? 1 : 0;
+    EXPECT_EQ(large_channels, 4 * op.kv_heads) << "qwen_bias: 4 channels per head carry a 20-50 sigma bias";
+    // The residual scale is set by the unit-variance residual, not by the bias.
+    for (float s : p.k_scale) EXPECT_LT(s * kE4M3Max, 8.0f) << layout;
 
+    // Each stored key is the original within E4M3 rounding of the residual.
+    std::vector<float> keys;
+    originals.keys(1, keys);
+    double worst = 0;
+    for (int t = 0; t < p.lengths[1]; ++t) {
+      for (int h = 0; h < op.kv_heads; ++h) {
+        std::vector<double> bias(p.k_bias.begin() + h * op.head_dim, p.k_bias.begin() + (h + 1) * op.head_dim);
+        if (rope == RopeLayout::post_rope) apply_rope(bias.data(), op.head_dim, t);
+        for (int d = 0; d < op.head_dim; ++d) {
+          const std::size_t i = (static_cast<std::size_t>(t) * op.kv_heads + h) * op.head_dim + d;
+          const int page = p.page_table[static_cast<std::size_t>(1) * p.max_pages_per_seq + t / op.page_size];
+          const std::size_t slot =
+              ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * op.head_dim + d;
+          const double scale = p.k_scale[p.k_scale.size() > 1 ? h : 0];
+          const double stored = bias[d] + e4m3_to_float(p.k8[slot]) * scale;
+          const double residual = keys[i] - bias[d];
+          const double bound = std::max(std::fabs(residual) / 16.0, 0.5 * std::ldexp(1.0, -9) * scale) * 1.01 + 1e-5;
+          worst = std::max(worst, std::fabs(stored - keys[i]) / bound);
+        }
+      }
+    }
+    EXPECT_LE(worst, 1.0) << layout;
+  }
+
+  op.rope = RopeLayout::pre_rope;
+  const auto gaussian = make_problem(op, 4, KeyDistribution::gaussian);
+  for (float b : gaussian.k_bias) EXPECT_EQ(b, 0.0f) << "Gaussian keys have no bias";
   op.k_repr = KRepr::plain;
   const auto plain = make_problem(op, 4, KeyDistribution::qwen_bias);
-  // Post-RoPE the bias turns with position: the channel means no longer hold it.
-  op.k_repr = KRepr::prebias;
-  op.rope = RopeLayout::post_rope;
-  const auto rotated = make_problem(op, 4, KeyDistribution::qwen_bias);
-  float rotated_max_scale = 0;
-  for (float s : rotated.k_scale) rotated_max_scale = std::max(rotated_max_scale, s * kE4M3Max);
-  EXPECT_GT(rotated_max_scale, 8.0f) << "post-RoPE prebias leaves the turning bias in the residual";
   EXPECT_TRUE(plain.k_bias.empty());
   for (float s : plain.k_scale) EXPECT_GT(s * kE4M3Max, 20.0f) << "without prebias the bias captures the scale";
 }

@@ -1,7 +1,10 @@
 #include "ui/models/cases_model.h"
 
+#include <optional>
+
 #include <QBrush>
 
+#include "core/analysis/gate_table.h"
 #include "ui/qt_text.h"
 
 namespace tilepath::ui {
@@ -27,10 +30,17 @@ int CasesModel::columnCount(const QModelIndex& parent) const { return parent.isV
 
 namespace {
 double metric(const CaseRecord& r, const char* name) { return r.measurement(name).value_or(NAN); }
-double relL2(const CaseRecord& r) {
+double quality(const CaseRecord& r, const char* name) {
   for (const QualityRow& q : r.quality)
-    if (q.metric == "rel_l2") return q.value;
+    if (q.metric == name) return q.value;
   return NAN;
+}
+// The gate's verdict on the case's own inputs; nullopt when it has no gate rows.
+std::optional<bool> gatePassed(const CaseRecord& r) {
+  std::optional<bool> passed;
+  for (const QualityRow& q : r.quality)
+    if (analysis::is_gate_row(q)) passed = passed.value_or(true) && q.passed;
+  return passed;
 }
 }  // namespace
 
@@ -77,8 +87,10 @@ QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const
       return num(metric(r, "tile_interval_us"), 3);
     case FloorFraction:
       return num(metric(r, "floor_fraction"), 3);
-    case RelL2:
-      return num(relL2(r), 2);
+    case KernelCheckRelL2:
+      return num(quality(r, "kernel_check_rel_l2"), 2);
+    case GateRelL2:
+      return num(quality(r, "rel_l2"), 2);
     case Kernel:
       return qs(r.kernel.kernel_name);
   }
@@ -97,9 +109,18 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
       return QVariant::fromValue<qint64>(c.case_id);
     case Qt::ToolTipRole:
       if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
+      if (index.column() == GateRelL2) {
+        const std::optional<bool> passed = gatePassed(c.record);
+        if (!passed) return {};
+        for (const QualityRow& q : c.record.quality)
+          if (q.metric == "rel_l2")
+            return tr("Gate on %1 keys against full-precision attention: %2 (worst row; threshold %3)")
+                .arg(qs(q.distribution), *passed ? tr("passed") : tr("FAILED"), formatNumber(q.threshold, 3));
+      }
       return {};
     case Qt::ForegroundRole:
       if (index.column() == Status && c.record.status != CaseStatus::ok) return QBrush(QColor(180, 30, 30));
+      if (index.column() == GateRelL2 && gatePassed(c.record) == false) return QBrush(QColor(180, 30, 30));
       return {};
     case Qt::TextAlignmentRole:
       if (index.column() >= Batch && index.column() != Status && index.column() != Kernel)
@@ -112,9 +133,27 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
 QVariant CasesModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {
-      "Case", "Run", "Backend", "Device", "kv",     "K path",       "Mode",         "K repr",      "Cache",  "B",
-      "S",    "Hq",  "Hk",      "D",      "Status", "Latency (µs)", "Tile II (µs)", "Floor frac.", "rel L2", "Kernel"};
+  static const char* names[ColumnCount] = {"Case",
+                                           "Run",
+                                           "Backend",
+                                           "Device",
+                                           "kv",
+                                           "K path",
+                                           "Mode",
+                                           "K repr",
+                                           "Cache",
+                                           "B",
+                                           "S",
+                                           "Hq",
+                                           "Hk",
+                                           "D",
+                                           "Status",
+                                           "Latency (µs)",
+                                           "Tile II (µs)",
+                                           "Floor frac.",
+                                           "Check rel L2",
+                                           "Gate rel L2",
+                                           "Kernel"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

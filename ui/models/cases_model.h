@@ -33,7 +33,8 @@ class CasesModel : public QAbstractTableModel {
     LatencyUs,
     TileIntervalUs,
     FloorFraction,
-    RelL2,
+    KernelCheckRelL2,  // the kernel against an emulation of its own arithmetic
+    GateRelL2,         // the gate on the case's own inputs, against full precision
     Kernel,
     ColumnCount
   };

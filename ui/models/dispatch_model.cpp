@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/analysis/gate_table.h"
 #include "ui/qt_text.h"
 
 namespace tilepath::ui {
@@ -55,7 +56,7 @@ QStringList gateDistributions(const std::vector<CaseSummary>& cases) {
   std::set<QString> names;
   for (const CaseSummary& c : cases)
     for (const QualityRow& q : c.record.quality)
-      if (q.distribution != "random" && !q.distribution.empty()) names.insert(qs(q.distribution));
+      if (analysis::is_gate_row(q)) names.insert(qs(q.distribution));
   return QStringList(names.begin(), names.end());
 }
 

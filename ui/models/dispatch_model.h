@@ -21,8 +21,8 @@ namespace tilepath::ui {
 QString dispatchGroupLabel(const analysis::DispatchGroup& group);
 // A fraction as the CLI prints it: "1.23%"; "" for NaN.
 QString percentText(double fraction);
-// The distributions of the cases' quality rows, sorted: the gates a table can apply.
-// "random" (the speed runs' own kernel check) is never a gate and is left out.
+// The distributions of the cases' gate rows (analysis::is_gate_row), sorted: the gates a
+// table can apply. The speed runs' kernel check rows are never a gate and are left out.
 QStringList gateDistributions(const std::vector<CaseSummary>& cases);
 // Hover text of a measured point: winner and runner-up with their latencies and cases,
 // the margin, every admitted case, the excluded variants with the reasons.

@@ -1,0 +1,199 @@
+#include "core/analysis/gate_table.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "core/quality/gate.h"
+
+namespace tilepath::analysis {
+namespace {
+
+constexpr std::size_t index(GateMetric m) { return static_cast<std::size_t>(m); }
+
+// The number after `field` ("|seed=") in a case key, when the key has one.
+std::optional<std::uint64_t> key_number(const std::string& key, std::string_view field) {
+  const std::size_t at = key.rfind(field);
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = key.data() + at + field.size();
+  const char* end = key.data() + key.size();
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin) return std::nullopt;
+  return value;
+}
+
+double json_number(const nlohmann::json& j) { return j.is_number() ? j.get<double>() : NAN; }
+
+std::string row_label(const GateRowKey& key, bool several_shapes) {
+  std::string label = key.representation;
+  if (key.backend != "gate") label += " on " + key.backend;
+  if (several_shapes)
+    label += ", D " + std::to_string(key.head_dim) + ", Hq/Hk " + std::to_string(key.q_heads) + "/" +
+             std::to_string(key.kv_heads);
+  return label;
+}
+
+GateRowKey row_key(const GateCaseResult& r) {
+  return {r.representation, r.backend, r.op.head_dim, r.op.q_heads, r.op.kv_heads};
+}
+
+}  // namespace
+
+std::string_view to_string(GateMetric m) {
+  switch (m) {
+    case GateMetric::rel_l2:
+      return "rel_l2";
+    case GateMetric::max_abs:
+      return "max_abs";
+    case GateMetric::kl:
+      return "kl";
+    case GateMetric::top8:
+      return "top8";
+    case GateMetric::top32:
+      return "top32";
+  }
+  return "?";
+}
+
+std::optional<GateMetric> parse_gate_metric(std::string_view name) {
+  for (GateMetric m : kGateMetrics)
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
+bool gate_metric_at_least(GateMetric m) { return m == GateMetric::top8 || m == GateMetric::top32; }
+
+bool is_gate_row(const QualityRow& q) {
+  return parse_gate_metric(q.metric).has_value() && !q.distribution.empty() && q.distribution != "random";
+}
+
+std::vector<GateCaseResult> gate_results(const CaseSummary& c) {
+  const CaseRecord& rec = c.record;
+  std::map<std::string, GateCaseResult> by_distribution;
+  for (const QualityRow& q : rec.quality) {
+    if (!is_gate_row(q)) continue;
+    auto [it, added] = by_distribution.try_emplace(q.distribution);
+    GateCaseResult& r = it->second;
+    if (added) {
+      r.case_id = c.case_id;
+      r.run_id = c.run_id;
+      r.backend = c.backend;
+      r.device = c.device;
+      r.op = rec.op;
+      r.representation = quality::representation_label(rec.op);
+      r.distribution = q.distribution;
+      r.seed = key_number(rec.case_key, "|seed=");
+      r.steps = static_cast<int>(key_number(rec.case_key, "|steps=").value_or(0));
+      r.rows_checked = static_cast<int>(rec.measurement("gate_rows_checked").value_or(-1));
+      r.rows_total = static_cast<int>(rec.measurement("gate_rows_total").value_or(-1));
+      for (const ArtifactInfo& a : c.artifacts) r.has_gate_json = r.has_gate_json || a.name == "gate.json";
+    }
+    GateMetricResult& m = r.metrics[index(*parse_gate_metric(q.metric))];
+    m.stored = true;
+    m.worst = q.value;
+    m.threshold = q.threshold;
+    m.passed = q.passed;
+    m.median = rec.measurement("gate_" + q.metric + "_median").value_or(NAN);
+    r.passed = r.passed && q.passed;
+  }
+  std::vector<GateCaseResult> out;
+  for (auto& [distribution, r] : by_distribution) out.push_back(std::move(r));
+  return out;
+}
+
+std::vector<GateStepPoint> parse_gate_steps(const std::string& gate_json) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(gate_json);
+    if (!j.is_object() || !j.contains("steps") || !j["steps"].is_array())
+      throw std::runtime_error("gate.json has no \"steps\" array");
+    std::vector<GateStepPoint> out;
+    for (const nlohmann::json& s : j["steps"]) {
+      if (!s.is_object() || !s.contains("step") || !s.contains("metrics") || !s["metrics"].is_object())
+        throw std::runtime_error("gate.json: a step without \"step\" and \"metrics\"");
+      GateStepPoint p;
+      p.step = s["step"].get<int>();
+      p.tokens = s.value("tokens", 0);
+      p.passed = s.value("passed", true);
+      const nlohmann::json& m = s["metrics"];
+      for (GateMetric metric : kGateMetrics) {
+        const auto it = m.find(std::string(to_string(metric)));
+        if (it == m.end() || !it->is_object()) continue;
+        if (const auto w = it->find("worst"); w != it->end()) p.worst[index(metric)] = json_number(*w);
+        if (const auto md = it->find("median"); md != it->end()) p.median[index(metric)] = json_number(*md);
+      }
+      out.push_back(p);
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("gate.json: ") + e.what());
+  }
+}
+
+std::optional<std::string> gate_json_artifact(const CaseRecord& rec) {
+  for (const Artifact& a : rec.artifacts)
+    if (a.name == "gate.json") return std::string(a.data.begin(), a.data.end());
+  return std::nullopt;
+}
+
+const GateCell* GateRow::cell(const std::string& distribution) const {
+  const auto it = cells.find(distribution);
+  return it == cells.end() ? nullptr : &it->second;
+}
+
+const GateRow* GateTable::row(std::string_view label) const {
+  for (const GateRow& r : rows)
+    if (r.label == label) return &r;
+  return nullptr;
+}
+
+GateTable build_gate_table(const std::vector<CaseSummary>& cases, const GateJsonReader& read_gate_json) {
+  GateTable table;
+  std::map<GateRowKey, GateRow> rows;
+  std::set<std::string> distributions;
+  std::set<std::tuple<int, int, int>> shapes;
+  for (const CaseSummary& c : cases)
+    for (GateCaseResult& r : gate_results(c)) {
+      distributions.insert(r.distribution);
+      shapes.emplace(r.op.head_dim, r.op.q_heads, r.op.kv_heads);
+      GateRow& row = rows[row_key(r)];
+      row.key = row_key(r);
+      row.context_series[r.distribution].push_back(std::move(r));
+    }
+  table.distributions.assign(distributions.begin(), distributions.end());
+
+  for (auto& [key, row] : rows) {
+    row.label = row_label(key, shapes.size() > 1);
+    for (auto& [distribution, series] : row.context_series) {
+      std::sort(series.begin(), series.end(), [](const GateCaseResult& a, const GateCaseResult& b) {
+        return std::tuple(a.context(), a.case_id) < std::tuple(b.context(), b.case_id);
+      });
+      GateCell& cell = row.cells[distribution];
+      cell.shown = series.back();  // the largest context; the last stored of equal contexts
+      for (const GateCaseResult& r : series) cell.case_ids.push_back(r.case_id);
+      if (!read_gate_json) continue;
+      for (const GateCaseResult& r : series) {
+        if (r.steps <= 0 || !r.has_gate_json) continue;
+        const std::optional<std::string> text = read_gate_json(r.case_id);
+        if (!text) {
+          table.problems.push_back("case " + std::to_string(r.case_id) + ": its gate.json could not be read");
+          continue;
+        }
+        try {
+          row.step_series.push_back({r, parse_gate_steps(*text)});
+        } catch (const std::exception& e) {
+          table.problems.push_back("case " + std::to_string(r.case_id) + ": " + e.what());
+        }
+      }
+    }
+    table.rows.push_back(std::move(row));
+  }
+  std::sort(table.rows.begin(), table.rows.end(), [](const GateRow& a, const GateRow& b) { return a.label < b.label; });
+  return table;
+}
+
+}  // namespace tilepath::analysis
