@@ -23,6 +23,7 @@
 #include "ui/models/backends_model.h"
 #include "ui/models/break_even_model.h"
 #include "ui/models/dispatch_model.h"
+#include "ui/models/gate_model.h"
 #include "ui/models/stage_table_model.h"
 #include "ui/models/sweep_series_model.h"
 #include "ui/qt_text.h"
@@ -32,6 +33,7 @@
 #include "ui/views/break_even_view.h"
 #include "ui/views/charts_view.h"
 #include "ui/views/dispatch_view.h"
+#include "ui/views/gate_view.h"
 #include "ui/views/op_editor.h"
 #include "ui/views/run_panel.h"
 #include "ui/views/runs_view.h"
@@ -48,8 +50,9 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 
 QStringList MainWindow::viewNames() {
   // In tab order: showView() picks the tab by this index.
-  return {QStringLiteral("backends"),  QStringLiteral("graph"),    QStringLiteral("timeline"), QStringLiteral("charts"),
-          QStringLiteral("breakeven"), QStringLiteral("dispatch"), QStringLiteral("runs"),     QStringLiteral("run")};
+  return {QStringLiteral("backends"), QStringLiteral("graph"),     QStringLiteral("timeline"),
+          QStringLiteral("charts"),   QStringLiteral("breakeven"), QStringLiteral("dispatch"),
+          QStringLiteral("gate"),     QStringLiteral("runs"),      QStringLiteral("run")};
 }
 
 MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
@@ -63,6 +66,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   charts_view_ = new ChartsView;
   break_even_view_ = new BreakEvenView;
   dispatch_view_ = new DispatchView;
+  gate_view_ = new GateView;
   runs_view_ = new RunsView(session_);
   run_panel_ = new RunPanel(&host_, session_);
 
@@ -74,6 +78,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   tabs_->addTab(charts_view_, tr("Charts"));
   tabs_->addTab(break_even_view_, tr("Break-even"));
   tabs_->addTab(dispatch_view_, tr("Dispatch"));
+  tabs_->addTab(gate_view_, tr("Gate"));
   tabs_->addTab(runs_view_, tr("Runs"));
   tabs_->addTab(run_panel_, tr("Run"));
   setCentralWidget(tabs_);
@@ -226,6 +231,10 @@ void MainWindow::onDatabaseChanged() {
   charts_view_->setCases(session_->cases());
   break_even_view_->setCases(session_->cases());
   dispatch_view_->setCases(session_->cases());
+  // Only the cases run with decode steps have their gate.json read (their error against step).
+  gate_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
+    return analysis::gate_json_artifact(session->loadCase(case_id, /*withArtifacts=*/true));
+  });
   if (session_->isOpen())
     db_label_->setText(tr("Database: %1 — %2 runs, %3 cases")
                            .arg(session_->path())
@@ -395,6 +404,8 @@ void MainWindow::exportTableDialog() {
     model = break_even_view_->model();
   else if (current == dispatch_view_)
     model = dispatch_view_->model();
+  else if (current == gate_view_)
+    model = gate_view_->model();
   else if (current == charts_view_)
     model = charts_view_->latencyModel();
   else if (current == graph_view_ || current == timeline_view_)

@@ -1,6 +1,6 @@
 #pragma once
 // The main window: view switcher (Backends, Stage graph, Timeline, Charts,
-// Break-even, Dispatch, Runs, Run), operating-point editor dock, File menu (open, recent,
+// Break-even, Dispatch, Gate, Runs, Run), operating-point editor dock, File menu (open, recent,
 // merge, export), status bar naming the open database, settings persistence.
 
 #include <optional>
@@ -23,6 +23,7 @@ class BreakEvenView;
 class ChartsView;
 class DatabaseSession;
 class DispatchView;
+class GateView;
 class OpEditor;
 class RunPanel;
 class RunsView;
@@ -40,7 +41,7 @@ class MainWindow : public QMainWindow {
   MainWindow() : MainWindow(Options{}) {}
   ~MainWindow() override;
 
-  // View names as on the command line: backends, graph, timeline, charts, breakeven, dispatch, runs, run.
+  // View names as on the command line: backends, graph, timeline, charts, breakeven, dispatch, gate, runs, run.
   static QStringList viewNames();
   bool showView(const QString& name);
   QWidget* currentViewWidget() const;
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
   ChartsView* chartsView() const { return charts_view_; }
   BreakEvenView* breakEvenView() const { return break_even_view_; }
   DispatchView* dispatchView() const { return dispatch_view_; }
+  GateView* gateView() const { return gate_view_; }
   RunsView* runsView() const { return runs_view_; }
   RunPanel* runPanel() const { return run_panel_; }
   BackendsView* backendsView() const { return backends_view_; }
@@ -88,6 +90,7 @@ class MainWindow : public QMainWindow {
   ChartsView* charts_view_;
   BreakEvenView* break_even_view_;
   DispatchView* dispatch_view_;
+  GateView* gate_view_;
   RunsView* runs_view_;
   RunPanel* run_panel_;
   QLabel* db_label_;

@@ -105,6 +105,33 @@ class TestRunWorker : public QObject {
              static_cast<std::int64_t>(stored_reported + resumed.ran + resumed.failed + resumed.unsupported));
   }
 
+  // The Run panel's Keys choice travels in the spec's settings: the stored case carries
+  // the gate on those keys beside the kernel check.
+  void keyDistributionReachesTheStoredGate() {
+    SweepSpec spec = smallCpuSpec();
+    spec.cases.resize(2);  // K16/V16 and K8/V8 at S=64
+    spec.settings.key_distribution = "qwen_bias";
+    const QString db = dir_.filePath(QStringLiteral("keys.sqlite"));
+    RunController controller;
+    QSignalSpy finished(&controller, &RunController::finished);
+    QVERIFY(controller.start(spec, cpu_, db, QStringLiteral("test")));
+    QVERIFY(controller.wait(120000));
+    QCOMPARE(finished.count(), 1);
+    RunStore store = RunStore::open_read_only(db.toStdString());
+    QCOMPARE(store.case_count(), std::int64_t(2));
+    for (const CaseSummary& c : store.cases()) {
+      QVERIFY2(c.record.case_key.find("|keys=qwen_bias") != std::string::npos, c.record.case_key.c_str());
+      bool gate = false, check = false;
+      for (const QualityRow& q : c.record.quality) {
+        QCOMPARE(QString::fromStdString(q.distribution), QStringLiteral("qwen_bias"));
+        gate = gate || q.metric == "kl";
+        check = check || q.metric == "kernel_check_rel_l2";
+      }
+      QVERIFY(gate);
+      QVERIFY(check);
+    }
+  }
+
   void badDatabasePathFailsCleanly() {
     RunController controller;
     QSignalSpy failed(&controller, &RunController::failed);

@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "core/numerics/decode_problem.h"
 #include "ui/database_session.h"
 #include "ui/qt_text.h"
 
@@ -30,6 +31,14 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   repeats_ = new QSpinBox;
   repeats_->setRange(1, 1000);
   repeats_->setValue(20);
+  // The inputs' key distribution: the speed is the same, the gate on the case's own
+  // inputs (docs/gate.md) is not.
+  keys_ = new QComboBox;
+  keys_->setObjectName(QStringLiteral("runKeys"));
+  for (auto d : {numerics::KeyDistribution::gaussian, numerics::KeyDistribution::heavy_tailed,
+                 numerics::KeyDistribution::qwen_bias})
+    keys_->addItem(qs(numerics::to_string(d)), qs(numerics::to_string(d)));
+  keys_->setToolTip(tr("key distribution of the inputs; the gate on each case's own inputs measures it"));
   run_op_ = new QRadioButton(tr("the operating point in the editor"));
   run_op_->setChecked(true);
   run_spec_ = new QRadioButton(tr("a sweep spec:"));
@@ -94,6 +103,7 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   form->addRow(tr("Backend"), backend_);
   form->addRow(tr("Device"), device_);
   form->addRow(tr("Repeats"), repeats_);
+  form->addRow(tr("Keys"), keys_);
   auto* what = new QVBoxLayout;
   what->addWidget(run_op_);
   auto* spec_row = new QHBoxLayout;
@@ -179,6 +189,7 @@ void RunPanel::runClicked() {
     spec.name = "gui-case";
     spec.cases = {op_};
     spec.settings.repeats = repeats_->value();  // a spec file keeps its own settings
+    spec.settings.key_distribution = ss(keys_->currentData().toString());
   }
   spec.settings.device = device_->value();
   startSweep(std::move(spec), backend_->currentData().toString());

@@ -48,6 +48,7 @@ class RunPanel : public QWidget {
   QString last_error_;
   QComboBox* backend_;
   QSpinBox *device_, *repeats_;
+  QComboBox* keys_;  // the inputs' key distribution for the operating-point run
   QRadioButton *run_op_, *run_spec_;
   QLineEdit* spec_path_;
   QPushButton *run_, *cancel_;
