@@ -235,12 +235,16 @@ void MainWindow::onDatabaseChanged() {
   gate_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
     return analysis::gate_json_artifact(session->loadCase(case_id, /*withArtifacts=*/true));
   });
-  if (session_->isOpen())
-    db_label_->setText(tr("Database: %1 — %2 runs, %3 cases")
-                           .arg(session_->path())
-                           .arg(session_->runs().size())
-                           .arg(session_->cases().size()));
-  else
+  if (session_->isOpen()) {
+    QString text = tr("Database: %1 — %2 runs, %3 cases")
+                       .arg(session_->path())
+                       .arg(session_->runs().size())
+                       .arg(session_->cases().size());
+    // Shown upgraded without touching the file; a run or a merge upgrades the file itself.
+    if (session_->upgradedFromVersion() != 0)
+      text += tr(" (schema %1, shown upgraded; a run or merge upgrades the file)").arg(session_->upgradedFromVersion());
+    db_label_->setText(text);
+  } else
     db_label_->setText(tr("No database open"));
   // Prefer a stored case for the editor's variant; on first load pick a case with stage costs.
   if (!selected_case_ && !session_->cases().empty()) {
@@ -336,8 +340,7 @@ void MainWindow::mergeFromDialog() {
                                                tr("tilepath databases (*.sqlite *.db);;All files (*)"));
   if (other.isEmpty()) return;
   try {
-    int added = session_->store()->merge_from(ss(other));
-    session_->reload();
+    const int added = session_->mergeFrom(other);
     statusBar()->showMessage(tr("merged %1: %2 runs added").arg(other).arg(added), 10000);
   } catch (const std::exception& e) {
     showError(tr("Merge"), qs(e.what()));
@@ -352,7 +355,7 @@ void MainWindow::mergeIntoDialog() {
   if (target.isEmpty()) return;
   try {
     RunStore out = RunStore::open(ss(target));
-    int added = out.merge_from(ss(session_->path()));
+    int added = out.merge_from(ss(session_->readPath()));
     statusBar()->showMessage(tr("merged into %1: %2 runs added").arg(target).arg(added), 10000);
   } catch (const std::exception& e) {
     showError(tr("Merge"), qs(e.what()));
