@@ -3,6 +3,7 @@
 
 #include "core/sweep.h"
 
+#include "core/json_input.h"
 #include "core/numerics/decode_problem.h"
 #include "core/op_fields.h"
 
@@ -216,7 +217,7 @@ std::string case_label(const OperatingPoint& op, int index, int total) {
 
 }  // namespace
 
-SweepSpec parse_sweep_spec(const json& j) {
+SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
   const std::string top_keys = "name, description, backend, settings, base, axes";
   as_object(j, "spec", "a JSON object with " + top_keys);
   SweepSpec spec;
@@ -240,6 +241,22 @@ SweepSpec parse_sweep_spec(const json& j) {
   }
   // axes last: their "all" values depend on base.
   if (j.contains("axes")) axes = parse_axes(j.at("axes"), given);
+  // Counted before expanding (saturating: the product of a few long axes overflows).
+  std::int64_t combinations = 1;
+  for (const Axis& axis : axes) {
+    // An "all" axis counts every name of its field (its valid subset depends on the case).
+    const auto n = static_cast<std::int64_t>(axis.all ? axis.field->all_names().size() : axis.values.size());
+    combinations = combinations > std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(n, 1)
+                       ? std::numeric_limits<std::int64_t>::max()
+                       : combinations * n;
+  }
+  if (combinations > max_cases)
+    fail("axes",
+         "expands to " +
+             (combinations == std::numeric_limits<std::int64_t>::max() ? std::string("more than 2^63")
+                                                                       : std::to_string(combinations)) +
+             " combinations, more than the limit of " + std::to_string(max_cases),
+         "at most " + std::to_string(max_cases) + " combinations (tilepath sweep --max-cases N raises the limit)");
 
   std::set<std::string> keys;
   expand(axes, 0, base, given, spec, keys);
@@ -250,21 +267,18 @@ SweepSpec parse_sweep_spec(const json& j) {
   return spec;
 }
 
-SweepSpec load_sweep_spec(const std::string& path) {
+SweepSpec load_sweep_spec(const std::string& path, std::int64_t max_cases) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot read the file", "an existing, readable JSON sweep spec");
   std::stringstream text;
   text << in.rdbuf();
   json j;
   try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    for (char& c : what)
-      if (c == '\n') c = ' ';
-    fail(path, "malformed JSON: " + what, "a JSON object as in docs/sweep-spec.md");
+    j = parse_json_input(text.str(), path);
+  } catch (const JsonInputError& e) {
+    fail(path, e.problem, "a JSON object as in docs/sweep-spec.md");
   }
-  SweepSpec spec = parse_sweep_spec(j);
+  SweepSpec spec = parse_sweep_spec(j, max_cases);
   if (spec.name.empty()) spec.name = std::filesystem::path(path).stem().string();
   return spec;
 }

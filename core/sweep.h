@@ -2,6 +2,7 @@
 // Cartesian sweep specs (docs/sweep-spec.md) and their resumable execution.
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,15 @@ struct SweepSpec {
   int skipped_invalid = 0;            // combinations dropped as invalid (e.g. k16 path with k8v8)
 };
 
-// Throws ValidationError naming the JSON path of the bad field ("axes.batch[2]: ...").
-SweepSpec parse_sweep_spec(const nlohmann::json& j);
-SweepSpec load_sweep_spec(const std::string& path);
+// The most combinations a spec may expand to unless the caller allows more: the product
+// of the axes is counted before anything is expanded, so a small file cannot ask for
+// millions of cases (and gigabytes) by accident.
+inline constexpr std::int64_t kDefaultMaxSweepCases = 100000;
+
+// Throws ValidationError naming the JSON path of the bad field ("axes.batch[2]: ...");
+// "axes" with the count when the axes' product exceeds max_cases.
+SweepSpec parse_sweep_spec(const nlohmann::json& j, std::int64_t max_cases = kDefaultMaxSweepCases);
+SweepSpec load_sweep_spec(const std::string& path, std::int64_t max_cases = kDefaultMaxSweepCases);
 
 struct SweepOutcome {
   int total = 0, ran = 0, skipped_existing = 0, failed = 0, unsupported = 0;

@@ -11,7 +11,9 @@
 #include "app/cli/cli_output.h"
 #include "app/cli/command.h"
 #include "app/cli/op_flags.h"
+#include "app/cli/seed_flag.h"
 #include "core/case_runner.h"
+#include "core/json_input.h"
 #include "core/perf/gpu_model.h"
 #include "core/quality/gate.h"
 #include "core/store/run_store.h"
@@ -24,7 +26,7 @@ struct GateFlags {
   std::string distribution = "gaussian", values, bias, dtype = "float32", db, thresholds, scales = "prefix";
   int layer = 0, steps = 0;
   double dof = 0;
-  unsigned long long seed = 1;
+  std::uint64_t seed = 1;
   bool all = false, json = false;
 };
 
@@ -114,7 +116,9 @@ int gate(const GateFlags& f, const CliContext& context) {
   settings.scales_from_prefix = f.scales == "prefix";
   if (!f.thresholds.empty()) {
     try {
-      settings.thresholds = numerics::GateThresholds::from_json(nlohmann::json::parse(f.thresholds));
+      settings.thresholds = numerics::GateThresholds::from_json(parse_json_input(f.thresholds, "--thresholds"));
+    } catch (const JsonInputError& e) {
+      throw UsageError("--thresholds: " + e.problem);
     } catch (const std::exception& e) {
       throw UsageError(std::string("--thresholds: ") + e.what());
     }
@@ -184,7 +188,7 @@ int gate(const GateFlags& f, const CliContext& context) {
   } else {
     const OperatingPoint& o = results.front().settings.op;
     std::printf("gate on %s: B=%d S=%d Hq/Hk=%d/%d D=%d, seed %llu%s\n", results.front().distribution.c_str(), o.batch,
-                o.context, o.q_heads, o.kv_heads, o.head_dim, f.seed,
+                o.context, o.q_heads, o.kv_heads, o.head_dim, static_cast<unsigned long long>(f.seed),
                 f.steps > 0 ? (", " + std::to_string(f.steps) + " decode steps, scales " +
                                (settings.scales_from_prefix ? "from the prefix" : "per step"))
                                   .c_str()
@@ -235,7 +239,7 @@ Command add_gate_command(CLI::App& app) {
       ->default_str("prefix");
   sub->add_option("--thresholds", f->thresholds,
                   "JSON overriding the thresholds, e.g. '{\"rel_l2\": 0.05, \"kl\": null}'");
-  sub->add_option("--seed", f->seed, "seed of the synthetic keys and queries")->default_str("1");
+  add_seed_flag(sub, f->seed, "seed of the synthetic keys and queries", 1);
   sub->add_option("--db", f->db, "store the results (quality rows with distribution and thresholds)");
   sub->add_flag("--json", f->json, "print JSON");
   return {sub, [f](const CliContext& context) { return gate(*f, context); }};

@@ -14,6 +14,7 @@
 #include "app/cli/command.h"
 #include "app/cli/op_flags.h"
 #include "app/cli/record_json.h"
+#include "app/cli/seed_flag.h"
 #include "core/analysis/gate_table.h"
 #include "core/case_runner.h"
 #include "core/numerics/decode_problem.h"
@@ -26,7 +27,7 @@ struct RunFlags {
   OpFlags op;
   std::string backend, db, gpu = "h200", save_tensors, keys = "gaussian";
   int device = 0, repeats = 20, warmup = 5;
-  unsigned long long seed = 0;
+  std::uint64_t seed = 0;
   bool no_ablations = false, json = false;
 };
 
@@ -150,7 +151,7 @@ Command add_run_command(CLI::App& app) {
   add_op_flags(sub, f->op, /*shape_required=*/true);
   sub->add_option("--repeats", f->repeats, "timed launches; the median is reported")->default_str("20");
   sub->add_option("--warmup", f->warmup, "warm-up launches")->default_str("5");
-  sub->add_option("--seed", f->seed, "RNG seed of the random inputs (0 = fresh)")->default_str("0");
+  add_seed_flag(sub, f->seed, "RNG seed of the random inputs (0 = fresh)", 0);
   sub->add_option("--keys", f->keys,
                   "key distribution of the inputs (gaussian|heavy_tailed|qwen_bias): the gate on the case's own "
                   "inputs measures it")

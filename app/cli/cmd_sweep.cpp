@@ -18,11 +18,12 @@ namespace {
 struct SweepFlags {
   std::string spec, backend, db;
   bool json = false, dry_run = false;
+  std::int64_t max_cases = kDefaultMaxSweepCases;
 };
 
-SweepSpec load_spec(const std::string& path) {
+SweepSpec load_spec(const std::string& path, std::int64_t max_cases) {
   try {
-    return load_sweep_spec(path);
+    return load_sweep_spec(path, max_cases);
   } catch (const ValidationError& e) {
     // Name the file unless the error already starts with it (unreadable, malformed JSON).
     if (e.field() == path) throw;
@@ -32,7 +33,8 @@ SweepSpec load_spec(const std::string& path) {
 
 int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   // Parse and choose everything before the database file is created.
-  SweepSpec spec = load_spec(f.spec);
+  if (f.max_cases < 1) throw UsageError("--max-cases must be >= 1");
+  SweepSpec spec = load_spec(f.spec, f.max_cases);
   std::string backend_name = f.backend.empty() ? spec.backend : f.backend;
   if (backend_name.empty()) throw UsageError("no backend: give --backend NAME or \"backend\" in " + f.spec);
   if (!f.dry_run && f.db.empty()) throw UsageError("--db is required");
@@ -85,6 +87,8 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--backend", f->backend, "backend plugin (overrides the spec's \"backend\")");
   sub->add_option("--db", f->db, "SQLite run database (created if absent); required unless --dry-run");
   sub->add_flag("--json", f->json, "print the outcome as JSON");
+  sub->add_option("--max-cases", f->max_cases, "refuse a spec whose axes expand to more combinations than N")
+      ->default_str(std::to_string(kDefaultMaxSweepCases));
   sub->add_flag("--dry-run", f->dry_run, "parse and expand the spec, print the case count, run nothing");
   return {sub, [f](const CliContext& context) { return run_sweep_command(*f, context); }};
 }

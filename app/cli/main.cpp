@@ -1,5 +1,6 @@
 // `tilepath`: the headless front end over core (see docs/cli.md).
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -13,6 +14,9 @@
 int main(int argc, char** argv) {
   using namespace tilepath;
   using namespace tilepath::cli;
+  // A reader that goes away (`tilepath sweep ... | head -1`) must not kill a sweep between
+  // two cases: writes to the closed pipe then just fail, and the run finishes and commits.
+  std::signal(SIGPIPE, SIG_IGN);
 
   CLI::App app{"tilepath: FP8 KV-cache decode attention explorer (stage model, backends, run store)", "tilepath"};
   app.set_version_flag("--version", TILEPATH_VERSION);

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/json_input.h"
+
 namespace fs = std::filesystem;
 
 namespace tilepath::perf {
@@ -17,9 +19,9 @@ nlohmann::json read_model_json(const std::string& path, const char* kind) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open " + kind + " file");
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
+    return parse_json_input(in, path);
+  } catch (const JsonInputError& e) {
+    throw std::runtime_error(path + ": not valid JSON: " + e.problem);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_input.h"
 #include "core/numerics/fp8.h"
 #include "core/numerics/problem_originals.h"
 
@@ -95,13 +96,7 @@ KeyModel load_key_model(const std::string& id, const std::string& models_dir) {
     const std::string stem = fs::path(f).stem().string();
     if (stem == id) {
       std::ifstream in(f);
-      json j;
-      try {
-        j = json::parse(in);
-      } catch (const json::parse_error& e) {
-        throw std::runtime_error(f + ": malformed JSON: " + e.what());
-      }
-      return parse(j, stem, f);
+      return parse(parse_json_input(in, f), stem, f);
     }
     known += (known.empty() ? "" : "|") + stem;
   }

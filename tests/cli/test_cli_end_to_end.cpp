@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -185,6 +187,42 @@ TEST_F(CliTest, SweepWritesEveryCaseAndARerunAddsNone) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(json::parse(again.out)["skipped_existing"].get<int>(), total);
   EXPECT_EQ(case_count(db), total);
+}
+
+TEST_F(CliTest, SeedIsADecimalIntegerIn64Bits) {
+  const std::string db = path("seed.sqlite");
+  for (const char* bad : {"-1", "18446744073709551616", "", "0x10", "1e3"}) {
+    CliResult r = run_cli(concat({"run", "--backend", "sim", "--kv", "k8v8", "--seed", bad, "--db", db}, kSmallShape));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("18446744073709551615"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a refused flag creates no file";
+  CliResult ok = run_cli(
+      concat({"run", "--backend", "sim", "--kv", "k8v8", "--seed", "18446744073709551615", "--db", db}, kSmallShape));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// A reader that closes the pipe early (`| head -1`) does not kill the sweep: every case
+// is stored and the exit status is 0.
+TEST_F(CliTest, AClosedOutputPipeDoesNotStopASweep) {
+  const std::string s =
+      spec("pipe.json", {{"name", "pipe"},
+                         {"backend", "sim"},
+                         {"base", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}}},
+                         {"axes", {{"kv", "all"}, {"k_path", "all"}, {"mode", "all"}, {"batch", {1, 4}}}}});
+  const std::string db = path("pipe.sqlite");
+  const std::string status_file = path("status.txt");
+  const std::string command = "bash -c 'TILEPATH_PLUGIN_PATH=" TILEPATH_PLUGIN_DIR
+                              " TILEPATH_MODELS_DIR=" TILEPATH_SOURCE_DIR "/models " TILEPATH_CLI_PATH " sweep " +
+                              s + " --db " + db + " 2>&1 | head -c 1 >/dev/null; echo ${PIPESTATUS[0]} > " +
+                              status_file + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(status_file);
+  int status = -1;
+  in >> status;
+  EXPECT_EQ(status, 0) << "141 is SIGPIPE";
+  EXPECT_EQ(case_count(db), 24);
 }
 
 TEST_F(CliTest, SigintMidSweepFinishesCleanlyAndTheRerunResumesWithoutDuplicates) {

@@ -1,6 +1,7 @@
 // Sweep spec parsing and expansion (core/sweep.cpp), no backend involved.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -174,6 +175,41 @@ TEST(SweepSpec, BundledSpecsParseWithTheDocumentedSizes) {
     EXPECT_EQ(op.kv_heads, 8);
     EXPECT_EQ(op.page_size, 16);
   }
+}
+
+TEST(SweepSpec, DeepNestingIsAOneLineErrorNotACrash) {
+  const auto file = std::filesystem::temp_directory_path() / ("tilepath_deep_spec_" + std::to_string(::getpid()));
+  {
+    std::ofstream out(file);
+    out << "{\"base\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+  }
+  try {
+    load_sweep_spec(file.string());
+    FAIL() << "a spec 100000 levels deep parsed";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), file.string());
+    EXPECT_NE(std::string(e.what()).find("deeper than 64"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
+TEST(SweepSpec, TheCaseCountIsCappedBeforeExpanding) {
+  json axes = {{"batch", json::array()}, {"context", json::array()}};
+  for (int i = 1; i <= 30; ++i) axes["batch"].push_back(i);
+  for (int i = 1; i <= 50; ++i) axes["context"].push_back(16 * i);
+  const json spec = {{"axes", axes}};
+  try {
+    parse_sweep_spec(spec, 1000);
+    FAIL() << "1500 combinations passed a limit of 1000";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "axes");
+    EXPECT_NE(std::string(e.what()).find("1500 combinations"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-cases"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_sweep_spec(spec, 1500).cases.size(), 1500u);
+  // "all" axes count every name of their field.
+  EXPECT_THROW(parse_sweep_spec(json::parse(R"({"axes": {"kv": "all", "k_path": "all", "mode": "all"}})"), 10),
+               ValidationError);
 }
 
 }  // namespace
