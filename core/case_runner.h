@@ -37,10 +37,14 @@ class ProgressObserver {
   virtual bool cancelled() const { return false; }
 };
 
+// The most warm-up or timed launches one case may ask for: far above any use (a sweep
+// takes 20), and far below where counts of launches or samples could overflow.
+inline constexpr int kMaxLaunches = 100000;
+
 struct RunSettings {
   int device = 0;
-  int warmup = 5;
-  int repeats = 20;
+  int warmup = 5;           // 0..kMaxLaunches
+  int repeats = 20;         // 1..kMaxLaunches
   bool stage_costs = true;  // ablations
   bool tile_interval = true;
   std::uint64_t seed = 0;  // 0 = fresh random seed per case

@@ -159,11 +159,13 @@ void parse_settings(const json& s, RunSettings& settings) {
       settings.device = as_int(value, path, "integers >= 0");
       if (settings.device < 0) fail(path, "must be >= 0", "integers >= 0");
     } else if (key == "warmup") {
-      settings.warmup = as_int(value, path, "integers >= 0");
-      if (settings.warmup < 0) fail(path, "must be >= 0", "integers >= 0");
+      const std::string allowed = "integers 0.." + std::to_string(kMaxLaunches);
+      settings.warmup = as_int(value, path, allowed);
+      if (settings.warmup < 0 || settings.warmup > kMaxLaunches) fail(path, "out of range", allowed);
     } else if (key == "repeats") {
-      settings.repeats = as_int(value, path, "integers >= 1");
-      if (settings.repeats < 1) fail(path, "must be >= 1", "integers >= 1");
+      const std::string allowed = "integers 1.." + std::to_string(kMaxLaunches);
+      settings.repeats = as_int(value, path, allowed);
+      if (settings.repeats < 1 || settings.repeats > kMaxLaunches) fail(path, "out of range", allowed);
     } else if (key == "stage_costs") {
       settings.stage_costs = as_bool(value, path);
     } else if (key == "tile_interval") {

@@ -98,8 +98,12 @@ int exit_code(CaseStatus s) {
 int run_one(const RunFlags& f, const CliContext& context) {
   // Everything the user typed is checked before any file is touched.
   OperatingPoint op = build_operating_point(f.op);
-  if (f.repeats < 1) throw UsageError("--repeats must be >= 1");
-  if (f.warmup < 0) throw UsageError("--warmup must be >= 0");
+  if (f.repeats < 1 || f.repeats > kMaxLaunches)
+    throw UsageError("--repeats: " + std::to_string(f.repeats) + " is out of range; allowed: 1.." +
+                     std::to_string(kMaxLaunches));
+  if (f.warmup < 0 || f.warmup > kMaxLaunches)
+    throw UsageError("--warmup: " + std::to_string(f.warmup) + " is out of range; allowed: 0.." +
+                     std::to_string(kMaxLaunches));
   const numerics::KeyDistribution keys = numerics::parse_key_distribution(f.keys, "--keys");
   PluginHost host;
   host.discover();

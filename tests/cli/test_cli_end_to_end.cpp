@@ -203,6 +203,20 @@ TEST_F(CliTest, SeedIsADecimalIntegerIn64Bits) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// Launch counts are range-checked before anything runs: 2^31-1 warm-ups and repeats
+// once overflowed the cpu plugin's arithmetic.
+TEST_F(CliTest, LaunchCountsAreRangeChecked) {
+  const std::string db = path("counts.sqlite");
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--warmup", "2147483647"}, {"--repeats", "2147483647"}, {"--repeats", "0"}}) {
+    CliResult r = run_cli(concat(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--db", db}, flags), kSmallShape));
+    EXPECT_EQ(r.exit_code, 2) << flags[0] << " " << flags[1] << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(flags[0]), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("100000"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 // A reader that closes the pipe early (`| head -1`) does not kill the sweep: every case
 // is stored and the exit status is 0.
 TEST_F(CliTest, AClosedOutputPipeDoesNotStopASweep) {

@@ -120,6 +120,9 @@ TEST(SweepSpec, ErrorsNameTheJsonPathAndAllowedValues) {
 
   EXPECT_EQ(field_of_error(json::parse(R"({"axis": {}})")), "axis");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": 0}})")), "settings.repeats");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": 100001}})")), "settings.repeats");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"warmup": 2147483647}})")), "settings.warmup");
+  EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"warmup": 4294967296}})")), "settings.warmup");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"repeats": "many"}})")), "settings.repeats");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"colour": 1}})")), "settings.colour");
   EXPECT_EQ(field_of_error(json::parse(R"({"settings": {"stage_costs": 1}})")), "settings.stage_costs");
