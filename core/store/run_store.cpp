@@ -915,7 +915,7 @@ std::vector<ArtifactInfo> RunStore::artifact_infos(std::int64_t case_id) const {
 bool RunStore::has_case(const std::string& backend, const std::string& device, const std::string& case_key) const {
   Statement q(db_, path_,
               "SELECT 1 FROM cases c JOIN runs r ON r.id = c.run_id "
-              "WHERE c.case_key = ? AND r.backend = ? AND r.device = ? LIMIT 1");
+              "WHERE c.case_key = ? AND r.backend = ? AND r.device = ? AND c.status != 'error' LIMIT 1");
   q.bind(1, case_key).bind(2, backend).bind(3, device);
   return q.step();
 }

@@ -190,7 +190,10 @@ class RunStore {
   std::int64_t case_count() const;
   // The case's artifacts without their bytes, in the order they were stored.
   std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) const;
-  // Is a case with this key already stored (any run, same backend + device)? Used for sweep resume.
+  // Is a case with this key already stored with a result (any run, same backend + device,
+  // any status but `error`)? Used for sweep resume: an `error` case (the tool or plugin
+  // failed, e.g. a missing file) runs again once its cause is fixed; ok, failed (wrong
+  // result) and unsupported are answers and are not rerun.
   bool has_case(const std::string& backend, const std::string& device, const std::string& case_key) const;
 
   // Copies the runs matching filter (and only their matching cases) into a new file.

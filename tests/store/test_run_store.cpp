@@ -189,6 +189,35 @@ TEST(RunStore, HasCaseLooksAcrossRunsOfTheSameBackendAndDevice) {
   EXPECT_FALSE(store.has_case("cuda", "H200", rec.case_key + "x"));
 }
 
+// Resume reruns a case that errored (its cause may be fixed now); answers are kept.
+TEST(RunStore, AnErrorCaseIsNotAResultAndRunsAgainOnResume) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo first = sample_run("cpu", "cpu0"), second = sample_run("cpu", "cpu0");
+  store.begin_run(first);
+  CaseRecord errored = sample_case();
+  errored.status = CaseStatus::error;
+  errored.message = "plugin: cannot open the output folder";
+  store.add_case(first.id, errored);
+  EXPECT_FALSE(store.has_case("cpu", "cpu0", errored.case_key));
+  for (CaseStatus answer : {CaseStatus::failed, CaseStatus::unsupported, CaseStatus::ok}) {
+    TempDir other;
+    RunStore s2 = RunStore::open(other.file("t.sqlite"));
+    RunInfo run = sample_run("cpu", "cpu0");
+    s2.begin_run(run);
+    CaseRecord rec = sample_case();
+    rec.status = answer;
+    s2.add_case(run.id, rec);
+    EXPECT_TRUE(s2.has_case("cpu", "cpu0", rec.case_key)) << to_string(answer);
+  }
+  // The rerun's result sits beside the error, which stays as history.
+  store.begin_run(second);
+  CaseRecord rerun = sample_case();
+  store.add_case(second.id, rerun);
+  EXPECT_TRUE(store.has_case("cpu", "cpu0", rerun.case_key));
+  EXPECT_EQ(store.case_count(), 2);
+}
+
 TEST(RunStore, CasesFilterJoinsRuns) {
   TempDir tmp;
   RunStore store = RunStore::open(tmp.file("s.sqlite"));
