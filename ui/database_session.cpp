@@ -90,14 +90,14 @@ CaseRecord DatabaseSession::loadCase(std::int64_t caseId, bool withArtifacts) co
   }
 }
 
-int DatabaseSession::mergeFrom(const QString& other) {
-  int added = 0;
+MergeResult DatabaseSession::mergeFrom(const QString& other) {
+  MergeResult result;
   {
     RunStore writer = RunStore::open(ss(path_));
-    added = writer.merge_from(ss(other));
+    result = writer.merge_from(ss(other));
   }
   reload();
-  return added;
+  return result;
 }
 
 void DatabaseSession::reopenDirectly() {

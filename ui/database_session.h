@@ -45,9 +45,8 @@ class DatabaseSession : public QObject {
   CaseRecord loadCase(std::int64_t caseId, bool withArtifacts = false) const;
 
   // Merges another database into path() through a read-write connection of its own
-  // (upgrading path() if its schema is older), then reloads. Returns the runs added;
-  // throws StoreError.
-  int mergeFrom(const QString& other);
+  // (upgrading path() if its schema is older), then reloads. Throws StoreError.
+  MergeResult mergeFrom(const QString& other);
 
  public slots:
   // Re-reads runs and cases (after a worker stored new cases, a merge, ...). A file shown

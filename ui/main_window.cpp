@@ -334,14 +334,29 @@ void MainWindow::openDialog() {
   if (!path.isEmpty()) openDatabase(path);
 }
 
+void MainWindow::reportMerge(const QString& what, const MergeResult& r) {
+  statusBar()->showMessage(tr("%1: %2 runs and %3 cases added, %4 already there")
+                               .arg(what)
+                               .arg(r.runs_added)
+                               .arg(r.cases_added)
+                               .arg(r.cases_present),
+                           10000);
+  if (r.conflicts.empty()) return;
+  // A case both files hold with different results is never dropped silently.
+  QStringList lines;
+  for (const std::string& c : r.conflicts) lines << qs(c);
+  showError(tr("Merge"), tr("%n case(s) differ between the files; the target's result is kept:\n", nullptr,
+                            static_cast<int>(r.conflicts.size())) +
+                             lines.join(QLatin1Char('\n')));
+}
+
 void MainWindow::mergeFromDialog() {
   if (!session_->isOpen()) return showError(tr("Merge"), tr("Open a database first."));
   QString other = QFileDialog::getOpenFileName(this, tr("Merge another database into this one"), QString(),
                                                tr("tilepath databases (*.sqlite *.db);;All files (*)"));
   if (other.isEmpty()) return;
   try {
-    const int added = session_->mergeFrom(other);
-    statusBar()->showMessage(tr("merged %1: %2 runs added").arg(other).arg(added), 10000);
+    reportMerge(tr("merged %1").arg(other), session_->mergeFrom(other));
   } catch (const std::exception& e) {
     showError(tr("Merge"), qs(e.what()));
   }
@@ -355,8 +370,7 @@ void MainWindow::mergeIntoDialog() {
   if (target.isEmpty()) return;
   try {
     RunStore out = RunStore::open(ss(target));
-    int added = out.merge_from(ss(session_->readPath()));
-    statusBar()->showMessage(tr("merged into %1: %2 runs added").arg(target).arg(added), 10000);
+    reportMerge(tr("merged into %1").arg(target), out.merge_from(ss(session_->readPath())));
   } catch (const std::exception& e) {
     showError(tr("Merge"), qs(e.what()));
   }

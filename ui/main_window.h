@@ -109,6 +109,7 @@ class MainWindow : public QMainWindow {
   // File actions
   void openDialog();
   void mergeFromDialog();
+  void reportMerge(const QString& what, const MergeResult& result);
   void mergeIntoDialog();
   void exportSubsetDialog();
   void exportViewDialog();

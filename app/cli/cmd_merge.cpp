@@ -1,10 +1,14 @@
-// `tilepath merge A B --out C`: union of two databases (runs by UUID, no duplicates).
+// `tilepath merge A B [C ...] --out OUT`: union of databases (runs by UUID, cases by
+// (run, case key), no duplicates, conflicting results reported).
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_output.h"
 #include "app/cli/command.h"
 #include "app/cli/output_file.h"
 #include "core/store/run_store.h"
@@ -13,30 +17,39 @@ namespace tilepath::cli {
 namespace {
 
 struct MergeFlags {
-  std::string a, b, out;
+  std::vector<std::string> inputs;
+  std::string out;
   bool json = false;
 };
 
 int merge(const MergeFlags& f) {
-  require_existing(f.a, "input");
-  require_existing(f.b, "input");
+  for (const std::string& in : f.inputs) require_existing(in, "input");
   require_absent(f.out, "--out");
-  // Both inputs must be tilepath databases before anything is written.
-  RunStore::open_read_only(f.a);
-  RunStore::open_read_only(f.b);
+  // Every input must be a tilepath database before anything is written.
+  for (const std::string& in : f.inputs) RunStore::open_read_only(in);
   NewFileGuard guard(f.out);
-  merge_databases(f.a, f.b, f.out);
+  const MergeResult merged = merge_databases(f.inputs, f.out);
   RunStore result = RunStore::open_read_only(f.out);
-  std::size_t runs = result.runs().size();
-  long long cases = result.case_count();
+  const std::size_t runs = result.runs().size();
+  const long long cases = result.case_count();
   guard.keep();
-  if (f.json)
-    std::printf(
-        "%s\n",
-        nlohmann::json({{"inputs", {f.a, f.b}}, {"out", f.out}, {"runs", runs}, {"cases", cases}}).dump(2).c_str());
-  else
-    std::printf("merged %s and %s into %s: %zu runs, %lld cases\n", f.a.c_str(), f.b.c_str(), f.out.c_str(), runs,
-                cases);
+  // A case two inputs hold with different results is reported, never dropped silently.
+  for (const std::string& c : merged.conflicts) print_error("tilepath merge", "conflict: " + c);
+  if (f.json) {
+    std::printf("%s\n", nlohmann::json({{"inputs", f.inputs},
+                                        {"out", f.out},
+                                        {"runs", runs},
+                                        {"cases", cases},
+                                        {"cases_present", merged.cases_present},
+                                        {"conflicts", merged.conflicts}})
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::string names;
+    for (const std::string& in : f.inputs) names += (names.empty() ? "" : ", ") + in;
+    std::printf("merged %s into %s: %zu runs, %lld cases (%d already there, %zu conflicting)\n", names.c_str(),
+                f.out.c_str(), runs, cases, merged.cases_present, merged.conflicts.size());
+  }
   return kExitOk;
 }
 
@@ -44,9 +57,8 @@ int merge(const MergeFlags& f) {
 
 Command add_merge_command(CLI::App& app) {
   auto f = std::make_shared<MergeFlags>();
-  CLI::App* sub = app.add_subcommand("merge", "Merge two databases into a new file");
-  sub->add_option("a", f->a, "first database")->required();
-  sub->add_option("b", f->b, "second database")->required();
+  CLI::App* sub = app.add_subcommand("merge", "Merge databases into a new file");
+  sub->add_option("inputs", f->inputs, "databases to merge, in order (two or more)")->required()->expected(2, -1);
   sub->add_option("--out", f->out, "new database file (must not exist)")->required();
   sub->add_flag("--json", f->json, "print JSON");
   return {sub, [f](const CliContext&) { return merge(*f); }};

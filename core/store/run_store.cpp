@@ -486,25 +486,42 @@ class AttachedSource {
   const std::string& path_;
 };
 
-// Copies runs (and their cases with every child row) from attached "src" into
-// main, remapping ids. Runs whose UUID main already has are skipped. With a
-// filter, only matching runs/cases are copied. Caller holds the transaction.
-int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* filter) {
+// What identifies a stored case's result when the same (run UUID, case key) arrives
+// twice: its status, message, finish time and every measurement. Equal fingerprints are
+// the same case copied twice (an earlier merge); unequal ones are a conflict.
+std::string case_fingerprint(sqlite3* db, const std::string& path, const std::string& schema, std::int64_t case_id) {
+  Statement q(db, path,
+              "SELECT c.status || '|' || c.message || '|' || coalesce(c.finished_at, '') || '|' || "
+              "coalesce((SELECT group_concat(m.name || '=' || quote(m.value), ';') FROM (SELECT name, value FROM " +
+                  schema + ".measurements WHERE case_id = c.id ORDER BY name, id) m), '') FROM " + schema +
+                  ".cases c WHERE c.id = ?");
+  q.bind(1, case_id);
+  return q.step() ? q.text(0) : std::string();
+}
+
+// Copies runs (and their cases with every child row) from attached "src" into main,
+// remapping ids. A run is identified by its UUID: one main already has receives the
+// source's cases it lacks, by case key (two filtered exports of one run merge into the
+// whole run); a case key both hold is skipped when the results are the same and
+// reported as a conflict when they differ (main's is kept). With a filter, only
+// matching runs/cases are copied. Caller holds the transaction.
+MergeResult copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* filter) {
   const SqlFilter sql_filter = filter ? build_filter(*filter) : SqlFilter{};
+  MergeResult result;
 
   // Runs to copy: those matching the run-level terms and, when the filter has
   // case-level terms, owning at least one matching case.
-  std::string run_sql = "SELECT r.id FROM src.runs r WHERE r.uuid NOT IN (SELECT uuid FROM main.runs)";
+  std::string run_sql = "SELECT r.id, r.uuid FROM src.runs r WHERE 1";
   if (sql_filter.has_case_terms)
     run_sql += " AND EXISTS (SELECT 1 FROM src.cases c WHERE c.run_id = r.id" + sql_filter.where + ")";
   else
     run_sql += sql_filter.where;
   run_sql += " ORDER BY r.id";
-  std::vector<std::int64_t> run_ids;
+  std::vector<std::pair<std::int64_t, std::string>> runs;
   {
     Statement q(db, path, run_sql);
     sql_filter.bind(q, 1);
-    while (q.step()) run_ids.push_back(q.int64(0));
+    while (q.step()) runs.emplace_back(q.int64(0), q.text(1));
   }
 
   const auto run_cols = columns_except(db, path, "src", "runs", {"id"});
@@ -515,6 +532,8 @@ int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* f
   Statement insert_case(db, path,
                         "INSERT INTO main.cases(run_id, " + join(case_cols) + ") SELECT ?, " + join(case_cols) +
                             " FROM src.cases WHERE id = ?");
+  Statement find_run(db, path, "SELECT id FROM main.runs WHERE uuid = ?");
+  Statement find_case(db, path, "SELECT id FROM main.cases WHERE run_id = ? AND case_key = ?");
   std::vector<std::unique_ptr<Statement>> insert_children;
   for (const auto& table : store::tilepath_tables()) {
     if (table == "runs" || table == "cases") continue;
@@ -525,21 +544,42 @@ int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* f
                                                               " WHERE case_id = ? ORDER BY id"));
   }
 
-  for (std::int64_t src_run : run_ids) {
-    insert_run.reset();
-    insert_run.bind(1, src_run).run();
-    const std::int64_t dst_run = sqlite3_last_insert_rowid(db);
+  for (const auto& [src_run, uuid] : runs) {
+    std::int64_t dst_run = 0;
+    find_run.reset();
+    find_run.bind(1, uuid);
+    const bool known_run = find_run.step();
+    if (known_run) {
+      dst_run = find_run.int64(0);
+    } else {
+      insert_run.reset();
+      insert_run.bind(1, src_run).run();
+      dst_run = sqlite3_last_insert_rowid(db);
+      ++result.runs_added;
+    }
 
-    std::vector<std::int64_t> case_ids;
+    std::vector<std::pair<std::int64_t, std::string>> cases;
     {
       Statement q(db, path,
-                  "SELECT c.id FROM src.cases c JOIN src.runs r ON r.id = c.run_id WHERE c.run_id = ?" +
+                  "SELECT c.id, c.case_key FROM src.cases c JOIN src.runs r ON r.id = c.run_id WHERE c.run_id = ?" +
                       sql_filter.where + " ORDER BY c.id");
       q.bind(1, src_run);
       sql_filter.bind(q, 2);
-      while (q.step()) case_ids.push_back(q.int64(0));
+      while (q.step()) cases.emplace_back(q.int64(0), q.text(1));
     }
-    for (std::int64_t src_case : case_ids) {
+    for (const auto& [src_case, key] : cases) {
+      if (known_run) {
+        find_case.reset();
+        find_case.bind(1, dst_run).bind(2, key);
+        if (find_case.step()) {
+          if (case_fingerprint(db, path, "main", find_case.int64(0)) == case_fingerprint(db, path, "src", src_case))
+            ++result.cases_present;
+          else
+            result.conflicts.push_back("run " + uuid + ", case " + key +
+                                       ": the files hold different results; the target's is kept");
+          continue;
+        }
+      }
       insert_case.reset();
       insert_case.bind(1, dst_run).bind(2, src_case).run();
       const std::int64_t dst_case = sqlite3_last_insert_rowid(db);
@@ -547,9 +587,10 @@ int copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* f
         child->reset();
         child->bind(1, dst_case).bind(2, src_case).run();
       }
+      ++result.cases_added;
     }
   }
-  return static_cast<int>(run_ids.size());
+  return result;
 }
 
 void remove_database_files(const std::string& path) {
@@ -932,26 +973,34 @@ void RunStore::export_subset(const std::string& out_path, const CaseFilter& filt
   });
 }
 
-int RunStore::merge_from(const std::string& other_path) {
+MergeResult RunStore::merge_from(const std::string& other_path) {
   // Validates the other file with the same checks (and messages) as opening it.
   { RunStore other = RunStore::open_read_only(other_path); }
   std::error_code ec;
-  if (std::filesystem::equivalent(other_path, path_, ec)) return 0;  // every UUID is already here
+  if (std::filesystem::equivalent(other_path, path_, ec)) return {};  // every case is already here
   AttachedSource src(db_, path_, other_path);
   Transaction tx(db_, path_);
-  const int added = copy_runs_from_src(db_, path_, nullptr);
+  const MergeResult result = copy_runs_from_src(db_, path_, nullptr);
   tx.commit();
-  return added;
+  return result;
 }
 
-void merge_databases(const std::string& a, const std::string& b, const std::string& out) {
-  // Validate both inputs before creating anything.
-  { RunStore check_a = RunStore::open_read_only(a); }
-  { RunStore check_b = RunStore::open_read_only(b); }
+MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out) {
+  // Validate every input before creating anything.
+  for (const std::string& in : inputs) {
+    RunStore check = RunStore::open_read_only(in);
+  }
+  MergeResult total;
   create_new_database(out, [&](RunStore& store) {
-    store.merge_from(a);
-    store.merge_from(b);
+    for (const std::string& in : inputs) {
+      MergeResult r = store.merge_from(in);
+      total.runs_added += r.runs_added;
+      total.cases_added += r.cases_added;
+      total.cases_present += r.cases_present;
+      for (std::string& c : r.conflicts) total.conflicts.push_back(in + ": " + std::move(c));
+    }
   });
+  return total;
 }
 
 }  // namespace tilepath

@@ -149,6 +149,16 @@ struct CaseSummary {
   std::vector<ArtifactInfo> artifacts;  // the case's artifacts, listed without their bytes
 };
 
+// What a merge did: runs new to the target, cases copied (into new runs or into runs the
+// target already had), cases the target already held with the same result, and the
+// (run, case key) pairs whose results differ ("run <uuid>, case <key>: ...").
+struct MergeResult {
+  int runs_added = 0;
+  int cases_added = 0;
+  int cases_present = 0;
+  std::vector<std::string> conflicts;
+};
+
 class RunStore {
  public:
   // Opens (creating if absent) and migrates to the current schema inside one
@@ -198,9 +208,10 @@ class RunStore {
 
   // Copies the runs matching filter (and only their matching cases) into a new file.
   void export_subset(const std::string& out_path, const CaseFilter& filter) const;
-  // Merges other into this store; runs are identified by UUID and never duplicated.
-  // Returns the number of runs added.
-  int merge_from(const std::string& other_path);
+  // Merges other into this store. Runs are identified by UUID and never duplicated; the
+  // cases of a run this store already has are added by case key, and a key both hold
+  // with different results is reported in `conflicts` (this store's is kept).
+  MergeResult merge_from(const std::string& other_path);
 
   sqlite3* handle() const { return db_; }
 
@@ -210,7 +221,7 @@ class RunStore {
   std::string path_;
 };
 
-// merge A and B into a new file OUT (neither input is modified)
-void merge_databases(const std::string& a, const std::string& b, const std::string& out);
+// Merges the inputs, in order, into a new file OUT (no input is modified).
+MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out);
 
 }  // namespace tilepath

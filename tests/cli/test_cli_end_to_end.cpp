@@ -402,6 +402,15 @@ TEST_F(CliTest, ExportSubsetAndMergeWithoutDuplicates) {
   std::string merged2 = path("merged2.sqlite");
   ASSERT_EQ(run_cli({"merge", a, subset, "--out", merged2}).exit_code, 0);
   EXPECT_EQ(RunStore::open_read_only(merged2).runs().size(), 2u);
+
+  // More than two inputs: the two filtered exports of a and b merge into every case.
+  std::string k16v8 = subset, rest = path("rest.sqlite"), all = path("all.sqlite");
+  ASSERT_EQ(run_cli({"export", "--db", a, "--out", rest, "--kv", "k8v8"}).exit_code, 0);
+  CliResult three = run_cli({"merge", k16v8, rest, b, "--out", all, "--json"});
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(case_count(all), 3) << three.out;
+  EXPECT_TRUE(json::parse(three.out)["conflicts"].empty());
+  expect_one_line_error(run_cli({"merge", a, "--out", path("one.sqlite")}), "inputs");
 }
 
 TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {

@@ -2,6 +2,8 @@
 // and merge of two files into a third without touching the inputs.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+#include <filesystem>
 #include <map>
 
 #include "core/store/run_store.h"
@@ -123,7 +125,7 @@ TEST(ExportMerge, MergeAddsRunsByUuidAndIsIdempotent) {
   const Fixture fb = fill(b, 1);
   const auto b_cases = all_cases(b);
 
-  EXPECT_EQ(a.merge_from(b_path), 3);
+  EXPECT_EQ(a.merge_from(b_path).runs_added, 3);
   EXPECT_EQ(a.runs().size(), 6u);
   EXPECT_EQ(a.case_count(), 10);
   const auto merged = all_cases(a);
@@ -133,15 +135,78 @@ TEST(ExportMerge, MergeAddsRunsByUuidAndIsIdempotent) {
   }
 
   // Second merge adds nothing and duplicates nothing.
-  EXPECT_EQ(a.merge_from(b_path), 0);
+  const MergeResult again = a.merge_from(b_path);
+  EXPECT_EQ(again.runs_added, 0);
+  EXPECT_EQ(again.cases_added, 0);
+  EXPECT_EQ(again.cases_present, 5);
+  EXPECT_TRUE(again.conflicts.empty());
   EXPECT_EQ(a.runs().size(), 6u);
   EXPECT_EQ(a.case_count(), 10);
   EXPECT_EQ(raw_count(a_path, "artifacts"), 20);
   // Merging a file into itself changes nothing either.
-  EXPECT_EQ(a.merge_from(a_path), 0);
+  EXPECT_EQ(a.merge_from(a_path).runs_added, 0);
   EXPECT_EQ(a.case_count(), 10);
   // b was only read.
   EXPECT_EQ(b.case_count(), 5);
+}
+
+// Two filtered exports of one run carry its UUID: merging them unites the run's cases
+// instead of keeping the first export's alone.
+TEST(ExportMerge, FilteredExportsOfOneRunMergeIntoTheWholeRun) {
+  TempDir tmp;
+  const std::string all = tmp.file("all.sqlite");
+  {
+    RunStore store = RunStore::open(all);
+    fill(store);
+  }
+  RunStore source = RunStore::open_read_only(all);
+  const std::int64_t total = source.case_count();
+  // The fixture's runs hold K8/V8 and K16/V8 cases: each dtype control exported on its own.
+  std::vector<std::string> parts;
+  for (const char* kv : {"k8v8", "k16v8"}) {
+    CaseFilter f;
+    f.kv = kv;
+    const std::string part = tmp.file(std::string(kv) + ".sqlite");
+    source.export_subset(part, f);
+    const std::int64_t n = RunStore::open_read_only(part).case_count();
+    ASSERT_GT(n, 0) << kv;
+    ASSERT_LT(n, total) << kv;
+    parts.push_back(part);
+  }
+  const MergeResult r = merge_databases(parts, tmp.file("merged.sqlite"));
+  EXPECT_TRUE(r.conflicts.empty());
+  RunStore merged = RunStore::open_read_only(tmp.file("merged.sqlite"));
+  EXPECT_EQ(merged.case_count(), total);
+  EXPECT_EQ(merged.runs().size(), source.runs().size() - 1) << "the run without cases is in no export";
+  EXPECT_EQ(r.cases_added, total);
+}
+
+// The same (run, case key) with different results is reported, and the target's kept.
+TEST(ExportMerge, AConflictingDuplicateIsReportedNotDropped) {
+  TempDir tmp;
+  const std::string a_path = tmp.file("a.sqlite"), b_path = tmp.file("b.sqlite");
+  {
+    RunStore a = RunStore::open(a_path);
+    fill(a);
+  }
+  ASSERT_TRUE(std::filesystem::copy_file(a_path, b_path));
+  {
+    // b: the same runs, one case's latency changed.
+    RunStore b = RunStore::open(b_path);
+    sqlite3_exec(b.handle(),
+                 "UPDATE measurements SET value = value * 2 WHERE name = 'latency_us' AND case_id = "
+                 "(SELECT min(id) FROM cases)",
+                 nullptr, nullptr, nullptr);
+  }
+  RunStore a = RunStore::open(a_path);
+  const std::int64_t before = a.case_count();
+  const MergeResult r = a.merge_from(b_path);
+  EXPECT_EQ(r.runs_added, 0);
+  EXPECT_EQ(r.cases_added, 0);
+  EXPECT_EQ(r.cases_present, before - 1);
+  ASSERT_EQ(r.conflicts.size(), 1u);
+  EXPECT_NE(r.conflicts[0].find("different results"), std::string::npos) << r.conflicts[0];
+  EXPECT_EQ(a.case_count(), before);
 }
 
 TEST(ExportMerge, MergeRefusesForeignFile) {
@@ -167,7 +232,7 @@ TEST(ExportMerge, MergeDatabasesCreatesNewFileAndLeavesInputs) {
     b.merge_from(a_path);
   }
   const auto a_before = read_bytes(a_path), b_before = read_bytes(b_path);
-  merge_databases(a_path, b_path, out);
+  merge_databases({a_path, b_path}, out);
   EXPECT_EQ(read_bytes(a_path), a_before);
   EXPECT_EQ(read_bytes(b_path), b_before);
 
@@ -175,8 +240,8 @@ TEST(ExportMerge, MergeDatabasesCreatesNewFileAndLeavesInputs) {
   EXPECT_EQ(merged.runs().size(), 6u);
   EXPECT_EQ(merged.case_count(), 10);
   EXPECT_TRUE(merged.has_case("cuda", "H200", fb.cuda_cases[0].case_key));
-  EXPECT_THROW(merge_databases(a_path, b_path, out), StoreError);  // out exists now
-  EXPECT_THROW(merge_databases(a_path, tmp.file("missing.sqlite"), tmp.file("x.sqlite")), StoreError);
+  EXPECT_THROW(merge_databases({a_path, b_path}, out), StoreError);  // out exists now
+  EXPECT_THROW(merge_databases({a_path, tmp.file("missing.sqlite")}, tmp.file("x.sqlite")), StoreError);
   EXPECT_FALSE(fs::exists(tmp.file("x.sqlite")));
 }
 
