@@ -285,6 +285,14 @@ SweepSpec load_sweep_spec(const std::string& path, std::int64_t max_cases) {
   return spec;
 }
 
+int sweep_cases_to_run(const SweepSpec& spec, const Backend& backend, const RunStore& store) {
+  const RunInfo info = make_run_info(backend, spec.settings, "");
+  int remaining = 0;
+  for (const OperatingPoint& op : spec.cases)
+    if (!store.has_case(info.backend, info.device, case_key(op, spec.settings))) ++remaining;
+  return remaining;
+}
+
 SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
                        ProgressObserver* observer, const CancelFlag* cancel) {
   SweepOutcome outcome;

@@ -36,8 +36,13 @@ struct SweepOutcome {
   std::int64_t run_id = 0;
 };
 
+// How many of the spec's cases the store has no result for (RunStore::has_case, same
+// backend, device and key): what run_sweep would run.
+int sweep_cases_to_run(const SweepSpec& spec, const Backend& backend, const RunStore& store);
+
 // Runs every case not already in the store (same backend, device, key); one
-// commit per finished case. Stops cleanly between cases when cancel is set.
+// commit per finished case. Stops cleanly between cases when cancel is set. The store
+// is written only when a case runs: with nothing to run it may be read-only.
 SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& store, const std::string& command,
                        ProgressObserver* observer = nullptr, const CancelFlag* cancel = nullptr);
 

@@ -1,6 +1,7 @@
 // `tilepath sweep SPEC.json`: a resumable cartesian sweep into the database.
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,23 @@ SweepSpec load_spec(const std::string& path, std::int64_t max_cases) {
   }
 }
 
+// A resume with nothing left to run must leave the file byte-identical: read-only then,
+// read-write (creating or upgrading the file) only when a case will be stored.
+RunStore open_for_sweep(const std::string& db, const SweepSpec& spec, const Backend& backend) {
+  std::error_code ec;
+  if (std::filesystem::file_size(db, ec) > 0 && !ec) {
+    try {
+      if (RunStore::file_schema_version(db) == RunStore::current_schema_version()) {
+        RunStore existing = RunStore::open_read_only(db);
+        if (sweep_cases_to_run(spec, backend, existing) == 0) return existing;
+      }
+    } catch (const StoreError&) {
+      // Opening it read-write below reports the file's problem (or upgrades it).
+    }
+  }
+  return RunStore::open(db);
+}
+
 int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   // Parse and choose everything before the database file is created.
   if (f.max_cases < 1) throw UsageError("--max-cases must be >= 1");
@@ -46,7 +64,7 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   PluginHost host;
   host.discover();
   const Backend& backend = choose_backend(host, backend_name, spec.settings.device);
-  RunStore store = RunStore::open(f.db);
+  RunStore store = open_for_sweep(f.db, spec, backend);
 
   install_cancel_handlers();
   SweepOutcome outcome;

@@ -105,6 +105,10 @@ Inspection inspect_file(const std::string& path) {
   const int version = store::read_user_version(raw, path);
   auto has = [&](const std::string& t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
 
+  // user_version is a signed 32-bit field; tilepath writes 1..current only.
+  if (version < 0)
+    not_tilepath(path, "user_version " + std::to_string(version) + " is no tilepath schema version (1.." +
+                           std::to_string(store::kCurrentSchemaVersion) + ")");
   if (version == 0) {
     if (tables.empty()) return {FileState::fresh_sqlite, 0};
     std::string names;

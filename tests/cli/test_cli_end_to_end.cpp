@@ -183,10 +183,12 @@ TEST_F(CliTest, SweepWritesEveryCaseAndARerunAddsNone) {
   EXPECT_EQ(case_count(db), total);
   EXPECT_NE(r.err.find("case 24/24"), std::string::npos) << "progress on stderr:\n" << r.err;
 
+  const std::string bytes = read_file(db);
   CliResult again = run_cli({"sweep", s, "--db", db, "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(json::parse(again.out)["skipped_existing"].get<int>(), total);
   EXPECT_EQ(case_count(db), total);
+  EXPECT_EQ(read_file(db), bytes) << "a resume with nothing to run leaves the file byte-identical";
 }
 
 TEST_F(CliTest, SeedIsADecimalIntegerIn64Bits) {

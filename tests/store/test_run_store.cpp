@@ -2,6 +2,7 @@
 // filters select the right cases, has_case sees across runs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 
 #include "core/store/run_store.h"
@@ -216,6 +217,32 @@ TEST(RunStore, AnErrorCaseIsNotAResultAndRunsAgainOnResume) {
   store.add_case(second.id, rerun);
   EXPECT_TRUE(store.has_case("cpu", "cpu0", rerun.case_key));
   EXPECT_EQ(store.case_count(), 2);
+}
+
+TEST(RunStore, ANegativeUserVersionIsRefusedWithoutWriting) {
+  TempDir tmp;
+  const std::string path = tmp.file("s.sqlite");
+  {
+    RunStore store = RunStore::open(path);
+    RunInfo run = sample_run("cpu", "cpu0");
+    store.begin_run(run);
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA user_version = -1", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  const auto before = read_bytes(path);
+  try {
+    RunStore::open(path);
+    FAIL() << "user_version -1 opened";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("user_version -1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(RunStore::open_read_only(path), StoreError);
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
 }
 
 TEST(RunStore, CasesFilterJoinsRuns) {
