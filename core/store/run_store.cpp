@@ -55,6 +55,32 @@ std::uint32_t big_endian32(const unsigned char* p) {
 // Looks at a file before anything can write to it. Throws StoreError (and leaves
 // the file as it was) for anything that is not an empty file, a new SQLite file
 // or a tilepath database of a version this build understands.
+// A rollback journal left by a writer killed mid-transaction (a "hot" journal) must be
+// played back before anyone reads the file, and a read-only connection cannot do it
+// ("attempt to write a readonly database"). SQLite plays it back on the first read of a
+// read-write connection, and only when the journal is hot (no live writer holds it), so
+// opening one and reading is the whole recovery. A file or folder that cannot be
+// written cannot be recovered here: say so and what to do.
+void recover_hot_journal(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string journal = path + "-journal";
+  if (!fs::exists(journal, ec) || fs::file_size(journal, ec) == 0) return;
+  const fs::path folder = fs::absolute(path, ec).parent_path();
+  if (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0)
+    throw StoreError(path + ": an interrupted write left " + journal +
+                     " to be rolled back, and the file or its folder is not writable; make both writable and run "
+                     "any tilepath command on it once (it rolls the write back), or copy the file and its journal "
+                     "together to a writable folder");
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open to roll back " + journal, rc);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  Statement probe(raw, path, "SELECT count(*) FROM sqlite_master");
+  probe.step();
+}
+
 Inspection inspect_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -64,6 +90,8 @@ Inspection inspect_file(const std::string& path) {
   const auto file_size = fs::file_size(path, ec);
   if (ec) throw StoreError(path + ": cannot read size: " + ec.message());
   if (file_size == 0) return {};
+  // Before the header is read: an interrupted write may have left it half done.
+  recover_hot_journal(path);
 
   // The 100-byte SQLite header: magic, page size, and (when valid) the page count.
   std::array<unsigned char, 100> header{};

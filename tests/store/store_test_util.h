@@ -35,6 +35,7 @@ class TempDir {
     fs::remove_all(dir_, ec);
   }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  const fs::path& path() const { return dir_; }
 
  private:
   fs::path dir_;
