@@ -2,6 +2,7 @@
 // writing runs and cases, reading them back, export and merge. Schema: migrations.cpp.
 #include "core/store/run_store.h"
 
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -632,9 +633,32 @@ void remove_database_files(const std::string& path) {
 
 // Writes a new database at out_path through `fill` (given a fresh store), via a
 // temporary file so a failure never leaves a half-written output behind.
+// Partial files `<out>.partial-<pid>` (and their -wal/-shm/-journal) whose process no
+// longer exists: left by an export or merge that was killed. Removed before a new one
+// starts, so kills never pile up half-written copies.
+void remove_stale_partials(const std::string& out_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = fs::absolute(out_path, ec);
+  const std::string prefix = out.filename().string() + ".partial-";
+  for (const fs::directory_entry& entry : fs::directory_iterator(out.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::string digits = name.substr(prefix.size());
+    for (const char* suffix : {"-wal", "-shm", "-journal"})
+      if (digits.size() > std::strlen(suffix) && digits.ends_with(suffix))
+        digits.resize(digits.size() - std::strlen(suffix));
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    fs::remove(entry.path(), ec);
+  }
+}
+
 template <class Fill>
 void create_new_database(const std::string& out_path, Fill&& fill) {
   if (std::filesystem::exists(out_path)) throw StoreError(out_path + ": already exists; refusing to overwrite it");
+  remove_stale_partials(out_path);
   const std::string tmp = out_path + ".partial-" + std::to_string(::getpid());
   remove_database_files(tmp);
   try {
@@ -644,6 +668,13 @@ void create_new_database(const std::string& out_path, Fill&& fill) {
     }  // closing checkpoints the WAL into the file and removes -wal/-shm
     if (std::filesystem::exists(out_path)) throw StoreError(out_path + ": already exists; refusing to overwrite it");
     std::filesystem::rename(tmp, out_path);
+  } catch (const StoreError& e) {
+    remove_database_files(tmp);
+    // The temporary name means nothing to the user: name the output they asked for.
+    std::string what = e.what();
+    for (std::size_t at = what.find(tmp); at != std::string::npos; at = what.find(tmp, at + out_path.size()))
+      what.replace(at, tmp.size(), out_path);
+    throw StoreError(what);
   } catch (...) {
     remove_database_files(tmp);
     throw;
@@ -1025,7 +1056,12 @@ MergeResult merge_databases(const std::vector<std::string>& inputs, const std::s
   MergeResult total;
   create_new_database(out, [&](RunStore& store) {
     for (const std::string& in : inputs) {
-      MergeResult r = store.merge_from(in);
+      MergeResult r;
+      try {
+        r = store.merge_from(in);
+      } catch (const StoreError& e) {
+        throw StoreError(std::string(e.what()) + " (while merging " + in + ")");
+      }
       total.runs_added += r.runs_added;
       total.cases_added += r.cases_added;
       total.cases_present += r.cases_present;

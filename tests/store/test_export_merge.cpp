@@ -1,6 +1,8 @@
 // Export of a filtered subset to a new file, merge by run UUID (idempotent),
 // and merge of two files into a third without touching the inputs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 #include <filesystem>
@@ -207,6 +209,27 @@ TEST(ExportMerge, AConflictingDuplicateIsReportedNotDropped) {
   ASSERT_EQ(r.conflicts.size(), 1u);
   EXPECT_NE(r.conflicts[0].find("different results"), std::string::npos) << r.conflicts[0];
   EXPECT_EQ(a.case_count(), before);
+}
+
+// A killed export or merge leaves `<out>.partial-<pid>`; the next one removes those of
+// processes that are gone, and only those.
+TEST(ExportMerge, PartialFilesOfKilledProcessesAreRemoved) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("all.sqlite"));
+  fill(store);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);  // a pid that no longer exists
+  const std::string out = tmp.file("out.sqlite");
+  const std::string dead = out + ".partial-" + std::to_string(child),
+                    alive = out + ".partial-" + std::to_string(getppid());
+  for (const std::string& f : {dead, dead + "-wal", alive}) write_bytes(f, {'x'});
+  store.export_subset(out, {});
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_FALSE(std::filesystem::exists(dead + "-wal"));
+  EXPECT_TRUE(std::filesystem::exists(alive)) << "a live process's partial file is left alone";
+  EXPECT_EQ(RunStore::open_read_only(out).case_count(), 5);
 }
 
 TEST(ExportMerge, MergeRefusesForeignFile) {
