@@ -72,17 +72,21 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
     float* q = &s.q[static_cast<std::size_t>(g) * D];
     s.bias_scale[g] = 0;
     if (plan.k == KOperand::e4m3_fp8_qk) {
-      // FP8 x FP8: unscaled E4M3 operands, q_scale * k_scale moved into score space.
+      // FP8 x FP8: unscaled E4M3 operands, q_scale * k_scale moved into score space
+      // (MXFP8 K: qk applies each block's 2^X itself; k_scale is 1.0 and not used).
       const float q_scale = step.q_scale[row];
       for (int d = 0; d < D; ++d) q[d] = table[step.q8[row * D + d]];
-      s.score_scale[g] = q_scale * p.k_scale[head_row] * plan.softmax_scale;
+      s.score_scale[g] =
+          plan.k_block_scaled ? q_scale * plan.softmax_scale : q_scale * p.k_scale[head_row] * plan.softmax_scale;
       s.bias_scale[g] = q_scale * plan.softmax_scale;  // prebias: qk adds (q8 . b_t) * this
     } else {
       for (int d = 0; d < D; ++d) q[d] = numerics::bf16_to_float(p.q[row * D + d]);
       s.score_scale[g] = plan.softmax_scale;
     }
   }
-  s.out_scale = plan.v == VOperand::e4m3_direct ? p.v_scale[p.v_scale.size() > 1 ? kv_head : 0] / kPScale : 1.0f;
+  // k_only: P8 carries kPScale; a per-head v_scale joins it here (MXFP8 V: pv applied the block scales).
+  const float v_scale = plan.v_block_scaled ? 1.0f : p.v_scale[p.v_scale.size() > 1 ? kv_head : 0];
+  s.out_scale = plan.v == VOperand::e4m3_direct ? v_scale / kPScale : 1.0f;
   std::fill(s.m.begin(), s.m.end(), -INFINITY);
   std::fill(s.l.begin(), s.l.end(), 0.0f);
   std::fill(s.acc.begin(), s.acc.end(), 0.0f);
@@ -284,7 +288,7 @@ int choose_splits(const DecodeProblem& p, int threads) {
 std::string kernel_name(const OperatingPoint& op) {
   std::string name = "cpu_decode<" + std::string(to_string(op.kv)) + "," + std::string(to_string(op.k_path)) + "," +
                      std::string(to_string(op.mode)) + ",d" + std::to_string(op.head_dim);
-  if (op.k_repr == KRepr::prebias) name += ",prebias";
+  if (op.k_repr != KRepr::plain) name += "," + std::string(to_string(op.k_repr));  // prebias | mxfp8
   return name + ">";
 }
 

@@ -46,7 +46,7 @@ DecodeOutcome run_decode(const DecodeLaunch& launch);
 // Split count for splits = 0: enough work items for every thread, tiles left in each split.
 int choose_splits(const numerics::DecodeProblem& p, int threads);
 
-// e.g. "cpu_decode<k8v8,transform,full,d128>" (+",prebias")
+// e.g. "cpu_decode<k8v8,transform,full,d128>" (+",prebias" or ",mxfp8")
 std::string kernel_name(const OperatingPoint& op);
 
 }  // namespace tilepath::cpu

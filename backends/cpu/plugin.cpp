@@ -49,10 +49,6 @@ PluginState& state() {
 }
 
 std::string unsupported_reason(const OperatingPoint& op) {
-  if (op.k_repr == KRepr::mxfp8) {
-    return "k_repr: mxfp8 is evaluated by the numerical gate (tilepath gate, float64), not by the cpu kernels; "
-           "allowed here: plain|prebias";
-  }
   if (op.rope == RopeLayout::pre_rope && !(k_is_fp8(op.kv) && op.k_path == KPath::transform)) {
     // Only k_prep reconstructs K on the way to QK; BF16 K and fp8_qk consume the cache as stored.
     return "rope: pre_rope needs k_prep to rotate the reconstructed K (an FP8 K cache with k_path transform); "

@@ -3,6 +3,7 @@
 #include "backends/cpu/tile_stages.h"
 
 #include "core/numerics/fp8_inline.h"
+#include "core/numerics/mxfp8.h"
 
 #include <algorithm>
 #include <bit>
@@ -26,15 +27,17 @@ inline float dot(const float* a, const float* b, int n) {
   return sum;
 }
 
-// Gather one tile of rows (T, D) of `bytes_per_elem` from the paged cache.
+// Gather one tile of head rows (T, row_elems) of `bytes_per_elem` from a paged tensor laid
+// out [page][slot][kv_head][row_elems]: the cache itself (row_elems = D) or its MXFP8 block
+// scales (row_elems = D/32).
 void gather_rows(const VariantPlan& plan, const TileRef& tile, const std::uint8_t* cache, std::size_t bytes_per_elem,
-                 std::uint8_t* dst) {
-  const std::size_t row_bytes = static_cast<std::size_t>(plan.head_dim) * bytes_per_elem;
+                 int row_elems, std::uint8_t* dst) {
+  const std::size_t row_bytes = static_cast<std::size_t>(row_elems) * bytes_per_elem;
   for (int t = 0; t < tile.tokens; ++t) {
     const int token = tile.first_token + t;
     const std::size_t page = static_cast<std::size_t>(tile.page_row[token / plan.page_size]);
     const std::size_t slot = static_cast<std::size_t>(token % plan.page_size);
-    const std::size_t element = ((page * plan.page_size + slot) * plan.kv_heads + tile.kv_head) * plan.head_dim;
+    const std::size_t element = ((page * plan.page_size + slot) * plan.kv_heads + tile.kv_head) * row_elems;
     std::memcpy(dst + t * row_bytes, cache + element * bytes_per_elem, row_bytes);
   }
 }
@@ -64,6 +67,20 @@ inline void decode_row_e4m3(const std::uint8_t* raw, int n, float* out) {
   for (int i = 0; i < n; ++i) out[i] = e4m3_value(raw[i]);
 }
 
+// One MXFP8 row -> float: each element times its 32-element block's 2^X. Exact: an E4M3
+// value (4 significant bits) times a power of two stays a float (down to 2^-136 for
+// the smallest code and scale, inside float's subnormals), so it equals mxfp8_value.
+inline void decode_row_mxfp8(const std::uint8_t* raw, const std::uint8_t* block_scales, int n, float* out) {
+  const auto& e8m0 = e8m0_table();
+  for (int block = 0; block < n / numerics::kMxBlockSize; ++block) {
+    const float scale = e8m0[block_scales[block]];
+    const std::uint8_t* r = raw + block * numerics::kMxBlockSize;
+    float* o = out + block * numerics::kMxBlockSize;
+#pragma omp simd
+    for (int i = 0; i < numerics::kMxBlockSize; ++i) o[i] = e4m3_value(r[i]) * scale;
+  }
+}
+
 float head_scale(const std::vector<float>& scales, int kv_head) { return scales[scales.size() > 1 ? kv_head : 0]; }
 
 }  // namespace
@@ -78,6 +95,11 @@ VariantPlan make_variant_plan(const DecodeProblem& p, const numerics::RopeTable*
                                 " cache needs the kernel's RoPE table");
   if (rotates_keys) plan.rope = rope;
   if (rotates_bias) plan.bias_rope = rope;
+  plan.k_block_scaled = !p.k_mx_scales.empty();
+  plan.v_block_scaled = !p.v_mx_scales.empty();
+  if ((plan.k_block_scaled && p.k_mx_scales.size() * numerics::kMxBlockSize != p.k8.size()) ||
+      (plan.v_block_scaled && p.v_mx_scales.size() * numerics::kMxBlockSize != p.v8.size()))
+    throw std::invalid_argument("cpu kernel: an MXFP8 cache needs one block scale per 32 FP8 elements");
   if (!p.k8.empty()) plan.k = op.k_path == KPath::fp8_qk ? KOperand::e4m3_fp8_qk : KOperand::e4m3_transform;
   if (!p.v8.empty()) plan.v = op.mode == TransformMode::k_only ? VOperand::e4m3_direct : VOperand::e4m3_convert;
   plan.staged_kv = op.mode == TransformMode::separate_kv;
@@ -100,6 +122,15 @@ bool e4m3_fast_decode_matches_table() {
   return true;
 }
 
+const std::array<float, 256>& e8m0_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int code = 0; code < 256; ++code) t[code] = numerics::e8m0_to_float(static_cast<std::uint8_t>(code));
+    return t;
+  }();
+  return table;
+}
+
 const std::array<float, 256>& e4m3_table() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> t{};
@@ -113,6 +144,8 @@ void TileScratch::resize(int group_size, int head_dim) {
   const std::size_t tile_elems = static_cast<std::size_t>(kTileTokens) * head_dim;
   k_raw.assign(tile_elems * 2, 0);
   v_raw.assign(tile_elems * 2, 0);
+  k_mx_raw.assign(tile_elems / numerics::kMxBlockSize, 0);
+  v_mx_raw.assign(tile_elems / numerics::kMxBlockSize, 0);
   k_tile.assign(tile_elems, 0.0f);
   v_tile.assign(tile_elems, 0.0f);
   row.assign(head_dim, 0.0f);
@@ -133,10 +166,12 @@ void TileScratch::resize(int group_size, int head_dim) {
 void k_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const DecodeProblem& p = *plan.problem;
   if (plan.k == KOperand::bf16) {
-    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.k16.data()), 2, s.k_raw.data());
+    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.k16.data()), 2, plan.head_dim, s.k_raw.data());
   } else {
-    gather_rows(plan, tile, p.k8.data(), 1, s.k_raw.data());
+    gather_rows(plan, tile, p.k8.data(), 1, plan.head_dim, s.k_raw.data());
   }
+  if (plan.k_block_scaled)
+    gather_rows(plan, tile, p.k_mx_scales.data(), 1, plan.head_dim / numerics::kMxBlockSize, s.k_mx_raw.data());
 }
 
 // ---------------------------------------------------------------- k_prep
@@ -147,7 +182,11 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const float scale = head_scale(p.k_scale, tile.kv_head);
   const std::uint8_t* raw = s.k_raw.data();
   float* k = s.k_tile.data();
-  if (p.k_bias.empty()) {
+  if (plan.k_block_scaled) {
+    // MXFP8: K = e4m3 * 2^X of the element's 32-element block (no bias: k_repr is one field).
+    const int blocks = D / numerics::kMxBlockSize;
+    for (int t = 0; t < tile.tokens; ++t) decode_row_mxfp8(&raw[t * D], &s.k_mx_raw[t * blocks], D, &k[t * D]);
+  } else if (p.k_bias.empty()) {
 #pragma omp simd
     for (int i = 0; i < tile.tokens * D; ++i) k[i] = e4m3_value(raw[i]) * scale;
   } else {
@@ -188,6 +227,21 @@ void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
         key = s.row.data();
         break;
     }
+    if (plan.k == KOperand::e4m3_fp8_qk && plan.k_block_scaled) {
+      // MXFP8 K: the block-scaled MMA's sum, per 32-element block the E4M3 dot times 2^X_b.
+      const auto& e8m0 = e8m0_table();
+      const std::uint8_t* block_scales = &s.k_mx_raw[static_cast<std::size_t>(t) * (D / numerics::kMxBlockSize)];
+      for (int g = 0; g < G; ++g) {
+        const float* q = &s.q[static_cast<std::size_t>(g) * D];
+        float sum = 0;
+        for (int block = 0; block < D / numerics::kMxBlockSize; ++block) {
+          const int first = block * numerics::kMxBlockSize;
+          sum += dot(q + first, key + first, numerics::kMxBlockSize) * e8m0[block_scales[block]];
+        }
+        s.scores[g * kTileTokens + t] = sum * s.score_scale[g];
+      }
+      continue;
+    }
     for (int g = 0; g < G; ++g)
       s.scores[g * kTileTokens + t] = dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g];
   }
@@ -226,18 +280,26 @@ void softmax(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
 void v_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   const DecodeProblem& p = *plan.problem;
   if (plan.v == VOperand::bf16) {
-    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.v16.data()), 2, s.v_raw.data());
+    gather_rows(plan, tile, reinterpret_cast<const std::uint8_t*>(p.v16.data()), 2, plan.head_dim, s.v_raw.data());
   } else {
-    gather_rows(plan, tile, p.v8.data(), 1, s.v_raw.data());
+    gather_rows(plan, tile, p.v8.data(), 1, plan.head_dim, s.v_raw.data());
   }
+  if (plan.v_block_scaled)
+    gather_rows(plan, tile, p.v_mx_scales.data(), 1, plan.head_dim / numerics::kMxBlockSize, s.v_mx_raw.data());
 }
 
 // ---------------------------------------------------------------- v_prep
 void v_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   if (plan.v != VOperand::e4m3_convert) return;  // BF16 V and k_only's FP8 V are consumed as stored
-  const float scale = head_scale(plan.problem->v_scale, tile.kv_head);
   const std::uint8_t* raw = s.v_raw.data();
   float* v = s.v_tile.data();
+  if (plan.v_block_scaled) {
+    // MXFP8: V = e4m3 * 2^X of the element's 32-element block.
+    const int D = plan.head_dim, blocks = D / numerics::kMxBlockSize;
+    for (int t = 0; t < tile.tokens; ++t) decode_row_mxfp8(&raw[t * D], &s.v_mx_raw[t * blocks], D, &v[t * D]);
+    return;
+  }
+  const float scale = head_scale(plan.problem->v_scale, tile.kv_head);
 #pragma omp simd
   for (int i = 0; i < tile.tokens * plan.head_dim; ++i) v[i] = e4m3_value(raw[i]) * scale;
 }
@@ -268,7 +330,15 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
         value = s.row.data();
         break;
       case VOperand::e4m3_direct:
-        decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+        if (plan.v_block_scaled) {
+          // MXFP8 V's blocks run along head_dim, not along PV's contraction (tokens), so no
+          // block-scaled MMA can take them as operand scales: each element is scaled by its
+          // 2^X as it is read (exact), and accum's out_scale keeps only 1/kPScale.
+          decode_row_mxfp8(&s.v_raw[static_cast<std::size_t>(t) * D],
+                           &s.v_mx_raw[static_cast<std::size_t>(t) * (D / numerics::kMxBlockSize)], D, s.row.data());
+        } else {
+          decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+        }
         value = s.row.data();
         break;
     }

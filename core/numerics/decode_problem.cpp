@@ -1,6 +1,6 @@
 // Random decode problems stored exactly as a kernel reads them: shuffled pages,
-// BF16 or E4M3 K/V with per-tensor or per-head scales, optional exact pre-bias (the
-// distribution's own key bias, as a model description gives it).
+// BF16 or E4M3 K/V with per-tensor or per-head scales or MXFP8 block scales, optional
+// exact pre-bias (the distribution's own key bias, as a model description gives it).
 #include "core/numerics/decode_problem.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "core/numerics/fp8.h"
 #include "core/numerics/fp8_inline.h"
+#include "core/numerics/mxfp8.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
 #include "core/numerics/rope.h"
@@ -63,6 +64,46 @@ void bias_at(const OperatingPoint& op, const RopeTable& rope, const std::vector<
 }
 
 float scale_from_amax(float amax) { return amax > 0.0f ? amax / kE4M3Max : 1.0f; }
+
+// MXFP8 needs no global amax: each token's head rows are quantized straight from their
+// BF16 originals (the layout's key: unrotated for pre_rope, rotated for post_rope) with
+// mxfp8_quantize, the gate's own codec; a BF16 V of k8v16 is stored as is. Padding
+// slots stay element 0 with scale code 0. slot_offset(b, t): token t's first element.
+template <class SlotOffset>
+void store_mxfp8_pages(const detail::ProblemOriginals& originals, const SlotOffset& slot_offset, DecodeProblem& p) {
+  const OperatingPoint& op = p.op;
+  const bool v8 = v_is_fp8(op.kv);
+  const int row = op.kv_heads * op.head_dim;
+  const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
+  const std::size_t scale_count = cache_elems / kMxBlockSize;  // one E8M0 code per 32 elements, same slot order
+  p.k8.assign(cache_elems, 0);
+  p.k_mx_scales.assign(scale_count, 0);
+  p.v8.assign(v8 ? cache_elems : 0, 0);
+  p.v_mx_scales.assign(v8 ? scale_count : 0, 0);
+  p.v16.assign(v8 ? 0 : cache_elems, 0);
+  // One head row of head_dim floats into its slot's elements and block scales.
+  auto store_row = [&](const float* x, std::size_t element, std::vector<std::uint8_t>& elements,
+                       std::vector<std::uint8_t>& scales) {
+    const Mxfp8Row q = mxfp8_quantize(x, op.head_dim);
+    std::copy(q.elements.begin(), q.elements.end(), elements.begin() + static_cast<std::ptrdiff_t>(element));
+    std::copy(q.scales.begin(), q.scales.end(), scales.begin() + static_cast<std::ptrdiff_t>(element / kMxBlockSize));
+  };
+  parallel_for(op.batch, [&](std::int64_t b) {
+    std::vector<float> keys, values;
+    originals.keys(static_cast<int>(b), keys);
+    originals.values(static_cast<int>(b), values);
+    for (int t = 0; t < p.lengths[b]; ++t) {
+      const std::size_t dst = slot_offset(static_cast<int>(b), t), src = static_cast<std::size_t>(t) * row;
+      for (int h = 0; h < op.kv_heads; ++h) {
+        const std::size_t head = static_cast<std::size_t>(h) * op.head_dim;
+        store_row(&keys[src + head], dst + head, p.k8, p.k_mx_scales);
+        if (v8) store_row(&values[src + head], dst + head, p.v8, p.v_mx_scales);
+      }
+      if (!v8)
+        for (int i = 0; i < row; ++i) p.v16[dst + i] = codec::float_to_bf16(values[src + i]);  // exact
+    }
+  });
+}
 
 }  // namespace
 
@@ -119,6 +160,15 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
   const bool k8 = k_is_fp8(op.kv), v8 = v_is_fp8(op.kv);
   const bool per_head = op.scale == ScaleGranularity::per_head;
   const bool prebias = op.k_repr == KRepr::prebias && k8;
+  // MXFP8: every FP8 tensor gets one E8M0 scale per 32-element block of each token's head
+  // row; k_scale/v_scale stay 1.0 (unused).
+  const bool mx = op.k_repr == KRepr::mxfp8 && k8;
+  if (mx && op.head_dim % kMxBlockSize != 0) {
+    throw ValidationError("head_dim",
+                          "k_repr mxfp8 needs a head dim that is a multiple of " + std::to_string(kMxBlockSize) +
+                              " (one E8M0 scale per 32-element block), not " + std::to_string(op.head_dim),
+                          "a multiple of 32 (64|128|256)");
+  }
   const int row = op.kv_heads * op.head_dim;
   const int scale_groups = per_head ? op.kv_heads : 1;
   p.k_scale.assign(scale_groups, 1.0f);
@@ -138,18 +188,23 @@ DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDist
     for (int i = 0; i < row; ++i) out[i] = key[i] - bias_row[i];
   };
 
+  const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
+  auto slot_offset = [&](int b, int t) {
+    const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+    return (static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * row;
+  };
+  if (mx) {
+    store_mxfp8_pages(originals, slot_offset, p);
+    return p;
+  }
+
   // ---- pass 1: generate each request once. BF16 tensors go straight into their pages;
   // FP8-bound ones wait as BF16 (same layout) until the scales are known. ----
-  const std::size_t cache_elems = static_cast<std::size_t>(p.num_pages) * p.k_page_elems();
   std::vector<std::uint16_t> k_pending(k8 ? cache_elems : 0), v_pending(v8 ? cache_elems : 0);
   p.k16.assign(k8 ? 0 : cache_elems, 0);
   p.v16.assign(v8 ? 0 : cache_elems, 0);
   std::uint16_t* k_dst = k8 ? k_pending.data() : p.k16.data();
   std::uint16_t* v_dst = v8 ? v_pending.data() : p.v16.data();
-  auto slot_offset = [&](int b, int t) {
-    const std::int32_t page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
-    return (static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * row;
-  };
   std::vector<RequestStats> stats(op.batch);
   parallel_for(op.batch, [&](std::int64_t b) {
     std::vector<float> keys, values;

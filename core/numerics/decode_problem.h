@@ -24,6 +24,16 @@ KeyDistribution parse_key_distribution(std::string_view s, std::string_view fiel
 //   page_table [batch][max_pages_per_seq]                    int32 page ids (shuffled, not contiguous)
 //   lengths  [batch]                                         int32 tokens per request
 //   k_scale / v_scale  [kv_heads] (per_head) or [1] (per_tensor): dequant = e4m3 * scale
+//            (mxfp8: 1.0 and unused; the block scales below take their place)
+//   k_mx_scales [num_pages][page_size][kv_heads][head_dim/32]  E8M0 codes (k_repr mxfp8 only):
+//            the OCP MX block scales of k8, one per 32 elements along head_dim, in k8's slot
+//            order, so element i of k8 has scale k_mx_scales[i / 32]:
+//            K = mxfp8_value(k8[i], k_mx_scales[i / 32]) = e4m3 * 2^(code - 127) (mxfp8.h)
+//   v_mx_scales same for v8, when k_repr is mxfp8 and V is FP8 (an mxfp8 case stores every
+//            FP8 tensor as MXFP8, as the gate evaluates it); empty otherwise
+//            Each token's head row is numerics::mxfp8_quantize of its BF16 original (pre_rope:
+//            the unrotated key, post_rope: the rotated one), so the bytes equal the gate's.
+//            Padding slots hold element 0 with scale code 0.
 //   k_bias   [kv_heads][head_dim] float (prebias only): the distribution's key bias b, exact;
 //            pre_rope: K = b + scale*e4m3; post_rope: K_t = RoPE_t(b) + scale*e4m3 (the
 //            cache holds the rotated key less the rotated bias, and the kernel rebuilds RoPE_t(b))
@@ -48,6 +58,7 @@ struct DecodeProblem {
   std::vector<std::int32_t> page_table;
   std::vector<std::int32_t> lengths;
   std::vector<float> k_scale, v_scale;
+  std::vector<std::uint8_t> k_mx_scales, v_mx_scales;  // E8M0 block scales (k_repr mxfp8)
   std::vector<float> k_bias;
   float softmax_scale = 0;  // 1/sqrt(head_dim)
 
@@ -55,7 +66,9 @@ struct DecodeProblem {
 };
 
 // Fresh random problem (seeded). The stored K/V are quantized from float
-// originals with the op's scale granularity; the originals are not kept.
+// originals with the op's scale granularity (mxfp8: per 32-element block); the originals
+// are not kept. mxfp8 needs head_dim to be a multiple of 32 (ValidationError naming
+// head_dim otherwise).
 DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed,
                            KeyDistribution dist = KeyDistribution::gaussian);
 
@@ -78,7 +91,8 @@ float softmax_scale_for(int head_dim);
 // all-zero row), q8[d] = float_to_e4m3(q[d] / scale). Returns the scale. Kernels call
 // this (or match it bit for bit); QK is then q_scale*k_scale*(q8.k8), and a prebias
 // K adds the score-space correction (q8*q_scale).b_t with b_t the bias as the layout
-// stores it (rotated for post_rope), i.e. the same dequantized Q.
+// stores it (rotated for post_rope), i.e. the same dequantized Q. An MXFP8 K takes the
+// block-scaled dot instead: q_scale * sum over 32-element blocks b of 2^X_b * (q8_b.k8_b).
 float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_t* q8_out);
 
 // The unquantized problem behind make_problem(op, seed, dist): the same query, lengths

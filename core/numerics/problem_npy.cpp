@@ -68,11 +68,20 @@ void save_problem_npy(const DecodeProblem& p, const std::vector<float>& out, con
 
   ManifestWriter m(dir);
   m.add("q", p.q, qo_shape, "query, BF16 bits [batch][q_heads][head_dim]");
-  if (!p.k8.empty())
+  const std::vector<std::size_t> mx_scale_shape{static_cast<std::size_t>(p.num_pages), P, Hk, D / 32};
+  if (!p.k_mx_scales.empty())
+    m.add(
+        "k_pages", p.k8, cache_shape,
+        "key cache, MXFP8 E4M3 element bytes [page][slot][kv_head][dim]; K = e4m3 * 2^(k_mx_scales[.., dim/32] - 127)");
+  else if (!p.k8.empty())
     m.add("k_pages", p.k8, cache_shape, "key cache, E4M3 bytes [page][slot][kv_head][dim]; K = k_bias + k_scale*e4m3");
   else
     m.add("k_pages", p.k16, cache_shape, "key cache, BF16 bits [page][slot][kv_head][dim]");
-  if (!p.v8.empty())
+  if (!p.v_mx_scales.empty())
+    m.add("v_pages", p.v8, cache_shape,
+          "value cache, MXFP8 E4M3 element bytes [page][slot][kv_head][dim]; V = e4m3 * 2^(v_mx_scales[.., dim/32] - "
+          "127)");
+  else if (!p.v8.empty())
     m.add("v_pages", p.v8, cache_shape, "value cache, E4M3 bytes [page][slot][kv_head][dim]; V = v_scale*e4m3");
   else
     m.add("v_pages", p.v16, cache_shape, "value cache, BF16 bits [page][slot][kv_head][dim]");
@@ -81,6 +90,12 @@ void save_problem_npy(const DecodeProblem& p, const std::vector<float>& out, con
   m.add("lengths", p.lengths, {B}, "tokens per request");
   m.add("k_scale", p.k_scale, {p.k_scale.size()}, "K dequantization scale per kv head (or one per tensor)");
   m.add("v_scale", p.v_scale, {p.v_scale.size()}, "V dequantization scale per kv head (or one per tensor)");
+  if (!p.k_mx_scales.empty())
+    m.add("k_mx_scales", p.k_mx_scales, mx_scale_shape,
+          "E8M0 block scales of k_pages (OCP MX), one per 32 elements along dim: 2^(code - 127), 0xFF NaN");
+  if (!p.v_mx_scales.empty())
+    m.add("v_mx_scales", p.v_mx_scales, mx_scale_shape,
+          "E8M0 block scales of v_pages (OCP MX), one per 32 elements along dim: 2^(code - 127), 0xFF NaN");
   if (!p.k_bias.empty()) m.add("k_bias", p.k_bias, {Hk, D}, "exact per-channel key bias (prebias), float32");
   if (!out.empty()) {
     if (out.size() != B * Hq * D) throw std::invalid_argument("save_problem_npy: output size does not match the op");

@@ -9,6 +9,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/mxfp8.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
 #include "core/numerics/rope.h"
@@ -100,6 +101,8 @@ std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int
   const OperatingPoint& op = p.op;
   const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
   const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
+  // MXFP8: element i of k8 (v8) has the E8M0 block scale k_mx_scales[i / 32] (v_mx_scales).
+  const bool k_mx = !p.k_mx_scales.empty(), v_mx = !p.v_mx_scales.empty();
   const bool fp8_q = op.k_path == KPath::fp8_qk;
   const auto& e4m3 = e4m3_values();
   // A pre-RoPE cache stores unrotated keys: rotate each reconstructed key at its position.
@@ -132,11 +135,13 @@ std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int
         if (rotated_bias) rope.rotate(bias.data(), t);
       }
       for (int d = 0; d < D; ++d) {
-        double k = k8 ? e4m3[p.k8[src + d]] * k_scale : bf16_to_float(p.k16[src + d]);
+        const std::size_t i = src + d;
+        double k = k_mx ? mxfp8_value(p.k8[i], p.k_mx_scales[i / kMxBlockSize])
+                        : (k8 ? e4m3[p.k8[i]] * k_scale : bf16_to_float(p.k16[i]));
         k += bias[d];
         keys[static_cast<std::size_t>(t) * D + d] = k;
-        values[static_cast<std::size_t>(t) * D + d] =
-            v8 ? e4m3[p.v8[src + d]] * v_scale : bf16_to_float(p.v16[src + d]);
+        values[static_cast<std::size_t>(t) * D + d] = v_mx ? mxfp8_value(p.v8[i], p.v_mx_scales[i / kMxBlockSize])
+                                                           : (v8 ? e4m3[p.v8[i]] * v_scale : bf16_to_float(p.v16[i]));
       }
       if (rotate_keys) rope.rotate(&keys[static_cast<std::size_t>(t) * D], t);
     }
@@ -147,6 +152,10 @@ std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int
       const std::size_t q_offset = (static_cast<std::size_t>(b) * op.q_heads + qh) * D;
       const std::size_t out_offset = (out_request * op.q_heads + qh) * D;
       if (fp8_q) {
+        // S = q_scale * k_scale * (q8 . k8). An MXFP8 K is the block-scaled dot a Blackwell
+        // block-scaled MMA computes, q_scale * sum_b 2^X_b * (q8_b . k8_b); each 2^X_b * k8
+        // is exact in a double (mxfp8_value), so the dot of this Q with the dequantized
+        // keys is the same sum, regrouped, and attend's loop serves both.
         const double q_scale = quantize_q_row_e4m3(&p.q[q_offset], D, q8.data());
         for (int d = 0; d < D; ++d) q[d] = e4m3[q8[d]] * q_scale;
       } else {

@@ -8,6 +8,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/mxfp8.h"
 #include "core/numerics/problem_originals.h"
 #include "core/numerics/rope.h"
 
@@ -190,6 +191,100 @@ TEST(DecodeProblem, PrebiasStoresTheModelBiasExactly) {
   const auto plain = make_problem(op, 4, KeyDistribution::qwen_bias);
   EXPECT_TRUE(plain.k_bias.empty());
   for (float s : plain.k_scale) EXPECT_GT(s * kE4M3Max, 20.0f) << "without prebias the bias captures the scale";
+}
+
+// MXFP8: every token's head row of K (and of an FP8 V) is exactly mxfp8_quantize of its
+// BF16 original, elements in k8's paged layout and one E8M0 scale per 32 of them in
+// k_mx_scales, same slot order; the per-head scales stay 1.0 and padding slots zero.
+TEST(DecodeProblem, Mxfp8StoresTheBlockQuantizationOfEveryOriginalRow) {
+  int rows_checked = 0;
+  for (KvDtype kv : {KvDtype::k8v8, KvDtype::k8v16}) {
+    for (RopeLayout rope : {RopeLayout::post_rope, RopeLayout::pre_rope}) {
+      for (KeyDistribution dist : {KeyDistribution::gaussian, KeyDistribution::qwen_bias}) {
+        OperatingPoint op = small_op();
+        op.kv = kv;
+        op.k_repr = KRepr::mxfp8;
+        op.rope = rope;
+        op.context_lengths = {1, 17, 300};  // a partly filled page in every request
+        const std::string label =
+            std::string(to_string(kv)) + " " + std::string(to_string(rope)) + " " + std::string(to_string(dist));
+        const auto p = make_problem(op, 12, dist);
+        const detail::ProblemOriginals originals(op, 12, dist);
+        const int D = op.head_dim, Hk = op.kv_heads;
+        const bool v8 = v_is_fp8(kv);
+        ASSERT_EQ(p.k8.size(), static_cast<std::size_t>(p.num_pages) * p.k_page_elems()) << label;
+        ASSERT_EQ(p.k_mx_scales.size(), p.k8.size() / kMxBlockSize) << label;
+        ASSERT_EQ(p.v_mx_scales.size(), v8 ? p.v8.size() / kMxBlockSize : 0u) << label;
+        EXPECT_EQ(p.v16.empty(), v8) << label;
+        EXPECT_TRUE(p.k16.empty()) << label;
+        EXPECT_TRUE(p.k_bias.empty()) << label;
+        EXPECT_EQ(p.k_scale, std::vector<float>(Hk, 1.0f)) << label;
+        EXPECT_EQ(p.v_scale, std::vector<float>(Hk, 1.0f)) << label;
+        std::vector<bool> written(p.k8.size(), false);
+        for (int b = 0; b < op.batch; ++b) {
+          std::vector<float> keys, values;
+          originals.keys(b, keys);
+          originals.values(b, values);
+          for (int t = 0; t < p.lengths[b]; ++t) {
+            const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+            for (int h = 0; h < Hk; ++h) {
+              const std::size_t src = (static_cast<std::size_t>(t) * Hk + h) * D;
+              const std::size_t slot =
+                  ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * Hk + h) * D;
+              const Mxfp8Row k = mxfp8_quantize(&keys[src], D);
+              ASSERT_TRUE(std::equal(k.elements.begin(), k.elements.end(), p.k8.begin() + slot))
+                  << label << " K elements b " << b << " t " << t << " h " << h;
+              ASSERT_TRUE(std::equal(k.scales.begin(), k.scales.end(), p.k_mx_scales.begin() + slot / 32))
+                  << label << " K scales b " << b << " t " << t << " h " << h;
+              if (v8) {
+                const Mxfp8Row v = mxfp8_quantize(&values[src], D);
+                ASSERT_TRUE(std::equal(v.elements.begin(), v.elements.end(), p.v8.begin() + slot)) << label;
+                ASSERT_TRUE(std::equal(v.scales.begin(), v.scales.end(), p.v_mx_scales.begin() + slot / 32)) << label;
+              } else {
+                for (int d = 0; d < D; ++d) ASSERT_EQ(bf16_to_float(p.v16[slot + d]), values[src + d]) << label;
+              }
+              std::fill_n(written.begin() + slot, D, true);
+              ++rows_checked;
+            }
+          }
+        }
+        // Padding slots (never read) hold element 0 and scale code 0.
+        for (std::size_t i = 0; i < p.k8.size(); ++i) {
+          if (written[i]) continue;
+          ASSERT_EQ(p.k8[i], 0) << label << " padding " << i;
+          ASSERT_EQ(p.k_mx_scales[i / 32], 0) << label << " padding " << i;
+        }
+        // The scales do vary: Gaussian blocks sit near 2^-7, a biased channel lifts its block.
+        std::set<std::uint8_t> codes(p.k_mx_scales.begin(), p.k_mx_scales.end());
+        EXPECT_GT(codes.size(), 2u) << label;
+      }
+    }
+  }
+  EXPECT_EQ(rows_checked, 2 * 2 * 2 * (1 + 17 + 300) * 2);
+}
+
+TEST(DecodeProblem, Mxfp8IsRefusedWithABf16KAndNamesTheHeadDim) {
+  OperatingPoint op = small_op();
+  op.k_repr = KRepr::mxfp8;
+  op.kv = KvDtype::k16v8;
+  op.k_path = KPath::k16;
+  op.mode = TransformMode::full;
+  try {
+    make_problem(op, 1);
+    ADD_FAILURE() << "mxfp8 with a BF16 K must be refused";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "k_repr") << e.what();
+  }
+  // One scale per 32 elements: a head dim that is no multiple of 32 is refused, naming it.
+  op = small_op();
+  op.k_repr = KRepr::mxfp8;
+  op.head_dim = 48;
+  try {
+    make_problem(op, 1);
+    ADD_FAILURE() << "head_dim 48 must be refused";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "head_dim") << e.what();
+  }
 }
 
 TEST(DecodeProblem, DistributionsHaveTheirShape) {

@@ -115,3 +115,38 @@ TEST(SaveProblemNpy, WritesEveryTensorAndAManifest) {
   EXPECT_EQ(std::memcmp(bias.data.data(), p.k_bias.data(), bias.data.size()), 0) << "bias stored exactly";
   std::filesystem::remove_all(dir);
 }
+
+TEST(SaveProblemNpy, WritesTheMxfp8BlockScalesBesideTheElements) {
+  OperatingPoint op;
+  op.batch = 2;
+  op.context = 40;
+  op.q_heads = 4;
+  op.kv_heads = 2;
+  op.head_dim = 64;
+  op.page_size = 16;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::transform;
+  op.mode = TransformMode::full;
+  op.k_repr = KRepr::mxfp8;
+  const auto p = make_problem(op, 1);
+  const auto dir = fresh_dir("mxfp8");
+  save_problem_npy(p, {}, dir.string());
+
+  std::ifstream manifest_file(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(manifest_file);
+  std::map<std::string, nlohmann::json> files;
+  for (const auto& f : manifest["files"]) files[f["name"]] = f;
+  for (const char* name : {"k_mx_scales", "v_mx_scales"}) {
+    ASSERT_TRUE(files.count(name)) << name;
+    EXPECT_EQ(files[name]["dtype"], "|u1") << name;
+    EXPECT_EQ(files[name]["shape"], nlohmann::json({p.num_pages, 16, 2, 64 / 32})) << name;
+  }
+  EXPECT_NE(files["k_pages"]["meaning"].get<std::string>().find("MXFP8"), std::string::npos);
+  const NpyFile k_scales = read_npy(dir / "k_mx_scales.npy");
+  ASSERT_EQ(k_scales.data.size(), p.k_mx_scales.size());
+  EXPECT_EQ(std::memcmp(k_scales.data.data(), p.k_mx_scales.data(), p.k_mx_scales.size()), 0);
+  const NpyFile v_scales = read_npy(dir / "v_mx_scales.npy");
+  ASSERT_EQ(v_scales.data.size(), p.v_mx_scales.size());
+  EXPECT_EQ(std::memcmp(v_scales.data.data(), p.v_mx_scales.data(), p.v_mx_scales.size()), 0);
+  std::filesystem::remove_all(dir);
+}

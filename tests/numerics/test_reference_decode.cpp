@@ -11,6 +11,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/mxfp8.h"
 #include "core/numerics/rope.h"
 
 using namespace tilepath;
@@ -72,6 +73,8 @@ std::vector<double> naive_attention(const DecodeProblem& p, bool quantize_q) {
           double k = p.k8.empty()
                          ? bf16_to_float(p.k16[base + d])
                          : static_cast<double>(e4m3_to_float(p.k8[base + d])) * p.k_scale[p.k_scale.size() > 1 ? h : 0];
+          // MXFP8: the element times its block's E8M0 scale, one scale per 32 elements in slot order.
+          if (!p.k_mx_scales.empty()) k = mxfp8_value(p.k8[base + d], p.k_mx_scales[(base + d) / 32]);
           k += bias[d];
           s += q[d] * k;
         }
@@ -85,9 +88,10 @@ std::vector<double> naive_attention(const DecodeProblem& p, bool quantize_q) {
         const std::size_t base =
             ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * D;
         for (int d = 0; d < D; ++d) {
-          const double v = p.v8.empty() ? bf16_to_float(p.v16[base + d])
-                                        : static_cast<double>(e4m3_to_float(p.v8[base + d])) *
-                                              p.v_scale[p.v_scale.size() > 1 ? h : 0];
+          double v = p.v8.empty()
+                         ? bf16_to_float(p.v16[base + d])
+                         : static_cast<double>(e4m3_to_float(p.v8[base + d])) * p.v_scale[p.v_scale.size() > 1 ? h : 0];
+          if (!p.v_mx_scales.empty()) v = mxfp8_value(p.v8[base + d], p.v_mx_scales[(base + d) / 32]);
           out[(static_cast<std::size_t>(b) * op.q_heads + qh) * D + d] += w[t] / sum * v;
         }
       }
@@ -119,6 +123,40 @@ TEST(ReferenceDecode, Fp8QkUsesTheQuantizedQ) {
   const auto with_q8 = naive_attention(p, true), with_bf16_q = naive_attention(p, false);
   for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(ref[i], with_q8[i], 1e-9);
   EXPECT_GT(compare(with_bf16_q, ref).rel_l2, 1e-4) << "Q quantization must change the function";
+}
+
+// MXFP8 K (and V): the reference dequantizes each element with its block's scale. For
+// fp8_qk the block-scaled dot q_scale * sum_b 2^X_b (q8_b . k8_b) equals the dot of the
+// dequantized Q with the dequantized K, which the written-out attention computes.
+TEST(ReferenceDecode, Mxfp8MatchesAttentionWrittenOutWithMxfp8Value) {
+  for (KvDtype kv : {KvDtype::k8v8, KvDtype::k8v16}) {
+    for (KPath path : {KPath::transform, KPath::fp8_qk}) {
+      OperatingPoint op = small_op(kv);
+      op.k_path = path;
+      op.mode = default_mode(kv, path);
+      op.k_repr = KRepr::mxfp8;
+      op.context_lengths = {1, 257};
+      const std::string label = op.variant_label();
+      const auto p = make_problem(op, 5, KeyDistribution::qwen_bias);
+      ASSERT_FALSE(p.k_mx_scales.empty()) << label;
+      const auto ref = reference_decode(p);
+      const auto naive = naive_attention(p, path == KPath::fp8_qk);
+      ASSERT_EQ(ref.size(), naive.size());
+      for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(ref[i], naive[i], 1e-9) << label << " " << i;
+
+      // The block scales are part of the function: ignoring one changes the output.
+      auto wrong = p;
+      const int b = 1, t = 100, h = 0;
+      const int page = p.page_table[static_cast<std::size_t>(b) * p.max_pages_per_seq + t / op.page_size];
+      const std::size_t slot =
+          ((static_cast<std::size_t>(page) * op.page_size + t % op.page_size) * op.kv_heads + h) * op.head_dim;
+      wrong.k_mx_scales[slot / 32] += 4;  // one block of one key 16x larger
+      const auto changed = reference_decode(wrong);
+      const auto changed_naive = naive_attention(wrong, path == KPath::fp8_qk);
+      EXPECT_GT(compare(changed, ref).rel_l2, 0.0) << label;
+      for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(changed[i], changed_naive[i], 1e-9) << label;
+    }
+  }
 }
 
 TEST(ReferenceDecode, SubsetOfRequestsMatchesTheFullReference) {
