@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 #include <variant>
 
 #include <nlohmann/json.hpp>
@@ -32,9 +34,8 @@ using store::Transaction;
 
 namespace {
 
-// Long enough to ride out a concurrent commit of one case, short enough that a
-// process holding the lock for a whole sweep is reported instead of waited on.
-constexpr int kBusyTimeoutMs = 2000;
+// How long any connection waits for a lock another process holds (RunStore::set_lock_wait).
+std::atomic<int> g_lock_wait_ms{RunStore::kDefaultLockWaitMs};
 
 // ---------------------------------------------------------------- file checks
 
@@ -77,7 +78,7 @@ void recover_hot_journal(const std::string& path) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
   Connection db(raw);
   if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open to roll back " + journal, rc);
-  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  sqlite3_busy_timeout(raw, g_lock_wait_ms.load());
   Statement probe(raw, path, "SELECT count(*) FROM sqlite_master");
   probe.step();
 }
@@ -123,7 +124,7 @@ Inspection inspect_file(const std::string& path) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   Connection db(raw);
   if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
-  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  sqlite3_busy_timeout(raw, g_lock_wait_ms.load());
 
   std::vector<std::string> tables;
   {
@@ -154,7 +155,7 @@ Inspection inspect_file(const std::string& path) {
 }
 
 void configure_connection(sqlite3* db, const std::string& path, bool read_only) {
-  store::check_rc(sqlite3_busy_timeout(db, kBusyTimeoutMs), db, path, "busy_timeout");
+  store::check_rc(sqlite3_busy_timeout(db, g_lock_wait_ms.load()), db, path, "busy_timeout");
   sqlite3_extended_result_codes(db, 1);
   exec(db, path, "PRAGMA foreign_keys = ON");
   if (read_only) {
@@ -163,9 +164,30 @@ void configure_connection(sqlite3* db, const std::string& path, bool read_only) 
   }
   // WAL: readers (GUI, report) never block the sweep writing cases. FULL sync:
   // a committed case survives power loss, not only a crash of the process.
-  Statement mode(db, path, "PRAGMA journal_mode = WAL");
-  if (!mode.step() || mode.text(0) != "wal")
-    throw StoreError(path + ": cannot switch to WAL journal mode (got '" + mode.text(0) + "')");
+  // The switch needs the file to itself, and SQLite does not wait for it while another
+  // connection holds a write lock (it would risk a deadlock): wait here instead, as long
+  // as for any other lock.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_lock_wait_ms.load());
+  std::string mode;
+  for (;;) {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &raw, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(raw);
+    if (rc == SQLITE_ROW) mode = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+    sqlite3_finalize(raw);
+    const int primary = rc & 0xff;
+    if (rc == SQLITE_ROW && mode == "wal") break;
+    // A switch that could not get the lock fails busy or reports the rollback mode it
+    // stayed in; anything else (a file system without WAL) is final.
+    const bool busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+                      (rc == SQLITE_ROW && (mode == "delete" || mode == "truncate" || mode == "persist"));
+    if (busy && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    if (busy) throw StoreError(path + " is locked by another process");
+    throw StoreError(path + ": cannot switch to WAL journal mode (got '" + mode + "')");
+  }
   exec(db, path, "PRAGMA synchronous = FULL");
 }
 
@@ -749,6 +771,10 @@ RunStore& RunStore::operator=(RunStore&& o) noexcept {
 RunStore::~RunStore() { close_store(db_); }
 
 int RunStore::current_schema_version() { return store::kCurrentSchemaVersion; }
+
+void RunStore::set_lock_wait(std::chrono::milliseconds wait) {
+  g_lock_wait_ms.store(static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, wait.count())));
+}
 
 int RunStore::file_schema_version(const std::string& path) {
   const Inspection info = inspect_file(path);

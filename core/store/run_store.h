@@ -1,6 +1,7 @@
 #pragma once
 // SQLite run store: one file per project of runs. See docs/schema.md.
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -171,6 +172,13 @@ class RunStore {
   RunStore(RunStore&&) noexcept;
   RunStore& operator=(RunStore&&) noexcept;
   ~RunStore();
+
+  // How long a connection waits for a lock another process holds before the operation
+  // fails with "<path> is locked by another process": long enough to ride out another
+  // process's transaction (a case commit, a merge, the upgrade of a large file). Process-wide;
+  // applies to stores opened afterwards.
+  static constexpr int kDefaultLockWaitMs = 30000;
+  static void set_lock_wait(std::chrono::milliseconds wait);
 
   static int current_schema_version();
   // The schema version of an existing tilepath database, read without writing to it.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "core/store/run_store.h"
@@ -80,7 +81,8 @@ TEST(Concurrency, LockedByAnotherProcessIsReportedAndLosesNothing) {
   ASSERT_TRUE(to_parent.receive(locked));
   ASSERT_EQ(locked, 1) << "child could not take the lock";
 
-  RunStore store = RunStore::open(path);  // reading is not blocked in WAL mode
+  RunStore::set_lock_wait(std::chrono::milliseconds(300));  // the default waits 30 s
+  RunStore store = RunStore::open(path);                    // reading is not blocked in WAL mode
   EXPECT_EQ(store.case_count(), 1);
   CaseRecord second = sample_case(1);
   try {
@@ -96,11 +98,55 @@ TEST(Concurrency, LockedByAnotherProcessIsReportedAndLosesNothing) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
+  RunStore::set_lock_wait(std::chrono::milliseconds(RunStore::kDefaultLockWaitMs));
   // Nothing lost, and the same case goes in once the lock is gone.
   EXPECT_EQ(store.case_count(), 1);
   store.add_case(run_id, second);
   EXPECT_EQ(store.case_count(), 2);
   expect_same_case(sample_case(1), store.load_case(second.id, true), true);
+}
+
+// A writer waits for a lock another process holds for a while (a merge, an upgrade)
+// instead of failing: an exclusive lock held 2 s, and a rollback-journal writer's RESERVED
+// lock that kept the switch to WAL from waiting at all.
+TEST(Concurrency, AWriterWaitsOutALockHeldForSeconds) {
+  for (const char* lock : {"BEGIN EXCLUSIVE", "BEGIN IMMEDIATE"}) {
+    TempDir tmp;
+    const std::string path = tmp.file("wait.sqlite");
+    std::int64_t run_id = 0;
+    {
+      RunStore store = RunStore::open(path);
+      RunInfo run = sample_run();
+      run_id = store.begin_run(run);
+    }  // closed: back in rollback-journal mode, as at rest
+    Pipe to_parent;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      to_parent.close_read();
+      sqlite3* db = nullptr;
+      int ok = sqlite3_open(path.c_str(), &db) == SQLITE_OK && sqlite3_exec(db, lock, nullptr, nullptr, nullptr) == 0;
+      to_parent.send(ok);
+      ::usleep(2000 * 1000);
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      sqlite3_close(db);
+      ::_exit(0);
+    }
+    to_parent.close_write();
+    int locked = 0;
+    ASSERT_TRUE(to_parent.receive(locked));
+    ASSERT_EQ(locked, 1) << lock;
+    const auto start = std::chrono::steady_clock::now();
+    {
+      RunStore store = RunStore::open(path);
+      CaseRecord rec = sample_case(3);
+      store.add_case(run_id, rec);
+      EXPECT_EQ(store.case_count(), 1) << lock;
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_GT(waited, 1.0) << lock << ": it did not wait for the lock";
+    ::waitpid(child, nullptr, 0);
+  }
 }
 
 // The child writes cases as fast as it can, each with a large artifact so that
