@@ -131,7 +131,18 @@ void PluginHost::discover() {
       candidates.push_back(p);  // TILEPATH_PLUGIN_PATH may name files
     } else if (fs::is_directory(p, ec)) {
       for (const auto& f : fs::directory_iterator(p, ec)) {
-        if (f.is_regular_file(ec) && looks_like_plugin(f.path())) candidates.push_back(f.path());
+        if (!looks_like_plugin(f.path())) continue;
+        // A plugin's name on something that cannot be loaded is reported, not skipped silently.
+        std::error_code status_ec;
+        const fs::file_status st = fs::status(f.path(), status_ec);
+        if (status_ec)
+          problems_.push_back({f.path().string(), "cannot resolve: " + status_ec.message()});
+        else if (fs::is_directory(st))
+          problems_.push_back({f.path().string(), "a directory, not a plugin file"});
+        else if (!fs::is_regular_file(st))
+          problems_.push_back({f.path().string(), "not a regular file"});
+        else
+          candidates.push_back(f.path());
       }
       std::sort(candidates.begin(), candidates.end());
     }

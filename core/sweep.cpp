@@ -124,8 +124,8 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
             std::set<std::string>& keys) {
   apply_path_defaults(op, given.k_path, given.mode);
   if (level == axes.size()) {
-    if (!op.problems().empty()) {
-      ++spec.skipped_invalid;
+    if (const std::vector<ValidationError> problems = op.problems(); !problems.empty()) {
+      if (spec.skipped_invalid++ == 0) spec.first_invalid = problems.front().what();
       return;
     }
     if (keys.insert(op.key()).second) spec.cases.push_back(op);
@@ -134,7 +134,8 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
   const Axis& axis = axes[level];
   if (axis.all) {
     std::vector<std::string> all = axis.field->valid_names(op);
-    if (all.empty()) ++spec.skipped_invalid;  // e.g. mode "all" under a path invalid for this kv
+    if (all.empty() && spec.skipped_invalid++ == 0)  // e.g. mode "all" under a path invalid for this kv
+      spec.first_invalid = axis.path + ": no valid value for " + op.variant_label();
     for (const std::string& name : all) {
       OperatingPoint next = op;
       axis.field->parse_text(next, name, axis.path);
@@ -264,7 +265,8 @@ SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
   expand(axes, 0, base, given, spec, keys);
   if (spec.cases.empty())
     fail(axes.empty() ? "base" : "axes",
-         "no valid operating point (" + std::to_string(spec.skipped_invalid) + " combinations invalid)",
+         "no valid operating point (" + std::to_string(spec.skipped_invalid) +
+             " combinations invalid; the first: " + spec.first_invalid + ")",
          "combinations that pass operating-point validation (see docs/sweep-spec.md)");
   return spec;
 }

@@ -18,6 +18,7 @@ struct SweepSpec {
   RunSettings settings;
   std::vector<OperatingPoint> cases;  // expanded, valid combinations only
   int skipped_invalid = 0;            // combinations dropped as invalid (e.g. k16 path with k8v8)
+  std::string first_invalid;          // why the first dropped combination is invalid ("mode: ...")
 };
 
 // The most combinations a spec may expand to unless the caller allows more: the product

@@ -11,6 +11,30 @@
 #include "core/operating_point.h"
 #include "core/store/run_store.h"
 
+namespace {
+
+// CLI11's "Could not convert: --repeats = abc" as "--repeats: 'abc' is not a decimal
+// integer; allowed: ...": the flag, the value and what the flag takes.
+std::string conversion_message(const CLI::App& sub, const std::string& what) {
+  const std::string lead = "Could not convert: ";
+  const std::size_t at = what.find(lead), eq = what.find(" = ");
+  if (at == std::string::npos || eq == std::string::npos || eq < at) return what;
+  const std::string flag = what.substr(at + lead.size(), eq - at - lead.size());
+  const std::string value = what.substr(eq + 3);
+  const CLI::Option* option = sub.get_option_no_throw(flag);
+  const std::string type = option != nullptr ? option->get_type_name() : "";
+  std::string kind = type.empty() ? "a value this flag takes" : "a value of type " + type;
+  if (type == "INT") kind = "a decimal integer";
+  if (type == "UINT") kind = "a non-negative decimal integer";
+  if (type == "FLOAT") kind = "a number";
+  std::string allowed = kind;
+  if (option != nullptr && !option->get_default_str().empty())
+    allowed += " (default " + option->get_default_str() + ")";
+  return flag + ": '" + value + "' is not " + kind + "; allowed: " + allowed;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tilepath;
   using namespace tilepath::cli;
@@ -49,6 +73,8 @@ int main(int argc, char** argv) {
       if (!unknown.empty()) {
         message = "unknown argument" + std::string(unknown.size() > 1 ? "s" : "") + ":";
         for (const std::string& a : unknown) message += " " + a;
+      } else if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
+        message = conversion_message(*c.sub, message);
       }
     }
     print_error(prefix, message + " (see " + prefix + " --help)");

@@ -219,6 +219,20 @@ TEST_F(CliTest, LaunchCountsAreRangeChecked) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// Error lines stay whole: a NUL in a spec's JSON key is spelled out, not the line's end;
+// an unconvertible number names the flag, the value and what the flag takes.
+TEST_F(CliTest, ErrorLinesAreWholeAndNameWhatIsAllowed) {
+  const std::string s = spec("nul.json", json::parse("{\"settings\": {\"rep\\u0000eats\": 1}}"));
+  CliResult nul = run_cli({"sweep", s, "--dry-run"});
+  EXPECT_EQ(nul.exit_code, 2);
+  EXPECT_NE(nul.err.find("rep\\x00eats"), std::string::npos) << nul.err;
+  EXPECT_NE(nul.err.find("unknown setting"), std::string::npos) << "the message goes on past the NUL: " << nul.err;
+  CliResult conv = run_cli(concat(
+      {"run", "--backend", "sim", "--kv", "k8v8", "--repeats", "abc", "--db", path("conv.sqlite")}, kSmallShape));
+  EXPECT_EQ(conv.exit_code, 2);
+  EXPECT_NE(conv.err.find("--repeats: 'abc' is not a decimal integer; allowed:"), std::string::npos) << conv.err;
+}
+
 // A reader that closes the pipe early (`| head -1`) does not kill the sweep: every case
 // is stored and the exit status is 0.
 TEST_F(CliTest, AClosedOutputPipeDoesNotStopASweep) {

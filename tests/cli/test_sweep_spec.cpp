@@ -180,6 +180,12 @@ TEST(SweepSpec, BundledSpecsParseWithTheDocumentedSizes) {
   }
 }
 
+TEST(SweepSpec, NoValidCombinationNamesTheFirstProblemField) {
+  const std::string e = parse_error(json::parse(R"({"base": {"kv": "k16v16", "k_path": "fp8_qk"}})"));
+  EXPECT_NE(e.find("no valid operating point"), std::string::npos) << e;
+  EXPECT_NE(e.find("k_path"), std::string::npos) << "the first invalid combination's field: " << e;
+}
+
 TEST(SweepSpec, DeepNestingIsAOneLineErrorNotACrash) {
   const auto file = std::filesystem::temp_directory_path() / ("tilepath_deep_spec_" + std::to_string(::getpid()));
   {

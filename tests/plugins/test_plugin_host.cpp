@@ -206,3 +206,26 @@ TEST(PluginHost, SearchPathHonoursTheEnvironmentFirst) {
   EXPECT_EQ(dirs[1], "/second");
   EXPECT_NE(std::find(dirs.begin(), dirs.end(), std::string(TILEPATH_PLUGIN_DIR)), dirs.end());
 }
+
+// A plugin's name on something that cannot be a plugin is named with the reason, not
+// skipped silently: a directory, a symlink loop, a dangling link.
+TEST(PluginHost, NonFilesWithAPluginsNameAreReported) {
+  const fs::path dir = fs::temp_directory_path() / ("tilepath_plugin_names_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "libtilepath_backend_adir.so");
+  fs::create_symlink(dir / "libtilepath_backend_loop.so", dir / "libtilepath_backend_loop.so");
+  fs::create_symlink(dir / "nowhere", dir / "libtilepath_backend_dangling.so");
+  {
+    ScopedEnv env("TILEPATH_PLUGIN_PATH", dir.string());
+    PluginHost host;
+    host.discover();
+    const auto* adir = problem_for(host, (dir / "libtilepath_backend_adir.so").string());
+    ASSERT_NE(adir, nullptr);
+    EXPECT_NE(adir->reason.find("directory"), std::string::npos) << adir->reason;
+    const auto* loop = problem_for(host, (dir / "libtilepath_backend_loop.so").string());
+    ASSERT_NE(loop, nullptr);
+    EXPECT_NE(loop->reason.find("cannot resolve"), std::string::npos) << loop->reason;
+    EXPECT_NE(problem_for(host, (dir / "libtilepath_backend_dangling.so").string()), nullptr);
+  }
+  fs::remove_all(dir);
+}
