@@ -39,7 +39,7 @@ class ProgressObserver {
 
 // The most warm-up or timed launches one case may ask for: far above any use (a sweep
 // takes 20), and far below where counts of launches or samples could overflow.
-inline constexpr int kMaxLaunches = 100000;
+inline constexpr int kMaxLaunches = TP_MAX_LAUNCHES;
 
 struct RunSettings {
   int device = 0;

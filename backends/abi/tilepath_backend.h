@@ -155,10 +155,14 @@ typedef struct tp_case {
  * cancellation (same effect as setting the cancel flag). */
 typedef int (*tp_progress_fn)(void* user, double fraction, const char* phase);
 
+/* The most warm-up or timed launches a case may ask for; a plugin answers TP_ERR_INVALID
+ * above it (and for a negative count), so no count of launches or samples can overflow. */
+#define TP_MAX_LAUNCHES 100000
+
 typedef struct tp_run_options {
   uint32_t struct_size;
-  int32_t warmup;               /* warm-up launches (default 5) */
-  int32_t repeats;              /* timed launches; median reported (default 20) */
+  int32_t warmup;               /* warm-up launches (default 5; 0..TP_MAX_LAUNCHES) */
+  int32_t repeats;              /* timed launches; median reported (default 20; 1..TP_MAX_LAUNCHES, 0 = default) */
   uint32_t ablations;           /* TP_ABLATE_* bits */
   uint64_t seed;                /* RNG seed for the random inputs */
   const char* save_tensors_dir; /* if non-NULL, write inputs/outputs as .npy + manifest.json */

@@ -42,6 +42,22 @@ inline bool covers(std::uint32_t struct_size, std::size_t offset, std::size_t si
 #define TP_HAS_FIELD(ptr, type, field) \
   ((ptr) != nullptr && ::tilepath::plugin::covers((ptr)->struct_size, offsetof(type, field), sizeof(type::field)))
 
+// Why the options' launch counts are refused ("" when they are fine): warmup outside
+// 0..TP_MAX_LAUNCHES or repeats outside 0..TP_MAX_LAUNCHES (0 = the plugin's default).
+inline std::string launch_count_problem(const tp_run_options* options) {
+  if (options == nullptr) return "";
+  auto check = [](const char* name, std::int32_t v) -> std::string {
+    if (v >= 0 && v <= TP_MAX_LAUNCHES) return "";
+    return std::string(name) + ": " + std::to_string(v) + " is out of range; allowed: 0.." +
+           std::to_string(TP_MAX_LAUNCHES);
+  };
+  if (TP_HAS_FIELD(options, tp_run_options, warmup))
+    if (std::string why = check("warmup", options->warmup); !why.empty()) return why;
+  if (TP_HAS_FIELD(options, tp_run_options, repeats))
+    if (std::string why = check("repeats", options->repeats); !why.empty()) return why;
+  return "";
+}
+
 // Everything a tp_result points to (stage costs, metrics, artifacts), owned by the
 // plugin from run_case until release_result. attach() hands it to the result through
 // tp_result::plugin_owned; release() frees it. Not thread-safe by itself: the host

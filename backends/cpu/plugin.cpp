@@ -190,6 +190,8 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   if (const std::string reason = unsupported_reason(op); !reason.empty())
     return finish(out, TP_ERR_UNSUPPORTED, reason);
 
+  if (const std::string why = plugin::launch_count_problem(options); !why.empty())
+    return finish(out, TP_ERR_INVALID, why);
   MeasureOptions measure;
   measure.threads = state().device.hardware_threads;
   tp_progress_fn progress_fn = nullptr;

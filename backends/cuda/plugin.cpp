@@ -123,6 +123,8 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
     return fail(out, TP_ERR_INVALID, e.what());
   }
   if (std::string why; !plugin::key_distribution(options, &why)) return fail(out, TP_ERR_INVALID, why);
+  if (const std::string why = plugin::launch_count_problem(options); !why.empty())
+    return fail(out, TP_ERR_INVALID, why);
   auto storage = std::make_unique<plugin::ResultStorage>();
   try {
     auto& session = s.sessions[device];

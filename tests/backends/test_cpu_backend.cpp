@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -712,4 +714,19 @@ TEST(CpuBackend, UnknownKeyDistributionIsNamed) {
   EXPECT_EQ(r.status, TP_ERR_INVALID);
   EXPECT_NE(r.message.find("key_distribution"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("qwen_bias"), std::string::npos) << r.message;
+}
+
+// Launch counts are checked at the ABI boundary too: 2^31-1 warm-ups and repeats had
+// overflowed the progress arithmetic and crashed the plugin.
+TEST(CpuBackend, LaunchCountsOutOfRangeAreRefusedNamingTheField) {
+  for (auto [warmup, repeats, field] : {std::tuple{INT32_MAX, 1, "warmup"}, std::tuple{0, INT32_MAX, "repeats"},
+                                        std::tuple{-1, 1, "warmup"}, std::tuple{0, TP_MAX_LAUNCHES + 1, "repeats"}}) {
+    tp_run_options o = quick_options();
+    o.warmup = warmup;
+    o.repeats = repeats;
+    RunOutcome r = run(small_op(), o);
+    EXPECT_EQ(r.status, TP_ERR_INVALID) << field;
+    EXPECT_EQ(r.message.rfind(field, 0), 0u) << r.message;
+    EXPECT_NE(r.message.find(std::to_string(TP_MAX_LAUNCHES)), std::string::npos) << r.message;
+  }
 }
