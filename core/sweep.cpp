@@ -338,7 +338,12 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
       outcome.cancelled = true;
       break;
     }
-    store.add_case(outcome.run_id, rec);
+    // Another sweep on the same file may have stored this key while it ran here.
+    if (store.add_case_unless_stored(outcome.run_id, rec) == 0) {
+      ++outcome.skipped_existing;
+      if (observer != nullptr) observer->case_done(rec, true);
+      continue;
+    }
     ++outcome.ran;
     if (rec.status == CaseStatus::failed || rec.status == CaseStatus::error) ++outcome.failed;
     if (rec.status == CaseStatus::unsupported) ++outcome.unsupported;

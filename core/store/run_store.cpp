@@ -834,16 +834,24 @@ std::int64_t RunStore::begin_run(RunInfo& run) {
   return run.id;
 }
 
-std::int64_t RunStore::add_case(std::int64_t run_id, CaseRecord& rec) {
+std::int64_t RunStore::add_case(std::int64_t run_id, CaseRecord& rec) { return insert_case(run_id, rec, false); }
+
+std::int64_t RunStore::add_case_unless_stored(std::int64_t run_id, CaseRecord& rec) {
+  return insert_case(run_id, rec, true);
+}
+
+std::int64_t RunStore::insert_case(std::int64_t run_id, CaseRecord& rec, bool unless_stored) {
   if (rec.case_key.empty()) rec.case_key = rec.op.key();
   if (rec.finished_at.empty()) rec.finished_at = now_iso8601_utc();
 
   // One transaction per case: a crash loses at most the case being written.
   Transaction tx(db_, path_);
   {
-    Statement exists(db_, path_, "SELECT 1 FROM runs WHERE id = ?");
-    exists.bind(1, run_id);
-    if (!exists.step()) throw StoreError(path_ + ": add_case: no run with id " + std::to_string(run_id));
+    Statement run(db_, path_, "SELECT backend, device FROM runs WHERE id = ?");
+    run.bind(1, run_id);
+    if (!run.step()) throw StoreError(path_ + ": add_case: no run with id " + std::to_string(run_id));
+    // Inside the write transaction, so no other writer can store the key in between.
+    if (unless_stored && has_case(run.text(0), run.text(1), rec.case_key)) return 0;
   }
   {
     Statement dup(db_, path_, "SELECT id FROM cases WHERE run_id = ? AND case_key = ?");

@@ -190,6 +190,10 @@ class RunStore {
   std::int64_t begin_run(RunInfo& run);  // fills id/uuid/started_at
   // Writes one finished case with all its child rows in ONE transaction (commit per case).
   std::int64_t add_case(std::int64_t run_id, CaseRecord& rec);
+  // As add_case, unless a result for the key is already stored for the run's backend and
+  // device (has_case): another sweep on the same file finished it meanwhile. Then nothing
+  // is written and 0 is returned. The check and the insert are one write transaction.
+  std::int64_t add_case_unless_stored(std::int64_t run_id, CaseRecord& rec);
   void finish_run(std::int64_t run_id);
   // Replaces the stored predictions of each listed case, all in ONE transaction (all
   // or nothing); `tilepath db reanalyze`. Throws StoreError when a case does not exist.
@@ -225,6 +229,7 @@ class RunStore {
 
  private:
   RunStore(sqlite3* db, std::string path);
+  std::int64_t insert_case(std::int64_t run_id, CaseRecord& rec, bool unless_stored);
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -233,6 +233,27 @@ TEST_F(CliTest, ErrorLinesAreWholeAndNameWhatIsAllowed) {
   EXPECT_NE(conv.err.find("--repeats: 'abc' is not a decimal integer; allowed:"), std::string::npos) << conv.err;
 }
 
+// Two sweeps of one spec on one file at once store every key once.
+TEST_F(CliTest, TwoConcurrentSweepsStoreEachCaseOnce) {
+  const std::string s =
+      spec("twice.json", {{"name", "twice"},
+                          {"backend", "sim"},
+                          {"base", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}}},
+                          {"axes", {{"kv", "all"}, {"k_path", "all"}, {"mode", "all"}, {"batch", {1, 2, 4, 8}}}}});
+  const std::string db = path("twice.sqlite");
+  ASSERT_EQ(run_cli({"sweep", s, "--db", db, "--dry-run"}).exit_code, 0);
+  {
+    RunStore created = RunStore::open(db);  // both start on an existing file
+  }
+  CliProcess first({"sweep", s, "--db", db}), second({"sweep", s, "--db", db});
+  EXPECT_EQ(first.wait().exit_code, 0);
+  EXPECT_EQ(second.wait().exit_code, 0);
+  RunStore store = RunStore::open_read_only(db);
+  std::set<std::string> keys;
+  for (const CaseSummary& c : store.cases()) EXPECT_TRUE(keys.insert(c.record.case_key).second) << c.record.case_key;
+  EXPECT_EQ(keys.size(), 48u);
+}
+
 // A reader that closes the pipe early (`| head -1`) does not kill the sweep: every case
 // is stored and the exit status is 0.
 TEST_F(CliTest, AClosedOutputPipeDoesNotStopASweep) {

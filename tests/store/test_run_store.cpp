@@ -307,6 +307,23 @@ TEST(RunStore, AHotJournalFromAKilledWriterIsRolledBack) {
   std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all);
 }
 
+// Two sweeps on one file: the second to finish a key stores nothing, atomically.
+TEST(RunStore, AddCaseUnlessStoredSkipsAKeyAnotherRunStored) {
+  TempDir tmp;
+  const std::string path = tmp.file("s.sqlite");
+  RunStore a = RunStore::open(path), b = RunStore::open(path);
+  RunInfo run_a = sample_run("cpu", "cpu0"), run_b = sample_run("cpu", "cpu0"), other = sample_run("sim", "h200");
+  a.begin_run(run_a);
+  b.begin_run(run_b);
+  b.begin_run(other);
+  CaseRecord first = sample_case(1), second = sample_case(1), elsewhere = sample_case(1);
+  EXPECT_GT(a.add_case_unless_stored(run_a.id, first), 0);
+  EXPECT_EQ(b.add_case_unless_stored(run_b.id, second), 0) << "the same key on the same backend and device";
+  EXPECT_EQ(second.id, 0);
+  EXPECT_GT(b.add_case_unless_stored(other.id, elsewhere), 0) << "another backend's result is not this one's";
+  EXPECT_EQ(a.case_count(), 2);
+}
+
 TEST(RunStore, CasesFilterJoinsRuns) {
   TempDir tmp;
   RunStore store = RunStore::open(tmp.file("s.sqlite"));
