@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -78,6 +79,32 @@ std::string Backend::unsupported_reason(int device, const OperatingPoint& op, co
   return reason.empty() ? "not supported by backend '" + name_ + "'" : reason;
 }
 
+namespace {
+
+// Far above any real list (a case has ~10 stage costs, ~30 metrics, a few artifacts).
+constexpr std::int64_t kMaxListEntries = 1 << 20;
+
+// What is wrong with the result's lists, or "": a count outside 0..kMaxListEntries or a
+// non-zero count without its array.
+std::string list_problem(const tp_result& r) {
+  auto check = [](const char* name, std::int64_t count, const void* array) -> std::string {
+    if (count < 0 || count > kMaxListEntries)
+      return std::string(name) + " " + std::to_string(count) + " (allowed: 0.." + std::to_string(kMaxListEntries) + ")";
+    if (count > 0 && array == nullptr) return std::string(name) + " " + std::to_string(count) + " with no array";
+    return "";
+  };
+  for (const std::string& bad :
+       {check("stage_cost_count", r.stage_cost_count, r.stage_costs), check("metric_count", r.metric_count, r.metrics),
+        check("artifact_count", r.artifact_count, r.artifacts)})
+    if (!bad.empty()) return bad;
+  for (std::int32_t i = 0; i < r.artifact_count; ++i)
+    if (r.artifacts[i].size > 0 && r.artifacts[i].data == nullptr)
+      return "artifact " + std::to_string(i) + " has " + std::to_string(r.artifacts[i].size) + " bytes and no data";
+  return "";
+}
+
+}  // namespace
+
 int Backend::run(int device, const OperatingPoint& op, const tp_run_options& options, tp_result& result,
                  const std::string& gpu_model) const {
   std::memset(&result, 0, sizeof result);
@@ -85,9 +112,16 @@ int Backend::run(int device, const OperatingPoint& op, const tp_run_options& opt
   fill_nan(result);
   const tp_case c = to_tp_case(op, gpu_model.empty() ? nullptr : gpu_model.c_str());
   std::lock_guard<std::mutex> guard(lock_->mutex);
-  const int status = api_->run_case(device, &c, &options, &result);
+  int status = api_->run_case(device, &c, &options, &result);
   result.message[sizeof result.message - 1] = '\0';
   result.key_distribution[sizeof result.key_distribution - 1] = '\0';
+  // The lists are read only if they are consistent: a plugin bug must be an error
+  // naming the plugin, not a crash of the host reading past them.
+  if (const std::string bad = list_problem(result); !bad.empty()) {
+    status = result.status = TP_ERR_RUNTIME;
+    std::snprintf(result.message, sizeof result.message, "plugin %s returned an inconsistent result: %s", name_.c_str(),
+                  bad.c_str());
+  }
   return status;
 }
 

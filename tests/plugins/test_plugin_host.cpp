@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/case_runner.h"
 #include "core/plugin_host.h"
 
 namespace fs = std::filesystem;
@@ -228,4 +229,28 @@ TEST(PluginHost, NonFilesWithAPluginsNameAreReported) {
     EXPECT_NE(problem_for(host, (dir / "libtilepath_backend_dangling.so").string()), nullptr);
   }
   fs::remove_all(dir);
+}
+
+// A plugin that returns OK with list counts pointing nowhere had segfaulted the host;
+// now the case is an error naming the plugin and the bad field, and nothing reads them.
+TEST(PluginHost, AnInconsistentResultIsAnErrorNamingThePlugin) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_bogus"));
+  ASSERT_NE(b, nullptr) << (host.problems().empty() ? "" : host.problems().front().reason);
+  tilepath::OperatingPoint op;
+  tp_run_options options{};
+  options.struct_size = sizeof options;
+  tp_result result{};
+  EXPECT_EQ(b->run(0, op, options, result), TP_ERR_RUNTIME);
+  const std::string message = result.message;
+  EXPECT_NE(message.find("fake_bogus"), std::string::npos) << message;
+  EXPECT_NE(message.find("metric_count 1000000000"), std::string::npos) << message;
+  b->release(result);
+
+  tilepath::RunSettings settings;
+  settings.repeats = 1;
+  settings.warmup = 0;
+  const tilepath::CaseRecord rec = tilepath::run_case(*b, op, settings);
+  EXPECT_EQ(rec.status, tilepath::CaseStatus::error);
+  EXPECT_TRUE(rec.measurements.empty());
 }
