@@ -783,8 +783,37 @@ int RunStore::file_schema_version(const std::string& path) {
   return info.user_version;
 }
 
+namespace {
+
+// A damaged file must not be written into (a write can spread the damage or bury it):
+// SQLite's quick_check walks every b-tree page, read-only, before a writer touches it.
+// (Damage inside a large value's overflow pages is not seen here; artifacts carry a
+// sha256 for that.)
+void refuse_damaged(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
+  sqlite3_busy_timeout(raw, g_lock_wait_ms.load());
+  std::string verdict;
+  try {
+    Statement check(raw, path, "PRAGMA quick_check(1)");
+    if (check.step()) verdict = check.text(0);
+  } catch (const StoreError& e) {
+    verdict = e.what();
+  }
+  for (char& c : verdict)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (verdict != "ok")
+    throw StoreError(path + ": damaged (" + verdict + "); refusing to write into it. Read what is still readable " +
+                     "with `tilepath export --db " + path + " --out COPY.sqlite`, or restore a backup");
+}
+
+}  // namespace
+
 RunStore RunStore::open(const std::string& path) {
-  inspect_file(path);  // throws, without writing, for files we must not touch
+  // throws, without writing, for files we must not touch
+  if (inspect_file(path).state == FileState::tilepath) refuse_damaged(path);
   Connection db = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
   configure_connection(db.get(), path, false);
   store::migrate_to_current(db.get(), path);

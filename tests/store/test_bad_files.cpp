@@ -86,6 +86,33 @@ TEST(BadFiles, TruncatedDatabaseIsRefused) {
   expect_refused_untouched(cut, "not a tilepath database (truncated");
 }
 
+// Random bytes inside a b-tree page: the file still opens for reading what is readable,
+// but nothing writes into it (a run or sweep had stored into such a file and exited 0).
+TEST(BadFiles, ADamagedPageIsNeverWrittenInto) {
+  TempDir tmp;
+  const std::string path = tmp.file("damaged.sqlite");
+  make_real_store(path, 6);
+  std::vector<char> bytes = read_bytes(path);
+  const std::size_t page = 4096;
+  ASSERT_GT(bytes.size(), 3 * page);
+  // The first pages hold the schema and the tables' b-tree roots: scramble page 2's cells.
+  std::mt19937 rng(7);
+  for (std::size_t i = page + 8; i < page + 208; ++i) bytes[i] = static_cast<char>(rng());
+  write_bytes(path, bytes);
+  const std::vector<char> before = read_bytes(path);
+  try {
+    RunStore::open(path);
+    ADD_FAILURE() << "a damaged file was opened for writing";
+  } catch (const StoreError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path, 0), 0u) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_NE(msg.find("damaged"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+}
+
 TEST(BadFiles, ForeignSqliteDatabaseIsRefused) {
   TempDir tmp;
   const std::string path = tmp.file("foreign.sqlite");
