@@ -20,11 +20,22 @@ inline QString formatNumber(double v, int precision = 3) {
 }
 // A measured stage cost (µs/tile) for display: a cost measured below zero (an ablation
 // that made the kernel no faster) is counted as 0 by the II model, so it reads
-// "≤ 0 (-0.218)", not as a negative duration.
+// "hidden (≤ 0)", not as a negative duration.
 inline QString stageCostText(double v, int significant_digits) {
   if (!std::isfinite(v)) return {};
-  if (v < 0) return QStringLiteral("≤ 0 (%1)").arg(QString::number(v, 'g', 3));
+  // An ablation difference below zero is no duration: the stage hides behind others (or
+  // the difference is noise). The raw difference goes in the tooltip (stageCostNote).
+  if (v < 0) return QStringLiteral("hidden (≤ 0)");
   return QString::number(v, 'g', significant_digits);
+}
+// The tooltip of a cost stageCostText shows as hidden: the raw difference and what it
+// means; "" for a cost it shows as is.
+inline QString stageCostNote(double v) {
+  if (!std::isfinite(v) || v >= 0) return {};
+  return QStringLiteral(
+             "ablation difference %1 µs: the stage is hidden behind others, or the difference is "
+             "noise; the II counts it as 0")
+      .arg(QString::number(v, 'g', 3));
 }
 // A number for sorting/export: invalid QVariant for NaN.
 inline QVariant numberOrNull(double v) { return std::isfinite(v) ? QVariant(v) : QVariant(); }

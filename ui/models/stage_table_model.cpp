@@ -39,6 +39,7 @@ QVariant StageTableModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::TextAlignmentRole && index.column() >= MeasuredUs && index.column() <= SlackUs)
     return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == MeasuredUs && measured_.known(s)) return stageCostNote(measured_[s]);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case StageName:

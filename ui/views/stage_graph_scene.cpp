@@ -51,17 +51,15 @@ QPointF gridPosition(Stage s) {
 }
 
 QString costText(const char* what, double v) {
-  return std::isfinite(v) ? QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v, 3))
-                          : QStringLiteral("%1 —").arg(QLatin1String(what));
+  if (!std::isfinite(v)) return QStringLiteral("%1 —").arg(QLatin1String(what));
+  if (v < 0) return QStringLiteral("%1 %2").arg(QLatin1String(what), stageCostText(v, 3)).trimmed();
+  return QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v, 3));
 }
 
-// Why a measured cost shows as "≤ 0": it is an ablation difference, not a duration.
+// Why a measured cost shows as "hidden (≤ 0)": it is an ablation difference, not a duration.
 QString belowZeroNote(double measured) {
-  return std::isfinite(measured) && measured < 0
-             ? QStringLiteral(
-                   "\nthe ablation difference is below zero: the stage is hidden behind others, or "
-                   "the difference is noise; the II counts it as 0")
-             : QString();
+  const QString note = stageCostNote(measured);
+  return note.isEmpty() ? QString() : QStringLiteral("\n") + note;
 }
 
 void addArrowHead(QPainterPath& path, QPointF tip, QPointF from) {
