@@ -1,9 +1,12 @@
 #include "ui/run_worker.h"
 
+#include <optional>
+
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QTimer>
 
+#include "core/analysis/gate_table.h"
 #include "ui/qt_text.h"
 
 namespace tilepath::ui {
@@ -23,7 +26,17 @@ class SignalObserver : public ProgressObserver {
                         .arg(op.batch)
                         .arg(op.context)
                         .arg(op.cache == CacheState::l2_warm ? QStringLiteral("warm") : QStringLiteral("cold"));
-    emit worker_->caseDone(label, skipped, qs(to_string(rec.status)));
+    // The log line says what came back: status, latency and the gate on the case's inputs.
+    QString status = qs(to_string(rec.status));
+    if (!skipped) {
+      if (const auto latency = rec.measurement("latency_us"))
+        status += QStringLiteral(", %1 µs").arg(formatNumber(*latency, 4));
+      std::optional<bool> gate;
+      for (const QualityRow& q : rec.quality)
+        if (analysis::is_gate_row(q)) gate = gate.value_or(true) && q.passed;
+      if (gate) status += *gate ? QStringLiteral(", gate pass") : QStringLiteral(", gate FAIL");
+    }
+    emit worker_->caseDone(label, skipped, status);
   }
   bool cancelled() const override { return worker_->cancelRequested(); }
 

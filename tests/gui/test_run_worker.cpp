@@ -2,14 +2,19 @@
 // arrives as signals, cancel stops it between cases, and the database holds
 // exactly the cases the worker reported as stored. A second run resumes.
 
+#include <QComboBox>
+#include <QRadioButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/plugin_host.h"
 #include "core/store/run_store.h"
+#include "ui/database_session.h"
 #include "ui/run_worker.h"
+#include "ui/views/run_panel.h"
 
 using namespace tilepath;
 using namespace tilepath::ui;
@@ -114,9 +119,17 @@ class TestRunWorker : public QObject {
     const QString db = dir_.filePath(QStringLiteral("keys.sqlite"));
     RunController controller;
     QSignalSpy finished(&controller, &RunController::finished);
+    QSignalSpy done(&controller, &RunController::caseDone);
     QVERIFY(controller.start(spec, cpu_, db, QStringLiteral("test")));
     QVERIFY(controller.wait(120000));
     QCOMPARE(finished.count(), 1);
+    // The log line of each case: status, latency and the gate's verdict.
+    QCOMPARE(done.count(), 2);
+    for (const QList<QVariant>& args : done) {
+      const QString status = args.at(2).toString();
+      QVERIFY2(status.startsWith(QStringLiteral("ok, ")) && status.contains(QStringLiteral(" µs, gate ")),
+               qPrintable(status));
+    }
     RunStore store = RunStore::open_read_only(db.toStdString());
     QCOMPARE(store.case_count(), std::int64_t(2));
     for (const CaseSummary& c : store.cases()) {
@@ -130,6 +143,22 @@ class TestRunWorker : public QObject {
       QVERIFY(gate);
       QVERIFY(check);
     }
+  }
+
+  // A spec file keeps its own settings: the panel's repeats and keys are disabled, saying why.
+  void runPanelDisablesWhatASpecDecides() {
+    DatabaseSession session;
+    RunPanel panel(&host_, &session);
+    auto* spec = panel.findChild<QRadioButton*>(QStringLiteral("runSpec"));
+    auto* repeats = panel.findChild<QSpinBox*>(QStringLiteral("runRepeats"));
+    auto* keys = panel.findChild<QComboBox*>(QStringLiteral("runKeys"));
+    QVERIFY(spec && repeats && keys);
+    QVERIFY(repeats->isEnabled());
+    spec->setChecked(true);
+    QVERIFY(!repeats->isEnabled());
+    QVERIFY(!keys->isEnabled());
+    QVERIFY(repeats->toolTip().contains(QStringLiteral("settings.repeats")));
+    QCOMPARE(keys->count(), 3);
   }
 
   void badDatabasePathFailsCleanly() {

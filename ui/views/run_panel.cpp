@@ -29,6 +29,7 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   device_ = new QSpinBox;
   device_->setRange(0, 64);
   repeats_ = new QSpinBox;
+  repeats_->setObjectName(QStringLiteral("runRepeats"));
   repeats_->setRange(1, 1000);
   repeats_->setValue(20);
   // The inputs' key distribution: the speed is the same, the gate on the case's own
@@ -42,6 +43,16 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   run_op_ = new QRadioButton(tr("the operating point in the editor"));
   run_op_->setChecked(true);
   run_spec_ = new QRadioButton(tr("a sweep spec:"));
+  run_spec_->setObjectName(QStringLiteral("runSpec"));
+  // A spec file carries its own settings (repeats, keys): the fields here do not apply.
+  connect(run_spec_, &QRadioButton::toggled, this, [this](bool spec) {
+    repeats_->setEnabled(!spec);
+    keys_->setEnabled(!spec);
+    const QString why = spec ? tr("a sweep spec keeps its own settings.repeats and settings.keys") : QString();
+    repeats_->setToolTip(why);
+    keys_->setToolTip(spec ? why
+                           : tr("key distribution of the inputs; the gate on each case's own inputs measures it"));
+  });
   spec_path_ = new QLineEdit;
   spec_path_->setPlaceholderText(tr("sweep spec JSON (docs/sweep-spec.md)"));
   auto* browse = new QPushButton(tr("…"));
