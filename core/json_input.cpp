@@ -3,6 +3,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/printable_text.h"
+
 namespace tilepath {
 namespace {
 
@@ -23,10 +25,7 @@ nlohmann::json parse_limited(Input&& input, const std::string& source) {
     throw JsonInputError(source, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                      " levels; allowed: the structure documented for this file (a few levels)");
   } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    for (char& c : what)
-      if (c == '\n' || c == '\r' || c == '\0') c = ' ';
-    throw JsonInputError(source, "malformed JSON: " + what);
+    throw JsonInputError(source, "malformed JSON: " + printable_text(e.what()));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/enum_names.h"
 #include "core/op_fields.h"
+#include "core/printable_text.h"
 
 #include <algorithm>
 #include <array>
@@ -49,30 +50,10 @@ CacheState parse_cache_state(std::string_view s, std::string_view field) { retur
 bool k_is_fp8(KvDtype v) { return v == KvDtype::k8v16 || v == KvDtype::k8v8; }
 bool v_is_fp8(KvDtype v) { return v == KvDtype::k16v8 || v == KvDtype::k8v8; }
 
-namespace {
-// Error text quotes user input (JSON keys, flag values): a control byte there (a NUL
-// would end what()'s C string) is spelled \xNN so the message stays whole and one line.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-    } else {
-      static const char* digits = "0123456789abcdef";
-      out += "\\x";
-      out += digits[byte >> 4];
-      out += digits[byte & 0xf];
-    }
-  }
-  return out;
-}
-}  // namespace
-
 ValidationError::ValidationError(std::string field, const std::string& problem, const std::string& allowed)
-    : std::runtime_error(printable(field) + ": " + printable(problem) +
-                         (allowed.empty() ? "" : "; allowed: " + printable(allowed))),
-      field_(printable(field)) {}
+    : std::runtime_error(printable_text(field) + ": " + printable_text(problem) +
+                         (allowed.empty() ? "" : "; allowed: " + printable_text(allowed))),
+      field_(printable_text(field)) {}
 
 // ---- which K paths and transform modes make sense per dtype control ----
 

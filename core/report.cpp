@@ -163,10 +163,8 @@ const std::vector<Column>& columns() {
        }},
       {"gate_passed",
        [](const CaseSummary& c) {
-         bool any = false, passed = true;
-         for (const QualityRow& q : c.record.quality)
-           if (analysis::is_gate_row(q)) any = true, passed = passed && q.passed;
-         return any ? std::string(passed ? "yes" : "no") : std::string();
+         const std::optional<bool> passed = analysis::gate_passed(c.record);
+         return passed ? std::string(*passed ? "yes" : "no") : std::string();
        }},
       {"gate_rows",
        [](const CaseSummary& c) {

@@ -31,10 +31,8 @@ class SignalObserver : public ProgressObserver {
     if (!skipped) {
       if (const auto latency = rec.measurement("latency_us"))
         status += QStringLiteral(", %1 µs").arg(formatNumber(*latency, 4));
-      std::optional<bool> gate;
-      for (const QualityRow& q : rec.quality)
-        if (analysis::is_gate_row(q)) gate = gate.value_or(true) && q.passed;
-      if (gate) status += *gate ? QStringLiteral(", gate pass") : QStringLiteral(", gate FAIL");
+      if (const std::optional<bool> gate = analysis::gate_passed(rec))
+        status += *gate ? QStringLiteral(", gate pass") : QStringLiteral(", gate FAIL");
     }
     emit worker_->caseDone(label, skipped, status);
   }

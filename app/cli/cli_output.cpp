@@ -3,24 +3,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/printable_text.h"
+
 namespace tilepath::cli {
 
 void print_error(const std::string& prefix, const std::string& message) {
-  // One line, whole: newlines become spaces, other control bytes (a NUL in a JSON key
-  // would end the C string) are spelled out.
-  std::string line;
-  for (char c : prefix + ": error: " + message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n' || c == '\r' || c == '\t') {
-      line += ' ';
-    } else if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      line += escaped;
-    } else {
-      line += c;
-    }
-  }
+  const std::string line = printable_text(prefix + ": error: " + message);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fputc('\n', stderr);
   std::fflush(stderr);

@@ -203,29 +203,28 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
       m.samples["removed_latency_us"] = removed;
     }
 
-    // ---- the kernel check: the float64 reference of the kernel's own arithmetic over the stored cache ----
+    // ---- the kernel check (the float64 reference of the kernel's own arithmetic over the
+    // stored cache) and the gate on the same rows (against attention at full precision on
+    // these inputs); the gate computes the stored reference, the check compares with it ----
     if (progress.poll("reference", 0.0)) throw Cancelled{};
     start = std::chrono::steady_clock::now();
     const std::vector<int> verified = requests_to_verify(problem);
-    const std::vector<double> reference = numerics::reference_decode(problem, verified);
-    m.reference_ms = elapsed_us(start) / 1000;
     const std::size_t request_elems = static_cast<std::size_t>(op.q_heads) * op.head_dim;
     std::vector<float> checked;
     checked.reserve(verified.size() * request_elems);
     for (int b : verified) {
       checked.insert(checked.end(), m.out.begin() + b * request_elems, m.out.begin() + (b + 1) * request_elems);
     }
+    const DecodeProblem full_precision =
+        numerics::make_full_precision_requests(op, options.seed, options.keys, verified);
+    std::vector<double> reference;
+    m.gate = numerics::case_gate(problem, verified, checked, full_precision, &reference);
+    m.gate.rows_total = op.batch * op.kv_heads;
+    m.reference_ms = elapsed_us(start) / 1000;
     m.error = numerics::compare(checked, reference);
     m.verified_requests = static_cast<int>(verified.size());
     m.samples["verified_requests"] = verified;
     m.tolerance = numerics::default_tolerance(op);
-
-    // ---- the gate on the same rows: against attention at full precision on these inputs ----
-    if (progress.poll("gate", 0.0)) throw Cancelled{};
-    const DecodeProblem full_precision =
-        numerics::make_full_precision_requests(op, options.seed, options.keys, verified);
-    m.gate = numerics::case_gate(problem, verified, checked, full_precision);
-    m.gate.rows_total = op.batch * op.kv_heads;
     if (progress.next_unit("save")) throw Cancelled{};
 
     if (!options.save_tensors_dir.empty()) {

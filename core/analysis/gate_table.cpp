@@ -72,6 +72,13 @@ bool is_gate_row(const QualityRow& q) {
   return parse_gate_metric(q.metric).has_value() && !q.distribution.empty() && q.distribution != "random";
 }
 
+std::optional<bool> gate_passed(const CaseRecord& rec) {
+  std::optional<bool> passed;
+  for (const QualityRow& q : rec.quality)
+    if (is_gate_row(q)) passed = passed.value_or(true) && q.passed;
+  return passed;
+}
+
 std::vector<GateCaseResult> gate_results(const CaseSummary& c) {
   const CaseRecord& rec = c.record;
   std::map<std::string, GateCaseResult> by_distribution;

@@ -34,6 +34,8 @@ std::optional<GateMetric> parse_gate_metric(std::string_view name);
 bool gate_metric_at_least(GateMetric m);
 // Whether a quality row is a gate result (see the top of this file).
 bool is_gate_row(const QualityRow& q);
+// Whether every gate row of the record passed; nullopt when it has none.
+std::optional<bool> gate_passed(const CaseRecord& rec);
 
 struct GateMetricResult {
   bool stored = false;     // the case has this metric's row

@@ -29,11 +29,12 @@ void require_same_inputs(const DecodeProblem& stored, const std::vector<int>& re
 // `full_requests`; outputs [requests][q_heads][D] in that order.
 void add_rows(const DecodeProblem& stored, const std::vector<int>& requests, const float* out,
               const DecodeProblem& full, const std::vector<int>& full_requests, const std::vector<int>& labels,
-              int kv_head_label, GateMetrics& m) {
+              int kv_head_label, GateMetrics& m, double* stored_out) {
   const OperatingPoint& op = stored.op;
   const int D = op.head_dim, G = op.gqa_ratio();
   std::vector<std::vector<double>> w, w_ref;
-  reference_decode(stored, requests, w);
+  const std::vector<double> stored_ref = reference_decode(stored, requests, w);
+  if (stored_out != nullptr) std::copy(stored_ref.begin(), stored_ref.end(), stored_out);
   const std::vector<double> ref = reference_decode(full, full_requests, w_ref);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const int len = stored.lengths[requests[i]];
@@ -51,7 +52,7 @@ void add_rows(const DecodeProblem& stored, const std::vector<int>& requests, con
 }  // namespace
 
 GateMetrics case_gate(const DecodeProblem& stored, const std::vector<int>& requests, const std::vector<float>& out,
-                      const DecodeProblem& full_precision) {
+                      const DecodeProblem& full_precision, std::vector<double>* stored_reference) {
   require_same_inputs(stored, requests, full_precision);
   const OperatingPoint& op = stored.op;
   const std::size_t row_elems = static_cast<std::size_t>(op.q_heads) * op.head_dim;
@@ -59,6 +60,7 @@ GateMetrics case_gate(const DecodeProblem& stored, const std::vector<int>& reque
     throw std::invalid_argument("case_gate: " + std::to_string(out.size()) + " outputs for " +
                                 std::to_string(requests.size()) + " requests of " + std::to_string(row_elems));
   GateMetrics m;
+  if (stored_reference != nullptr) stored_reference->assign(out.size(), 0.0);
   // A few requests at a time: the weights of every (request, q head) would otherwise
   // hold tokens x q_heads doubles twice over for the whole batch.
   constexpr std::size_t kRequestsPerPass = 4;
@@ -67,7 +69,8 @@ GateMetrics case_gate(const DecodeProblem& stored, const std::vector<int>& reque
     const std::vector<int> chunk(requests.begin() + first, requests.begin() + last);
     std::vector<int> full_chunk(last - first);
     std::iota(full_chunk.begin(), full_chunk.end(), static_cast<int>(first));
-    add_rows(stored, chunk, &out[first * row_elems], full_precision, full_chunk, chunk, -1, m);
+    add_rows(stored, chunk, &out[first * row_elems], full_precision, full_chunk, chunk, -1, m,
+             stored_reference != nullptr ? &(*stored_reference)[first * row_elems] : nullptr);
   }
   m.rows_total = static_cast<int>(m.rows.size());
   m.summarise();
@@ -75,12 +78,15 @@ GateMetrics case_gate(const DecodeProblem& stored, const std::vector<int>& reque
 }
 
 GateRowMetrics case_gate_row(const DecodeProblem& stored_row, const DecodeProblem& full_precision_row,
-                             const float* out_row, int request, int kv_head) {
+                             const float* out_row, int request, int kv_head, std::vector<double>* stored_reference) {
   if (stored_row.op.batch != 1 || stored_row.op.kv_heads != 1)
     throw std::invalid_argument("case_gate_row: a row problem has one request and one kv head");
   require_same_inputs(stored_row, {0}, full_precision_row);
   GateMetrics m;
-  add_rows(stored_row, {0}, out_row, full_precision_row, {0}, {request}, kv_head, m);
+  if (stored_reference != nullptr)
+    stored_reference->assign(static_cast<std::size_t>(stored_row.op.q_heads) * stored_row.op.head_dim, 0.0);
+  add_rows(stored_row, {0}, out_row, full_precision_row, {0}, {request}, kv_head, m,
+           stored_reference != nullptr ? stored_reference->data() : nullptr);
   return m.rows.front();
 }
 

@@ -18,13 +18,16 @@ namespace tilepath::numerics {
 // requests) (request i is stored request requests[i]). Every kv head of each listed
 // request is a row; rows_total is left to the caller (the case's batch x kv heads).
 // Throws std::invalid_argument when the problems are not the same inputs (shape,
-// lengths or query differ).
+// lengths or query differ). The gate computes the stored cache's float64 reference for
+// its weights anyway: stored_reference, when given, receives those outputs (laid out as
+// `out`), the kernel check's reference, so a caller never computes it twice.
 GateMetrics case_gate(const DecodeProblem& stored, const std::vector<int>& requests, const std::vector<float>& out,
-                      const DecodeProblem& full_precision);
+                      const DecodeProblem& full_precision, std::vector<double>* stored_reference = nullptr);
 
 // One row given as one-request, one-kv-head problems (a sampled row of a large case):
 // out_row is [q heads of the row][head_dim]; the row is labelled (request, kv_head).
 GateRowMetrics case_gate_row(const DecodeProblem& stored_row, const DecodeProblem& full_precision_row,
-                             const float* out_row, int request, int kv_head);
+                             const float* out_row, int request, int kv_head,
+                             std::vector<double>* stored_reference = nullptr);
 
 }  // namespace tilepath::numerics

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/printable_text.h"
 #include "core/sha256.h"
 #include "core/store/migrations.h"
 #include "core/store/sqlite_util.h"
@@ -802,11 +803,10 @@ void refuse_damaged(const std::string& path) {
   } catch (const StoreError& e) {
     verdict = e.what();
   }
-  for (char& c : verdict)
-    if (c == '\n' || c == '\r') c = ' ';
   if (verdict != "ok")
-    throw StoreError(path + ": damaged (" + verdict + "); refusing to write into it. Read what is still readable " +
-                     "with `tilepath export --db " + path + " --out COPY.sqlite`, or restore a backup");
+    throw StoreError(path + ": damaged (" + printable_text(verdict) +
+                     "); refusing to write into it. Read what is still readable " + "with `tilepath export --db " +
+                     path + " --out COPY.sqlite`, or restore a backup");
 }
 
 }  // namespace

@@ -35,13 +35,7 @@ double quality(const CaseRecord& r, const char* name) {
     if (q.metric == name) return q.value;
   return NAN;
 }
-// The gate's verdict on the case's own inputs; nullopt when it has no gate rows.
-std::optional<bool> gatePassed(const CaseRecord& r) {
-  std::optional<bool> passed;
-  for (const QualityRow& q : r.quality)
-    if (analysis::is_gate_row(q)) passed = passed.value_or(true) && q.passed;
-  return passed;
-}
+
 }  // namespace
 
 QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const {
@@ -110,7 +104,7 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole:
       if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
       if (index.column() == GateRelL2) {
-        const std::optional<bool> passed = gatePassed(c.record);
+        const std::optional<bool> passed = analysis::gate_passed(c.record);
         if (!passed) return {};
         for (const QualityRow& q : c.record.quality)
           if (q.metric == "rel_l2")
@@ -120,7 +114,7 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ForegroundRole:
       if (index.column() == Status && c.record.status != CaseStatus::ok) return QBrush(QColor(180, 30, 30));
-      if (index.column() == GateRelL2 && gatePassed(c.record) == false) return QBrush(QColor(180, 30, 30));
+      if (index.column() == GateRelL2 && analysis::gate_passed(c.record) == false) return QBrush(QColor(180, 30, 30));
       return {};
     case Qt::TextAlignmentRole:
       if (index.column() >= Batch && index.column() != Status && index.column() != Kernel)
