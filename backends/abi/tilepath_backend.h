@@ -23,7 +23,7 @@
  * tp_result.plugin_owned carries the plugin's handle for release_result. A plugin
  * of ABI 1 is refused with a message naming both versions. 2.1 adds TP_KREPR_MXFP8;
  * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
- * gate on the case's own inputs (tp_result.gate_*).
+ * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS.
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 2
+#define TILEPATH_ABI_MINOR 3
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -92,7 +92,8 @@ enum tp_stage {
   TP_STAGE_ACCUM = 7,
   TP_STAGE_Q_QUANT = 8, /* once per decode step */
   TP_STAGE_COMBINE = 9, /* once per step: split-KV merge */
-  TP_STAGE_COUNT = 10
+  TP_STAGE_K_BIAS = 10, /* ABI 2.3, prebias K: the exact bias's score q.RoPE_t(b) added to each tile's S */
+  TP_STAGE_COUNT = 11
 };
 
 /* how a stage cost was obtained */
