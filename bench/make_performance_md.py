@@ -110,7 +110,7 @@ def db_cases(con, batch, context, kv):
     rows = con.execute(
         """SELECT c.*, p.ii_us, p.limiting_stage, p.limiting_agent, p.overlap_efficiency
            FROM cases c LEFT JOIN predictions p ON p.case_id = c.id
-           WHERE c.cache = ? AND c.status = 'ok' AND c.batch = ? AND c.context = ? AND c.kv = ?
+           WHERE c.cache = ? AND c.status = 'ok' AND c.batch = ? AND c.context = ? AND c.kv = ? AND c.k_repr = 'plain'
              AND c.q_heads = 32 AND c.kv_heads = 8 AND c.head_dim = 128 AND c.page_size = 16
              AND c.context_lengths IN ('[]', '')""",
         (CACHE_HBM_COLD, batch, context, kv)).fetchall()
@@ -279,10 +279,18 @@ def main():
 
     peers = load_peers(root)
     con = open_db(db_path)
-    run = con.execute("SELECT * FROM runs ORDER BY id").fetchall()
-    status_counts = con.execute("SELECT status, COUNT(*) FROM cases GROUP BY status").fetchall()
+    # The main sweep's runs (plain K); the prebias sweep's runs have a section of their own.
+    run = con.execute("SELECT * FROM runs WHERE id IN (SELECT run_id FROM cases WHERE k_repr = 'plain') "
+                      "ORDER BY id").fetchall()
+    status_counts = con.execute("SELECT status, COUNT(*) FROM cases WHERE k_repr = 'plain' GROUP BY status").fetchall()
+    prebias_runs = con.execute("SELECT * FROM runs WHERE id IN (SELECT run_id FROM cases WHERE k_repr = 'prebias') "
+                               "ORDER BY id").fetchall()
+    prebias_status = con.execute(
+        "SELECT status, COUNT(*) FROM cases WHERE k_repr = 'prebias' GROUP BY status").fetchall()
     artifact_names = [r[0] for r in con.execute("SELECT DISTINCT name FROM artifacts ORDER BY name")]
-    db_bw = [r[0] for r in con.execute("SELECT DISTINCT value FROM measurements WHERE name = 'read_bandwidth_gbps'")]
+    db_bw = [r[0] for r in con.execute(
+        "SELECT DISTINCT m.value FROM measurements m JOIN cases c ON c.id = m.case_id "
+        "WHERE m.name = 'read_bandwidth_gbps' AND c.k_repr = 'plain'")]
 
     sanity = read_text(os.path.join(devrun, "sanity.txt")) or ""
     readme = read_text(os.path.join(root, "backends/cuda/README.md")) or ""
@@ -840,6 +848,58 @@ def main():
           + (" (" + ", ".join("AblationKind %s: REG %s, STACK %s, LOCAL %s" % (ablation_kind(s[0]), s[1], s[2], s[3])
                               for s in nz_abl) + ")" if nz_abl else "")
           + ".")
+        w("")
+
+    # ---- prebias
+    prebias_bench = load_json(os.path.join(root, "bench/results/prebias/prebias-vs-plain.json"))
+    w("## Prebias K8/V8 (post-RoPE, the `k_bias` stage)")
+    w("")
+    w("The bundled database also holds the `data/sweeps/h200-prebias.json` cases (Qwen-like keys, "
+      "`k_repr prebias`): runs "
+      + ("; ".join(f"{r['started_at']} to {r['finished_at']} (revision {r['git_revision']})" for r in prebias_runs)
+         if prebias_runs else ABSENT)
+      + "; cases by status: " + (", ".join(f"{st} {n}" for st, n in prebias_status) if prebias_status else ABSENT)
+      + ". The benchmark below is `bench/prebias-vs-plain.json`: prebias beside plain K8/V8 on the same keys in one "
+      "process, HBM-cold, median of 30 (`bench/results/prebias/`, where its commands are). The gate columns are "
+      "the worst row's KL of the attention weights against full precision on the case's own inputs "
+      "(threshold 0.005).")
+    w("")
+    if prebias_bench:
+        pr = []
+        for r in prebias_bench["rows"]:
+            pl, pb = r.get("plain") or {}, r.get("prebias") or {}
+            kl = lambda c: (c.get("gate") or {}).get("kl") or {}
+            verdict = lambda c: (f"{kl(c)['worst']:.4f} " + ("pass" if kl(c).get("passed") else "FAIL")) if kl(c) else ABSENT
+            pr.append([f"B={r['batch']}, S={r['context']}", f"{r['k_path']}/{r['mode']}", f(pl.get("latency_us")),
+                       f(pl.get("floor_fraction"), 3), f(pb.get("latency_us")), f(pb.get("floor_fraction"), 3),
+                       f(r.get("prebias_over_plain"), 3), verdict(pl), verdict(pb)])
+        w(table(["shape", "K8/V8 variant", "plain us", "plain floor fraction", "prebias us", "prebias floor fraction",
+                 "prebias / plain", "gate KL plain", "gate KL prebias"], pr))
+        w("")
+        best = {}
+        for r in prebias_bench["rows"]:
+            for repr_ in ("plain", "prebias"):
+                c = r.get(repr_) or {}
+                key = (r["batch"], r["context"], repr_)
+                if c.get("latency_us") and (key not in best or c["latency_us"] < best[key][0]):
+                    best[key] = (c["latency_us"], f"{r['k_path']}/{r['mode']}")
+        bp, bb = best.get((64, 4096, "plain")), best.get((64, 4096, "prebias"))
+        doubled_qk = sorted(
+            (c["m"]["latency_twice_qk_us"] / c["m"]["latency_us"], variant_name(c))
+            for c in db_cases(con, 64, 4096, KV_K8V8)
+            if c["mode"] != "separate_kv" and c["m"].get("latency_twice_qk_us") and c["m"].get("latency_us"))
+        if bp and bb:
+            w(f"At B=64, S=4096 the fastest prebias variant ({bb[1]}, {f(bb[0])} us) takes {f(bb[0] / bp[0], 3)}x the "
+              f"fastest plain K8/V8 ({bp[1]}, {f(bp[0])} us); the issue's target is 1.03x. An exact score-space bias "
+              "needs one more QK-sized product per tile (D multiply-adds per score); running `qk` twice (the "
+              "`twice` ablation of the main sweep, HBM-cold) takes "
+              + (f"{f(doubled_qk[0][0], 3)}x ({doubled_qk[0][1]}) to {f(doubled_qk[-1][0], 3)}x ({doubled_qk[-1][1]})"
+                 if doubled_qk else ABSENT)
+              + " the plain kernels' latency at this shape; the rest of the gap is not measured apart: the other part of the stage is the per-tile turn of the "
+              "bias coefficients (a sincos and four FMAs per channel pair and row) on the MMA warps.")
+            w("")
+    else:
+        w(ABSENT)
         w("")
 
     # ---- issue reference numbers
