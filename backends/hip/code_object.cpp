@@ -161,8 +161,7 @@ const CodeObjectKernel* find_kernel(const CodeObjectScan& scan, std::string_view
 
 int waves_per_simd(const CodeObjectKernel& kernel, int workgroup_threads) {
   if (kernel.vgprs < 0 || kernel.agprs < 0 || kernel.lds_bytes < 0 || workgroup_threads <= 0) return -1;
-  const int arch = (kernel.vgprs + 3) / 4 * 4;  // AGPRs start at a 4-aligned offset
-  const int allocated = std::max(8, (arch + kernel.agprs + 7) / 8 * 8);
+  const int allocated = std::max(8, (kernel.vgprs + 7) / 8 * 8);  // unified: AGPRs included
   int waves = std::min(kMaxWavesPerSimd, kVgprsPerSimdLane / allocated);
   if (kernel.lds_bytes > 0) {
     const int workgroups_per_cu = kLdsBytesPerCu / kernel.lds_bytes;

@@ -20,6 +20,8 @@ namespace tilepath::hip {
 
 struct CodeObjectKernel {
   std::string symbol;  // mangled kernel name (.name)
+  // .vgpr_count: on gfx90a and later the unified total per lane, architectural VGPRs
+  // (rounded to 4) plus AGPRs; .agpr_count: the AGPRs among them.
   int vgprs = -1, agprs = -1, sgprs = -1;
   int vgpr_spills = -1, sgpr_spills = -1;
   int lds_bytes = -1;      // .group_segment_fixed_size
@@ -54,10 +56,12 @@ CodeObjectScan scan_hip_code_objects(const std::string& host_binary_path);
 const CodeObjectKernel* find_kernel(const CodeObjectScan& scan, std::string_view symbol_prefix,
                                     const CodeObject** object = nullptr);
 
+// Architectural VGPRs of a kernel: the unified count less its AGPRs.
+inline int arch_vgprs(const CodeObjectKernel& k) { return k.vgprs < 0 || k.agprs < 0 ? -1 : k.vgprs - k.agprs; }
+
 // Waves per SIMD a kernel can keep resident on gfx942 (CDNA 3): at most 8; 512 unified
-// VGPRs per SIMD lane, a wave taking its architectural VGPRs rounded to 4 plus its AGPRs,
-// rounded to 8; 64 KiB of LDS per CU shared by the workgroups there, a workgroup's waves
-// spread over the CU's 4 SIMDs. -1 when the record lacks the counts.
+// VGPRs per SIMD lane, a wave taking its unified count rounded to 8; 64 KiB of LDS per CU shared by the workgroups
+// there, a workgroup's waves spread over the CU's 4 SIMDs. -1 when the record lacks the counts.
 int waves_per_simd(const CodeObjectKernel& kernel, int workgroup_threads);
 
 }  // namespace tilepath::hip

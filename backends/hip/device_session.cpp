@@ -261,10 +261,11 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   plugin::copy_text(out.kernel_name, info.variant->name);
   if (const KernelRecord* r = find_kernel_record(info.variant->name)) {
     plugin::copy_text(out.cubin_sha256, r->code_object_sha256);
-    out.regs_per_thread = r->vgprs;
+    out.regs_per_thread = r->vgprs + r->agprs;  // the unified file: what occupancy depends on
     out.smem_static_bytes = r->lds_bytes;
     out.smem_dynamic_bytes = 0;
     if (r->waves_per_simd > 0) out.occupancy_theoretical = r->waves_per_simd / 8.0;  // of gfx942's 8 per SIMD
+    storage.add_metric("arch_vgprs", r->vgprs, "registers");
     storage.add_metric("agprs", r->agprs, "registers");
     storage.add_metric("sgprs", r->sgprs, "registers");
     storage.add_metric("scratch_bytes", r->scratch_bytes, "bytes");

@@ -22,7 +22,7 @@ KernelRecord record_of(const CodeObjectScan& scan, const std::string& name, cons
   }
   r.symbol = k->symbol;
   r.code_object_sha256 = object->sha256;
-  r.vgprs = k->vgprs;
+  r.vgprs = arch_vgprs(*k);
   r.agprs = k->agprs;
   r.sgprs = k->sgprs;
   r.lds_bytes = k->lds_bytes;

@@ -13,7 +13,9 @@ struct KernelRecord {
   std::string symbol;  // mangled kernel symbol ("" when not found)
   std::string code_object_sha256;
   std::string note;  // where the record came from, or why it is missing
-  int vgprs = -1, agprs = -1, sgprs = -1, lds_bytes = -1, scratch_bytes = -1;
+  int vgprs = -1;    // architectural VGPRs per lane
+  int agprs = -1;    // accumulation VGPRs per lane (the unified file holds both: vgprs + agprs <= 512)
+  int sgprs = -1, lds_bytes = -1, scratch_bytes = -1;
   int threads = 0;
   int waves_per_simd = -1;        // what the registers and LDS allow (code_object.h)
   int target_waves_per_simd = 0;  // what the kernel is built for

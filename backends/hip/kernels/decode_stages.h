@@ -393,8 +393,9 @@ __device__ __forceinline__ void v_prep(const char* slot, int m_tile, const Lane&
           static_cast<short>(v16[(t0 + 2) * T::kHeadDim + d]), static_cast<short>(v16[(t0 + 3) * T::kHeadDim + d])};
     }
   } else if constexpr (!T::runs(kStage)) {
-    // removed: one contiguous read of the slot as the operand (values are garbage)
-    const u32x2 raw = *reinterpret_cast<const u32x2*>(slot + (4 * ln.g) * T::kVRowBytes + 8 * (m_tile % 2));
+    // removed: one contiguous read of the slot as the operand, a different one per m-tile
+    // (identical operands would let the compiler merge the m-tiles' MFMAs)
+    const u32x2 raw = *reinterpret_cast<const u32x2*>(slot + (4 * ln.g) * T::kVRowBytes + 16 * m_tile);
     v.a8 = __builtin_bit_cast(long, raw);
     v.a16[0] = v.a16[1] = words_to_bf16x4(raw[0], raw[1]);
   } else if constexpr (T::kV == VOperand::fp8_mma) {
