@@ -15,6 +15,7 @@
 #include "backends/hip/device_enumeration.h"
 #include "backends/hip/device_session.h"
 #include "backends/hip/hip_check.h"
+#include "backends/hip/kernel_records.h"
 #include "core/operating_point.h"
 
 namespace tilepath::hip {
@@ -140,6 +141,31 @@ void plugin_release_result(tp_result* r) {
   if (r) plugin::ResultStorage::release(*r);
 }
 
+int32_t plugin_kernel_count() { return int32_t(kernel_records().size()); }
+
+int plugin_kernel_record(int32_t index, tp_kernel_record* out) {
+  const auto& records = kernel_records();
+  if (!out || index < 0 || index >= int32_t(records.size())) return 1;
+  const KernelRecord& r = records[index];
+  tp_kernel_record k{};
+  k.struct_size = sizeof k;
+  plugin::copy_text(k.name, r.name);
+  plugin::copy_text(k.symbol, r.symbol);
+  plugin::copy_text(k.binary_sha256, r.code_object_sha256);
+  k.registers = r.vgprs < 0 ? -1 : r.vgprs + r.agprs;
+  k.accum_registers = r.agprs;
+  k.shared_bytes = r.lds_bytes;
+  k.scratch_bytes = r.scratch_bytes;
+  k.threads = r.threads;
+  k.waves_per_simd = r.waves_per_simd;
+  k.target_waves_per_simd = r.target_waves_per_simd;
+  // Copy no more than the host's struct holds (an older host has a shorter one).
+  const std::size_t n = std::min<std::size_t>(out->struct_size ? out->struct_size : sizeof k, sizeof k);
+  std::memcpy(out, &k, n);
+  out->struct_size = uint32_t(n);
+  return 0;
+}
+
 const tp_backend_api kApi = {
     sizeof(tp_backend_api),
     TILEPATH_ABI_MAJOR,
@@ -154,6 +180,8 @@ const tp_backend_api kApi = {
     plugin_supports,
     plugin_run_case,
     plugin_release_result,
+    plugin_kernel_count,
+    plugin_kernel_record,
 };
 
 }  // namespace

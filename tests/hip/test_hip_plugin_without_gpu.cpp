@@ -9,6 +9,7 @@
 #include "backends/abi/tilepath_backend.h"
 #include "backends/hip/kernel_records.h"
 #include "core/operating_point.h"
+#include "core/plugin_host.h"
 
 using namespace tilepath;
 
@@ -76,4 +77,29 @@ TEST(HipPluginWithoutGpu, KernelRecordsNeedNoDevice) {
   EXPECT_GT(fp8->vgprs, 0);
   EXPECT_GE(fp8->waves_per_simd, fp8->target_waves_per_simd);
   EXPECT_TRUE(fp8->fp8_qk_mfma && fp8->fp8_pv_mfma);
+}
+
+TEST(HipPluginWithoutGpu, TheHostListsItsKernelsThroughTheAbi) {
+  PluginHost host;
+  const Backend* hip = host.load_file(std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_hip.so");
+  ASSERT_NE(hip, nullptr) << (host.problems().empty() ? "" : host.problems().front().reason);
+  EXPECT_EQ(hip->abi_minor(), unsigned(TILEPATH_ABI_MINOR));
+  ASSERT_EQ(hip->kernels().size(), hip::kernel_records().size());
+  bool found = false;
+  for (const KernelRecordInfo& k : hip->kernels()) {
+    EXPECT_EQ(k.binary_sha256.size(), 64u) << k.name;
+    EXPECT_GT(k.registers, 0) << k.name;
+    EXPECT_EQ(k.scratch_bytes, 0) << k.name;
+    EXPECT_GE(k.waves_per_simd, k.target_waves_per_simd) << k.name;
+    if (k.name == "decode_k8v8_fp8_qk_k_only_d128") {
+      found = true;
+      // the plugin's record of its own code object equals the one this test binary embeds
+      const hip::KernelRecord* local = hip::find_kernel_record(k.name);
+      ASSERT_NE(local, nullptr);
+      EXPECT_EQ(k.binary_sha256, local->code_object_sha256);
+      EXPECT_EQ(k.registers, local->vgprs + local->agprs);
+      EXPECT_EQ(k.shared_bytes, local->lds_bytes);
+    }
+  }
+  EXPECT_TRUE(found);
 }
