@@ -151,8 +151,8 @@ decode_attention_kernel(const KernelParams p) {
   char* v_slot = lds + wave * T::kVSlotBytes;
   const auto tile_first = [&](int i) { return w.begin + T::kWaveTokens * (i * T::kWaves + wave); };
 
-  KRegs<T> k_cur, k_next;
-  VRegs<T> v_cur, v_next;
+  KRegs<T> k_cur{}, k_next{};  // zeroed once: the last iteration copies k_next unloaded
+  VRegs<T> v_cur{}, v_next{};
   if (tiles > 0) {
     k_load<T>(a, w, tile_first(0), ln, k_cur);  // K (32 tok, D) -> registers
     v_load<T>(a, w, tile_first(0), ln, v_cur);  // V (32 tok, D) -> registers
