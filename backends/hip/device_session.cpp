@@ -6,6 +6,7 @@
 #include <random>
 
 #include "backends/abi/tilepath_plugin_gate.h"
+#include "backends/hip/case_inputs.h"
 #include "backends/hip/decode_launch.h"
 #include "backends/hip/hip_check.h"
 #include "backends/hip/kernel_records.h"
@@ -39,6 +40,18 @@ class PhaseReporter {
 struct DeviceInputs {
   DeviceBuffer q, k, v, page_table, lengths, short_lengths, k_scale, v_scale, out, workspace;
 };
+
+// A device buffer of whole pages filled by repeating `bytes` of host pages (the pool of a
+// tiled case, or the whole cache): the first copy from the host, the rest on the device.
+void upload_pages(const DeviceBuffer& dst, const void* host, std::size_t bytes) {
+  if (bytes == 0 || dst.bytes() == 0) return;
+  const std::size_t first = std::min(bytes, dst.bytes());
+  TP_HIP_CHECK(hipMemcpy(dst.get(), host, first, hipMemcpyHostToDevice));
+  for (std::size_t at = first; at < dst.bytes(); at += first) {
+    const std::size_t n = std::min(first, dst.bytes() - at);
+    TP_HIP_CHECK(hipMemcpy(dst.get<char>() + at, dst.get(), n, hipMemcpyDeviceToDevice));
+  }
+}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -105,31 +118,36 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   std::string why_keys;
   const auto keys = plugin::key_distribution(&options, &why_keys);
   if (!keys) throw std::invalid_argument(why_keys);
-  const numerics::DecodeProblem problem = numerics::make_problem(op, seed, *keys);
-  const numerics::DecodeProblem fnuz = numerics::to_fnuz_cache(problem);
-  const int max_len = *std::max_element(problem.lengths.begin(), problem.lengths.end());
+  const CaseInputs inputs = make_case_inputs(op, seed, *keys);
+  const numerics::DecodeProblem fnuz = numerics::to_fnuz_cache(inputs.source);
+  const int max_len = *std::max_element(inputs.lengths.begin(), inputs.lengths.end());
   const int head_chunks = (op.gqa_ratio() + kHeadsPerWorkgroup - 1) / kHeadsPerWorkgroup;
   const int splits = op.splits > 0 ? op.splits : choose_splits(op.batch, op.kv_heads, head_chunks, max_len, cu_count_);
 
   report(0.1, "upload inputs");
   DeviceInputs in;
   const bool k8 = !fnuz.k8.empty(), v8 = !fnuz.v8.empty();
-  in.q = DeviceBuffer::upload(fnuz.q);
-  in.k = k8 ? DeviceBuffer::upload(fnuz.k8) : DeviceBuffer::upload(fnuz.k16);
-  in.v = v8 ? DeviceBuffer::upload(fnuz.v8) : DeviceBuffer::upload(fnuz.v16);
-  in.page_table = DeviceBuffer::upload(fnuz.page_table);
-  in.lengths = DeviceBuffer::upload(fnuz.lengths);
-  std::vector<std::int32_t> short_lengths(fnuz.lengths.size());
-  std::transform(fnuz.lengths.begin(), fnuz.lengths.end(), short_lengths.begin(),
+  const std::size_t page_elems = fnuz.k_page_elems();
+  in.k = DeviceBuffer(std::size_t(inputs.num_pages) * page_elems * (k8 ? 1 : 2));
+  in.v = DeviceBuffer(std::size_t(inputs.num_pages) * page_elems * (v8 ? 1 : 2));
+  upload_pages(in.k, k8 ? static_cast<const void*>(fnuz.k8.data()) : fnuz.k16.data(),
+               std::size_t(fnuz.num_pages) * page_elems * (k8 ? 1 : 2));
+  upload_pages(in.v, v8 ? static_cast<const void*>(fnuz.v8.data()) : fnuz.v16.data(),
+               std::size_t(fnuz.num_pages) * page_elems * (v8 ? 1 : 2));
+  in.q = DeviceBuffer::upload(inputs.q);
+  in.page_table = DeviceBuffer::upload(inputs.page_table);
+  in.lengths = DeviceBuffer::upload(inputs.lengths);
+  std::vector<std::int32_t> short_lengths(inputs.lengths.size());
+  std::transform(inputs.lengths.begin(), inputs.lengths.end(), short_lengths.begin(),
                  [](std::int32_t len) { return std::max(1, (len + 1) / 2); });
   in.short_lengths = DeviceBuffer::upload(short_lengths);
   in.k_scale = DeviceBuffer::upload(fnuz.k_scale);
   in.v_scale = DeviceBuffer::upload(fnuz.v_scale);
-  in.out = DeviceBuffer(fnuz.q.size() * sizeof(std::uint16_t));
+  in.out = DeviceBuffer(inputs.q.size() * sizeof(std::uint16_t));
 
   DecodeArgs args;
   args.batch = op.batch, args.q_heads = op.q_heads, args.kv_heads = op.kv_heads, args.head_dim = op.head_dim;
-  args.page_size = op.page_size, args.max_pages_per_seq = fnuz.max_pages_per_seq;
+  args.page_size = op.page_size, args.max_pages_per_seq = inputs.max_pages_per_seq;
   args.kv_dtype = static_cast<int>(op.kv), args.k_path = static_cast<int>(op.k_path);
   args.mode = static_cast<int>(op.mode);
   args.splits = splits, args.split_tokens = split_tokens_for(max_len, splits);
@@ -151,33 +169,46 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   KernelInfo info;
   TP_HIP_CHECK(launch_decode(args, Ablation{}, stream_, &info));
   TP_HIP_CHECK(hipStreamSynchronize(stream_));
-  std::vector<std::uint16_t> output(fnuz.q.size());
+  std::vector<std::uint16_t> output(inputs.q.size());
   TP_HIP_CHECK(hipMemcpy(output.data(), in.out.get(), in.out.bytes(), hipMemcpyDeviceToHost));
 
+  // Every request of a small case; the first, last and longest of a large one. Each checked
+  // request is a one-request problem (request_problem): the kernel check's reference and
+  // the gate's full-precision counterpart over the same pages.
   std::vector<int> requests(op.batch);
   std::iota(requests.begin(), requests.end(), 0);
-  if (double(op.total_tokens()) * op.q_heads * op.head_dim > kFullCheckMaxWork) {
-    const int longest = int(std::max_element(problem.lengths.begin(), problem.lengths.end()) - problem.lengths.begin());
+  if (inputs.tiled || double(op.total_tokens()) * op.q_heads * op.head_dim > kFullCheckMaxWork) {
+    const int longest = int(std::max_element(inputs.lengths.begin(), inputs.lengths.end()) - inputs.lengths.begin());
     requests = {0};
     for (int b : {op.batch - 1, longest})
       if (std::find(requests.begin(), requests.end(), b) == requests.end()) requests.push_back(b);
   }
+  const numerics::DecodeProblem full = full_precision_source(inputs);
   const std::size_t row = std::size_t(op.q_heads) * op.head_dim;
-  std::vector<float> checked(requests.size() * row);
-  for (std::size_t i = 0; i < requests.size(); ++i)
-    for (std::size_t e = 0; e < row; ++e)
-      checked[i * row + e] = numerics::bf16_to_float(output[std::size_t(requests[i]) * row + e]);
-  const std::vector<double> reference =
-      numerics::reference_decode(problem, requests, numerics::QQuantization::e4m3_fnuz);
+  std::vector<float> checked;
+  std::vector<double> reference;
+  numerics::GateMetrics gate;
+  for (int b : requests) {
+    const numerics::DecodeProblem stored = request_problem(inputs, inputs.source, b);
+    std::vector<float> out_b(row);
+    for (std::size_t e = 0; e < row; ++e) out_b[e] = numerics::bf16_to_float(output[std::size_t(b) * row + e]);
+    const std::vector<double> ref_b = numerics::reference_decode(stored, {0}, numerics::QQuantization::e4m3_fnuz);
+    numerics::GateMetrics gate_b = numerics::case_gate(stored, {0}, out_b, request_problem(inputs, full, b));
+    for (numerics::GateRowMetrics& r : gate_b.rows) r.request = b;
+    gate.rows.insert(gate.rows.end(), gate_b.rows.begin(), gate_b.rows.end());
+    checked.insert(checked.end(), out_b.begin(), out_b.end());
+    reference.insert(reference.end(), ref_b.begin(), ref_b.end());
+  }
+  gate.summarise();
+  gate.rows_total = op.batch * op.kv_heads;
   const numerics::ErrorStats stats = numerics::compare(checked, reference);
   const long long unwritten = std::count(output.begin(), output.end(), std::uint16_t(0xFFFF));
-  const numerics::DecodeProblem full = numerics::make_full_precision_requests(op, seed, *keys, requests);
-  numerics::GateMetrics gate = numerics::case_gate(problem, requests, checked, full);
-  gate.rows_total = op.batch * op.kv_heads;
+  const bool finite = std::none_of(output.begin(), output.end(),
+                                   [](std::uint16_t bits) { return (bits & 0x7F80) == 0x7F80; });  // BF16 Inf/NaN
   out.rel_l2_error = stats.rel_l2;
   out.max_abs_error = stats.max_abs;
   out.tolerance = numerics::default_tolerance(op);
-  out.passed = unwritten == 0 && stats.all_finite && stats.rel_l2 <= out.tolerance ? 1 : 0;
+  out.passed = unwritten == 0 && finite && stats.all_finite && stats.rel_l2 <= out.tolerance ? 1 : 0;
   plugin::set_gate(&out, gate);
   plugin::set_check_rows(&out, int(requests.size()) * op.kv_heads, op.batch * op.kv_heads);
   plugin::set_key_distribution(&out, *keys);
@@ -276,7 +307,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   plugin::finish(&out, out.passed ? TP_OK : TP_ERR_WRONG_RESULT,
                  std::string(out.passed ? "ok" : "output failed the kernel check") + ": " + info.variant->name +
                      ", rel_l2 " + std::to_string(stats.rel_l2) + " on " + std::to_string(requests.size()) +
-                     " requests vs float64 with FNUZ Q" + (unwritten ? ", unwritten elements" : ""));
+                     " requests vs float64 with FNUZ Q" + (inputs.tiled ? " (cache tiled from a pool)" : "") +
+                     (unwritten ? ", unwritten elements" : ""));
 }
 
 }  // namespace tilepath::hip
