@@ -122,8 +122,8 @@ __device__ __forceinline__ void merge_and_store(const KernelParams& p, const Wor
 }
 
 template <int kKv, int kPath, int kMode, int kD, int kAbl, int kStage>
-__global__ void __launch_bounds__(256) __attribute__((amdgpu_waves_per_eu(kD <= 128 ? 2 : 1)))
-decode_attention_kernel(const KernelParams p) {
+__global__ void __launch_bounds__(256) TP_WAVES_PER_EU(kD <= 128 ? 2 : 1)
+    decode_attention_kernel(const KernelParams p) {
   using T = DecodeTraits<kKv, kPath, kMode, kD, kAbl, kStage>;
   static_assert(T::kThreads == 256, "launch bounds");
   static_assert(T::kTargetWavesPerSimd == (kD <= 128 ? 2 : 1), "waves_per_eu");

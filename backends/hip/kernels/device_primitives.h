@@ -3,7 +3,12 @@
 // (ockl/ocml) predate gfx942, so the kernels are compiled with -nogpulib and never call
 // threadIdx/blockIdx (ockl) or libm (ocml).
 
+// tests/hip compiles these headers as plain host C++ with the builtins emulated lane by
+// lane (TILEPATH_HIP_HOST_EMULATION), to run the kernels' arithmetic without a GPU.
+#ifndef TILEPATH_HIP_HOST_EMULATION
 #include <hip/hip_runtime.h>
+#define TP_WAVES_PER_EU(n) __attribute__((amdgpu_waves_per_eu(n)))
+#endif
 
 #include <cstdint>
 
