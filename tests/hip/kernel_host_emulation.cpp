@@ -190,33 +190,48 @@ void run_combine(const DecodeArgs& args) {
   }
 }
 
-template <int kKv, int kPath, int kMode, int kD>
-bool try_variant(const DecodeArgs& args) {
+template <int kKv, int kPath, int kMode, int kD, int kAbl = 0, int kStage = -1>
+bool try_variant(const DecodeArgs& args, const Ablation& ablation) {
   if (args.kv_dtype != kKv || args.k_path != kPath || args.mode != kMode || args.head_dim != kD) return false;
+  if (int(ablation.kind) != kAbl || (kAbl != 0 && ablation.stage != kStage)) return false;
   const int group = args.q_heads / args.kv_heads;
   const int chunks = (group + kHeadsPerWorkgroup - 1) / kHeadsPerWorkgroup;
   const kernels::KernelParams params{args, chunks, 0u};
   const unsigned grid[3] = {static_cast<unsigned>(args.splits), static_cast<unsigned>(args.kv_heads * chunks),
                             static_cast<unsigned>(args.batch)};
   run_grid(grid, kLanes * kWorkgroupWaves,
-           [&] { kernels::decode_attention_kernel<kKv, kPath, kMode, kD, 0, -1>(params); });
+           [&] { kernels::decode_attention_kernel<kKv, kPath, kMode, kD, kAbl, kStage>(params); });
   if (args.splits > 1) run_combine(args);
   return true;
 }
 
 }  // namespace
 
-std::string run_decode(const DecodeArgs& a) {
-  const bool ran = try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY, 128>(a) ||
-                   try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY, 64>(a) ||
-                   try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL, 128>(a) ||
-                   try_variant<TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL, 128>(a) ||
-                   try_variant<TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY, 64>(a) ||
-                   try_variant<TP_KV_K8V16, TP_KPATH_FP8_QK, TP_MODE_NONE, 128>(a) ||
-                   try_variant<TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL, 64>(a) ||
-                   try_variant<TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL, 128>(a) ||
-                   try_variant<TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE, 256>(a) ||
-                   try_variant<TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE, 64>(a);
+// The doubled-stage ablations of two K8/V8 families: a stage run twice must give the
+// same output (its second run is data-dependent on the first through a zero salt).
+template <int kKv, int kPath, int kMode>
+bool try_doubled(const DecodeArgs& a, const Ablation& ab) {
+  constexpr int kTwice = int(AblationKind::twice);
+  return try_variant<kKv, kPath, kMode, 128, kTwice, TP_STAGE_K_PREP>(a, ab) ||
+         try_variant<kKv, kPath, kMode, 128, kTwice, TP_STAGE_QK>(a, ab) ||
+         try_variant<kKv, kPath, kMode, 128, kTwice, TP_STAGE_SOFTMAX>(a, ab) ||
+         try_variant<kKv, kPath, kMode, 128, kTwice, TP_STAGE_V_PREP>(a, ab) ||
+         try_variant<kKv, kPath, kMode, 128, kTwice, TP_STAGE_PV>(a, ab);
+}
+
+std::string run_decode(const DecodeArgs& a, const Ablation& ab) {
+  const bool ran = try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY, 128>(a, ab) ||
+                   try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY, 64>(a, ab) ||
+                   try_variant<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL, 128>(a, ab) ||
+                   try_variant<TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL, 128>(a, ab) ||
+                   try_variant<TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY, 64>(a, ab) ||
+                   try_variant<TP_KV_K8V16, TP_KPATH_FP8_QK, TP_MODE_NONE, 128>(a, ab) ||
+                   try_variant<TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL, 64>(a, ab) ||
+                   try_variant<TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL, 128>(a, ab) ||
+                   try_variant<TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE, 256>(a, ab) ||
+                   try_variant<TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE, 64>(a, ab) ||
+                   try_doubled<TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY>(a, ab) ||
+                   try_doubled<TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL>(a, ab);
   return ran ? "" : "no emulated variant for these arguments";
 }
 

@@ -14,9 +14,9 @@
 
 namespace tilepath::hip::emulation {
 
-// Launches the main kernel of the variant for args (and combine when splits > 1) over the
-// whole grid; args' pointers are host memory. Returns "" or why it could not run (no
-// such variant compiled into the emulation).
-std::string run_decode(const DecodeArgs& args);
+// Launches the main kernel of the variant for args and ablation (and combine when
+// splits > 1) over the whole grid; args' pointers are host memory. Returns "" or why it
+// could not run (no such variant compiled into the emulation).
+std::string run_decode(const DecodeArgs& args, const Ablation& ablation = {});
 
 }  // namespace tilepath::hip::emulation

@@ -28,7 +28,7 @@ struct Case {
   std::vector<int> lengths;
 };
 
-double run_case(const Case& k, bool reencode = true) {
+double run_case(const Case& k, bool reencode = true, hip::Ablation ablation = {}) {
   OperatingPoint op;
   op.batch = static_cast<int>(k.lengths.size());
   op.context = *std::max_element(k.lengths.begin(), k.lengths.end());
@@ -60,7 +60,7 @@ double run_case(const Case& k, bool reencode = true) {
   a.page_table = p.page_table.data(), a.lengths = p.lengths.data();
   a.k_scale = p.k_scale.data(), a.v_scale = p.v_scale.data();
   a.out = out.data(), a.partial_out = partial_out.data(), a.partial_lse = partial_lse.data();
-  const std::string why = hip::emulation::run_decode(a);
+  const std::string why = hip::emulation::run_decode(a, ablation);
   EXPECT_EQ(why, "");
   EXPECT_EQ(std::count(out.begin(), out.end(), std::uint16_t(0xFFFF)), 0) << "unwritten outputs";
 
@@ -70,8 +70,8 @@ double run_case(const Case& k, bool reencode = true) {
   std::iota(all.begin(), all.end(), 0);
   const auto ref = numerics::reference_decode(ocp, all, numerics::QQuantization::e4m3_fnuz);
   const double err = numerics::compare(got, ref).rel_l2;
-  std::printf("%s d%d splits %d: rel_l2 %.3g (tolerance %.3g)\n", op.variant_label().c_str(), k.head_dim, k.splits, err,
-              numerics::default_tolerance(op));
+  std::printf("%s d%d splits %d ablation %d/%d: rel_l2 %.3g (tolerance %.3g)\n", op.variant_label().c_str(), k.head_dim,
+              k.splits, int(ablation.kind), ablation.stage, err, numerics::default_tolerance(op));
   if (reencode) {
     EXPECT_LE(err, numerics::default_tolerance(op)) << op.variant_label() << " d" << k.head_dim;
   }
@@ -110,4 +110,14 @@ TEST(HipKernelsOnHost, TheOcpCacheReadAsFnuzFailsTheCheck) {
   // Without the re-encoding at upload every K and V value reads as half of itself.
   const double err = run_case({KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 128, 8, 2, 16, 1, {100}}, false);
   EXPECT_GT(err, 0.1);
+}
+
+TEST(HipKernelsOnHost, ADoubledStageComputesTheSameOutput) {
+  // The "twice" ablations time a stage run twice; their output must stay the function's.
+  const Case fp8 = {KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 128, 8, 2, 16, 1, {70}};
+  const Case transform = {KvDtype::k8v8, KPath::transform, TransformMode::full, 128, 8, 2, 16, 1, {70}};
+  for (int stage : {TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_PREP, TP_STAGE_PV})
+    run_case(fp8, true, {hip::AblationKind::twice, stage});
+  for (int stage : {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_PREP, TP_STAGE_PV})
+    run_case(transform, true, {hip::AblationKind::twice, stage});
 }
