@@ -10,6 +10,7 @@
 #include "backends/hip/decode_launch.h"
 #include "backends/hip/hip_check.h"
 #include "backends/hip/kernel_records.h"
+#include "backends/hip/read_bandwidth.h"
 #include "core/numerics/case_gate.h"
 #include "core/numerics/fnuz_decode_emulation.h"
 #include "core/numerics/fp8.h"
@@ -281,6 +282,26 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       storage.add_stage_cost(TP_STAGE_V_LOAD, TP_COST_ISOLATED, load_per_tile * (1.0 - k_share));
     }
   }
+  // ---- the ceiling: a streaming read over 2 GiB (8x the Infinity Cache), once per session ----
+  if (read_bandwidth_gbps_ <= 0) {
+    report(0.9, "read bandwidth");
+    constexpr std::size_t kReadBytes = std::size_t(2) << 30;
+    DeviceBuffer buffer(kReadBytes), sink(sizeof(unsigned));
+    TP_HIP_CHECK(hipMemsetAsync(buffer.get(), 1, kReadBytes, stream_));
+    std::vector<double> us;
+    for (int i = 0; i < 12; ++i) {
+      TP_HIP_CHECK(hipEventRecord(start, stream_));
+      TP_HIP_CHECK(launch_read_stream(buffer.get(), kReadBytes, sink.get<unsigned>(), cu_count_, stream_));
+      TP_HIP_CHECK(hipEventRecord(stop, stream_));
+      TP_HIP_CHECK(hipEventSynchronize(stop));
+      float ms = 0;
+      TP_HIP_CHECK(hipEventElapsedTime(&ms, start, stop));
+      if (i >= 2) us.push_back(ms * 1e3);
+    }
+    read_bandwidth_gbps_ = double(kReadBytes) / (median_of(us) * 1e3);  // bytes/us -> GB/s
+  }
+  out.read_bandwidth_gbps = read_bandwidth_gbps_;
+  out.floor_fraction = (op.bytes_moved() / (read_bandwidth_gbps_ * 1e3)) / out.latency_us;
   (void)hipEventDestroy(start);
   (void)hipEventDestroy(stop);
 

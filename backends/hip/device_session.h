@@ -40,7 +40,8 @@ class DeviceSession {
   int cu_count_ = 0;
   std::string arch_;
   hipStream_t stream_ = nullptr;
-  DeviceBuffer flush_;  // written between cold launches: larger than L2 + Infinity Cache
+  DeviceBuffer flush_;              // written between cold launches: larger than L2 + Infinity Cache
+  double read_bandwidth_gbps_ = 0;  // measured once per session (read_bandwidth.h)
 };
 
 }  // namespace tilepath::hip
