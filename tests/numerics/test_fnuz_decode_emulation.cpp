@@ -2,6 +2,7 @@
 // product, FNUZ P for k_only) against the float64 reference over the stored cache.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/numerics/decode_problem.h"
@@ -62,7 +63,12 @@ INSTANTIATE_TEST_SUITE_P(HipVariants, FnuzEmulation,
                                            Variant{KvDtype::k8v8, KPath::transform, TransformMode::k_only, 256},
                                            Variant{KvDtype::k8v16, KPath::fp8_qk, TransformMode::none, 128},
                                            Variant{KvDtype::k16v8, KPath::k16, TransformMode::full, 128},
-                                           Variant{KvDtype::k16v16, KPath::k16, TransformMode::none, 64}));
+                                           Variant{KvDtype::k16v16, KPath::k16, TransformMode::none, 64}),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           const Variant& v = info.param;
+                           return std::string(to_string(v.kv)) + "_" + std::string(to_string(v.path)) + "_" +
+                                  std::string(to_string(v.mode)) + "_d" + std::to_string(v.head_dim);
+                         });
 
 TEST(FnuzEmulation, OcpBytesReadAsFnuzWithoutReencodingFailTheCheck) {
   // The same kernels on the OCP bytes and scales as stored: every K and V value is halved,
