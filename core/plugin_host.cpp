@@ -273,7 +273,7 @@ const Backend* PluginHost::load_file(const std::string& path) {
     d.clock_mhz = info.clock_mhz;
     backend->devices_.push_back(std::move(d));
   }
-  // ABI 2.3: the compiled kernels, where the plugin's table has them.
+  // ABI 2.4: the compiled kernels, where the plugin's table has them.
   const bool lists_kernels = api->struct_size >= offsetof(tp_backend_api, kernel_record) + sizeof(api->kernel_record);
   if (lists_kernels && api->kernel_count != nullptr && api->kernel_record != nullptr) {
     const int32_t kernels = api->kernel_count();

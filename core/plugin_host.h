@@ -17,7 +17,7 @@ struct DeviceInfo {
   double memory_bytes = 0, bandwidth_gbps = 0, l2_bytes = 0, clock_mhz = 0;
 };
 
-// One compiled kernel a plugin lists (tp_kernel_record, ABI 2.3).
+// One compiled kernel a plugin lists (tp_kernel_record, ABI 2.4).
 struct KernelRecordInfo {
   std::string name, symbol, binary_sha256;
   int registers = -1, accum_registers = -1, shared_bytes = -1, scratch_bytes = -1, threads = 0;
@@ -38,7 +38,7 @@ class Backend {
   unsigned abi_minor() const;
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   const std::string& no_device_reason() const { return no_device_reason_; }
-  // The kernels the plugin lists (empty for a plugin older than ABI 2.3 or without any).
+  // The kernels the plugin lists (empty for a plugin older than ABI 2.4 or without any).
   const std::vector<KernelRecordInfo>& kernels() const { return kernels_; }
 
   // "" when supported, else the reason.

@@ -19,10 +19,12 @@ enum class Stage {
   accum = TP_STAGE_ACCUM,
   q_quant = TP_STAGE_Q_QUANT,  // once per decode step
   combine = TP_STAGE_COMBINE,  // once per step (split-KV merge)
+  k_bias = TP_STAGE_K_BIAS,    // prebias K: q.RoPE_t(b) of the exact bias added to the tile's scores
 };
 inline constexpr int kStageCount = TP_STAGE_COUNT;
-inline constexpr std::array<Stage, 8> kTileStages = {Stage::k_load, Stage::k_prep, Stage::qk, Stage::softmax,
-                                                     Stage::v_load, Stage::v_prep, Stage::pv, Stage::accum};
+inline constexpr std::array<Stage, 9> kTileStages = {Stage::k_load, Stage::k_prep,  Stage::qk,
+                                                     Stage::k_bias, Stage::softmax, Stage::v_load,
+                                                     Stage::v_prep, Stage::pv,      Stage::accum};
 
 // Execution resources. With the default assignment each compute agent is one
 // warpgroup role that overlaps with the others across adjacent tiles (FA3-style),

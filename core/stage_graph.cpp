@@ -16,9 +16,9 @@ namespace {
 // Vertex insertion order. It is itself a topological order of the data edges, so
 // ties in the topological sort resolve to this (k_load before v_load on the memory
 // pipe, the order a producer issues them).
-constexpr std::array<Stage, 10> kCanonicalOrder = {Stage::q_quant, Stage::k_load, Stage::k_prep, Stage::qk,
-                                                   Stage::softmax, Stage::v_load, Stage::v_prep, Stage::pv,
-                                                   Stage::accum,   Stage::combine};
+constexpr std::array<Stage, 11> kCanonicalOrder = {Stage::q_quant, Stage::k_load,  Stage::k_prep, Stage::qk,
+                                                   Stage::k_bias,  Stage::softmax, Stage::v_load, Stage::v_prep,
+                                                   Stage::pv,      Stage::accum,   Stage::combine};
 
 constexpr std::array<std::string_view, 3> kEdgeKindNames = {"data", "loop_carried", "buffer_reuse"};
 
@@ -103,6 +103,11 @@ bool stage_present(Stage s, const OperatingPoint& op) {
       return v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
     case Stage::q_quant:
       return op.k_path == KPath::fp8_qk;
+    // A post-RoPE prebias cache restores the exact bias in score space, after QK; a
+    // pre-RoPE one restores it into K before the rotation, inside k_prep.
+    case Stage::k_bias:
+      return k_is_fp8(op.kv) && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias &&
+             op.rope == RopeLayout::post_rope;
     // splits == 0 means "auto": the count is chosen by the backend, so no merge is modelled.
     case Stage::combine:
       return op.splits > 1;
@@ -120,6 +125,7 @@ Agent default_agent(Stage s, TransformMode mode) {
     case Stage::v_prep:
       return mode == TransformMode::separate_kv ? Agent::transform : Agent::pv_mma;
     case Stage::qk:
+    case Stage::k_bias:
     case Stage::q_quant:
       return Agent::qk_mma;
     case Stage::softmax:
@@ -158,7 +164,7 @@ StageGraph StageGraph::build(const OperatingPoint& op, int buffer_depth) {
       previous = s;
     }
   };
-  chain({Stage::k_load, Stage::k_prep, Stage::qk, Stage::softmax, Stage::pv, Stage::accum});
+  chain({Stage::k_load, Stage::k_prep, Stage::qk, Stage::k_bias, Stage::softmax, Stage::pv, Stage::accum});
   chain({Stage::v_load, Stage::v_prep, Stage::pv});
   if (present(Stage::q_quant)) connect(Stage::q_quant, Stage::qk, EdgeKind::data, 0);
   if (present(Stage::combine)) connect(Stage::accum, Stage::combine, EdgeKind::data, 0);

@@ -23,8 +23,9 @@
  * tp_result.plugin_owned carries the plugin's handle for release_result. A plugin
  * of ABI 1 is refused with a message naming both versions. 2.1 adds TP_KREPR_MXFP8;
  * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
- * gate on the case's own inputs (tp_result.gate_*); 2.3 the compiled kernels' records
- * (tp_backend_api.kernel_count / kernel_record), listed without a device.
+ * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS; 2.4 the
+ * compiled kernels' records (tp_backend_api.kernel_count / kernel_record), listed without
+ * a device.
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -44,7 +45,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 3
+#define TILEPATH_ABI_MINOR 4
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -93,7 +94,8 @@ enum tp_stage {
   TP_STAGE_ACCUM = 7,
   TP_STAGE_Q_QUANT = 8, /* once per decode step */
   TP_STAGE_COMBINE = 9, /* once per step: split-KV merge */
-  TP_STAGE_COUNT = 10
+  TP_STAGE_K_BIAS = 10, /* ABI 2.3, prebias K: the exact bias's score q.RoPE_t(b) added to each tile's S */
+  TP_STAGE_COUNT = 11
 };
 
 /* how a stage cost was obtained */
@@ -269,7 +271,7 @@ typedef struct tp_result {
   char key_distribution[32]; /* the inputs' keys, e.g. "gaussian"; "" = not reported */
 } tp_result;
 
-/* ABI 2.3. One compiled kernel as its plugin describes it from its own binary, with or
+/* ABI 2.4. One compiled kernel as its plugin describes it from its own binary, with or
  * without a device: what tp_result's kernel metadata says of the kernel a case ran.
  * Filled by the plugin into a host-owned struct (struct_size set by the host). */
 typedef struct tp_kernel_record {
@@ -320,7 +322,7 @@ typedef struct tp_backend_api {
   /* Free what run_case allocated inside *r (metrics, artifacts). Idempotent. */
   void (*release_result)(tp_result* r);
 
-  /* ABI 2.3 (absent from an older plugin's shorter table; NULL = no records). The kernels
+  /* ABI 2.4 (absent from an older plugin's shorter table; NULL = no records). The kernels
    * compiled into the plugin, known without a device; callable any time after init. */
   int32_t (*kernel_count)(void);
   /* Fill *out (host-owned, struct_size set by host) with kernel `index`. 0 on success. */

@@ -28,8 +28,8 @@ static const char* const tp_k_repr_names[] = {"plain", "prebias", "mxfp8"};
 static const char* const tp_rope_layout_names[] = {"post_rope", "pre_rope"};
 static const char* const tp_scale_granularity_names[] = {"per_tensor", "per_head"};
 static const char* const tp_cache_state_names[] = {"l2_warm", "hbm_cold"};
-static const char* const tp_stage_names[] = {"k_load", "k_prep", "qk",    "softmax", "v_load",
-                                             "v_prep", "pv",     "accum", "q_quant", "combine"};
+static const char* const tp_stage_names[] = {"k_load", "k_prep", "qk",      "softmax", "v_load", "v_prep",
+                                             "pv",     "accum",  "q_quant", "combine", "k_bias"};
 static const char* const tp_cost_method_names[] = {"isolated", "removed", "doubled", "model"};
 
 #define TP_NAME_COUNT(array) ((int32_t)(sizeof(array) / sizeof((array)[0])))

@@ -78,10 +78,11 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
       for (int d = 0; d < D; ++d) q[d] = table[step.q8[row * D + d]];
       s.score_scale[g] =
           plan.k_block_scaled ? q_scale * plan.softmax_scale : q_scale * p.k_scale[head_row] * plan.softmax_scale;
-      s.bias_scale[g] = q_scale * plan.softmax_scale;  // prebias: qk adds (q8 . b_t) * this
+      s.bias_scale[g] = q_scale * plan.softmax_scale;  // prebias: k_bias adds (q8 . b_t) * this
     } else {
       for (int d = 0; d < D; ++d) q[d] = numerics::bf16_to_float(p.q[row * D + d]);
       s.score_scale[g] = plan.softmax_scale;
+      s.bias_scale[g] = plan.softmax_scale;
     }
   }
   // k_only: P8 carries kPScale; a per-head v_scale joins it here (MXFP8 V: pv applied the block scales).
@@ -109,12 +110,14 @@ long long run_tiles(const VariantPlan& plan, const std::int32_t* page_row, int k
       stage<Ablation, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_BIAS>(ns, [&] { k_bias(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
     } else {
       // full / k_only / none: K prepared next to QK, V next to PV.
       stage<Ablation, Timed, TP_STAGE_K_LOAD>(ns, [&] { k_load(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_K_PREP>(ns, [&] { k_prep(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_QK>(ns, [&] { qk(plan, tile, s); });
+      stage<Ablation, Timed, TP_STAGE_K_BIAS>(ns, [&] { k_bias(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_SOFTMAX>(ns, [&] { softmax(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_V_LOAD>(ns, [&] { v_load(plan, tile, s); });
       stage<Ablation, Timed, TP_STAGE_V_PREP>(ns, [&] { v_prep(plan, tile, s); });
@@ -263,6 +266,8 @@ DecodeOutcome run_ablated(int stage_id, const DecodeLaunch& launch) {
       return run_decode_impl<Ablation<TP_STAGE_Q_QUANT>, false>(launch);
     case TP_STAGE_COMBINE:
       return run_decode_impl<Ablation<TP_STAGE_COMBINE>, false>(launch);
+    case TP_STAGE_K_BIAS:
+      return run_decode_impl<Ablation<TP_STAGE_K_BIAS>, false>(launch);
   }
   return run_decode_impl<NoAblation, false>(launch);
 }

@@ -186,19 +186,14 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     // MXFP8: K = e4m3 * 2^X of the element's 32-element block (no bias: k_repr is one field).
     const int blocks = D / numerics::kMxBlockSize;
     for (int t = 0; t < tile.tokens; ++t) decode_row_mxfp8(&raw[t * D], &s.k_mx_raw[t * blocks], D, &k[t * D]);
-  } else if (p.k_bias.empty()) {
+  } else if (p.k_bias.empty() || plan.rope == nullptr) {
+    // (a post-RoPE prebias cache gets its bias back in score space, in k_bias)
 #pragma omp simd
     for (int i = 0; i < tile.tokens * D; ++i) k[i] = e4m3_value(raw[i]) * scale;
   } else {
-    // Prebias: K = b + scale * e4m3 (post-RoPE: RoPE_t(b)), the exact bias restored in the kernel.
-    const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
+    // Pre-RoPE prebias: K = b + scale * e4m3, the exact bias restored before the rotation.
+    const float* b = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
     for (int t = 0; t < tile.tokens; ++t) {
-      const float* b = bias;
-      if (plan.bias_rope != nullptr) {
-        std::copy_n(bias, D, s.row.data());
-        plan.bias_rope->rotate(s.row.data(), tile.first_token + t);
-        b = s.row.data();
-      }
 #pragma omp simd
       for (int d = 0; d < D; ++d) k[t * D + d] = b[d] + e4m3_value(raw[t * D + d]) * scale;
     }
@@ -245,14 +240,18 @@ void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     for (int g = 0; g < G; ++g)
       s.scores[g * kTileTokens + t] = dot(&s.q[static_cast<std::size_t>(g) * D], key, D) * s.score_scale[g];
   }
-  const DecodeProblem& p = *plan.problem;
-  if (plan.k != KOperand::e4m3_fp8_qk || p.k_bias.empty()) return;
-  // fp8_qk prebias: the bias never enters the FP8 K operand; its score q.b (post-RoPE:
-  // q.RoPE_t(b)) is added in score space with the same dequantized Q.
-  const float* bias = &p.k_bias[static_cast<std::size_t>(tile.kv_head) * D];
+}
+
+// ---------------------------------------------------------------- k_bias
+void k_bias(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
+  if (plan.bias_rope == nullptr) return;  // no post-RoPE prebias cache
+  // The bias never enters the K operand: its score q.RoPE_t(b) is added to S with the Q
+  // that qk used (fp8_qk: the dequantized E4M3 Q).
+  const int D = plan.head_dim, G = plan.group_size;
+  const float* bias = &plan.problem->k_bias[static_cast<std::size_t>(tile.kv_head) * D];
   for (int t = 0; t < tile.tokens; ++t) {
     std::copy_n(bias, D, s.row.data());
-    if (plan.bias_rope != nullptr) plan.bias_rope->rotate(s.row.data(), tile.first_token + t);
+    plan.bias_rope->rotate(s.row.data(), tile.first_token + t);
     for (int g = 0; g < G; ++g)
       s.scores[g * kTileTokens + t] += dot(&s.q[static_cast<std::size_t>(g) * D], s.row.data(), D) * s.bias_scale[g];
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The per-tile stages of CPU decode attention, named as in the stage graph
-// (k_load -> k_prep -> qk -> softmax -> pv -> accum, v_load -> v_prep -> pv).
+// (k_load -> k_prep -> qk -> k_bias -> softmax -> pv -> accum, v_load -> v_prep -> pv).
 // One work item = one (request, kv head, split): it owns all GQA q heads of its kv
 // head, like a GPU CTA, and walks its tiles of kTileTokens tokens with online softmax.
 //
@@ -46,8 +46,8 @@ struct VariantPlan {
   float softmax_scale = 0;
   const numerics::DecodeProblem* problem = nullptr;
   const numerics::RopeTable* rope = nullptr;  // pre_rope: k_prep rotates each reconstructed key
-  // post_rope prebias: the cache holds K_t - RoPE_t(b), so the tile rebuilds RoPE_t(b)
-  // (transform: into K in k_prep; fp8_qk: as the score-space correction q.RoPE_t(b) in qk).
+  // post_rope prebias: the cache holds K_t - RoPE_t(b), so k_bias adds the score-space
+  // correction q.RoPE_t(b) to every tile (both K paths).
   const numerics::RopeTable* bias_rope = nullptr;
 };
 
@@ -81,7 +81,7 @@ struct TileScratch {
   std::vector<float> row;                  // (D) one operand row decoded on the fly
   std::vector<float> q;                    // (G, D) Q as qk consumes it
   std::vector<float> score_scale;          // (G) multiplies q.k
-  std::vector<float> bias_scale;           // (G) fp8_qk prebias: multiplies q8.b (q_scale * softmax_scale)
+  std::vector<float> bias_scale;           // (G) prebias: multiplies q.b_t (fp8_qk: q8.b_t, times q_scale)
   std::vector<float> scores, probs;        // (G, T)
   std::vector<float> p8;                   // (G, T) E4M3-quantized P (k_only)
   std::vector<float> m, l, alpha;          // (G) running max, running sum, rescale factor
@@ -98,12 +98,13 @@ struct TileScratch {
 
 // k_raw[t] = K[page_row[(first+t)/P]][(first+t)%P][kv_head]      (T, D) gather (mxfp8: + (T, D/32) scales)
 void k_load(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
-// k_tile = e4m3 * k_scale (+ k_bias, RoPE_t(k_bias) post-RoPE), then RoPE_t for a pre-RoPE cache  (T, D)
+// k_tile = e4m3 * k_scale (pre-RoPE prebias: + k_bias), then RoPE_t for a pre-RoPE cache  (T, D)
 //          (mxfp8: e4m3 * 2^X_block, then RoPE_t for a pre-RoPE cache)
 void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
-// S = Q·Kᵀ·score_scale (fp8_qk prebias: + Q·RoPE_t(b)·bias_scale;
-//                       fp8_qk mxfp8: S = Σ_blocks 2^X_b·(Q8_b·K8_bᵀ)·score_scale)  (G, T)
+// S = Q·Kᵀ·score_scale (fp8_qk mxfp8: S = Σ_blocks 2^X_b·(Q8_b·K8_bᵀ)·score_scale)  (G, T)
 void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
+// S += Q·RoPE_t(b)ᵀ·bias_scale, the exact bias of a post-RoPE prebias cache           (G, T)
+void k_bias(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
 // m' = max(m, rowmax S); alpha = exp(m - m'); P = exp(S - m'); l = l·alpha + rowsum P
 void softmax(const VariantPlan& plan, const TileRef& tile, TileScratch& s);
 // v_raw[t] = V[page][slot][kv_head]                               (T, D) gather (mxfp8: + (T, D/32) scales)

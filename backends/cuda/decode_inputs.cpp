@@ -6,6 +6,8 @@
 #include <numeric>
 #include <random>
 
+#include "backends/cuda/bias_rotation_tables.h"
+
 namespace tilepath::cuda {
 namespace {
 
@@ -24,6 +26,33 @@ std::vector<float> scales_or_ones(const std::vector<float>& scales, int kv_heads
   return std::vector<float>(kv_heads, 1.0f);
 }
 
+// Device page ids for a position-bound tiled case: (request b, page i) gets k·N + q, with q
+// pool request (b mod P)'s page i (N pool pages, so id mod N = q is the copy it holds) and
+// k a replica of q drawn at random, so that a request's pages still scatter over the cache.
+void assign_position_bound_pages(HostDecodeCase& c, std::uint64_t seed) {
+  const numerics::DecodeProblem& pool = c.source;
+  const int pool_requests = pool.op.batch, pool_pages = pool.num_pages;
+  const int batch = int(c.lengths.size());
+  const int replicas = (batch + pool_requests - 1) / pool_requests;
+  c.num_pages = replicas * pool_pages;
+  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  std::vector<std::vector<std::int32_t>> free_replicas(pool_pages, std::vector<std::int32_t>(replicas));
+  for (auto& r : free_replicas) {
+    std::iota(r.begin(), r.end(), 0);
+    std::shuffle(r.begin(), r.end(), rng);
+  }
+  c.page_table.assign(std::size_t(batch) * c.max_pages_per_seq, 0);
+  for (int b = 0; b < batch; ++b) {
+    const int r = b % pool_requests;
+    for (int i = 0; i < pages_for(c.lengths[b], c.op.page_size); ++i) {
+      const int q = pool.page_table[std::size_t(r) * pool.max_pages_per_seq + i];
+      std::vector<std::int32_t>& left = free_replicas[q];
+      c.page_table[std::size_t(b) * c.max_pages_per_seq + i] = left.back() * pool_pages + q;
+      left.pop_back();
+    }
+  }
+}
+
 }  // namespace
 
 DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
@@ -36,6 +65,7 @@ DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
   args.kv_dtype = static_cast<int>(op.kv);
   args.k_path = static_cast<int>(op.k_path);
   args.mode = static_cast<int>(op.mode);
+  args.k_repr = static_cast<int>(op.k_repr);
   args.splits = std::max(1, splits);
   args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
   return args;
@@ -65,10 +95,20 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
   pool_op.context_lengths.clear();
   pool_op.batch = kPoolRequests;
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
-  const long long pool_tokens_per_request = (long long)(tile_above_host_bytes / token_bytes) / pool_op.batch;
-  int pool_context = int(std::min<long long>(max_len, pool_tokens_per_request));
-  pool_context = std::max(op.page_size, pool_context / op.page_size * op.page_size);
-  pool_op.context = pool_context;
+  // A prebias cache stores K_t - RoPE_t(b) and the kernel adds RoPE_t(b) at the token's
+  // own position, so each token must sit where it sat in the pool: full-length pool
+  // requests, and device request b's page i is a copy of pool request (b mod pool)'s page i.
+  const bool position_bound = op.k_repr == KRepr::prebias;
+  if (position_bound) {
+    const long long fit = (long long)(tile_above_host_bytes / (token_bytes * max_len));
+    pool_op.batch = int(std::clamp<long long>(fit, 1, std::min(kPoolRequests, op.batch)));
+    pool_op.context = max_len;
+  } else {
+    const long long pool_tokens_per_request = (long long)(tile_above_host_bytes / token_bytes) / pool_op.batch;
+    int pool_context = int(std::min<long long>(max_len, pool_tokens_per_request));
+    pool_context = std::max(op.page_size, pool_context / op.page_size * op.page_size);
+    pool_op.context = pool_context;
+  }
   c.source = numerics::make_problem(pool_op, seed, keys);
 
   c.lengths = lengths;
@@ -76,6 +116,10 @@ HostDecodeCase make_host_case(const OperatingPoint& op, std::uint64_t seed, bool
   for (int len : lengths) {
     c.num_pages += pages_for(len, op.page_size);
     c.max_pages_per_seq = std::max(c.max_pages_per_seq, pages_for(len, op.page_size));
+  }
+  if (position_bound) {
+    assign_position_bound_pages(c, seed);
+    return c;
   }
   // Distinct, shuffled page ids (as make_problem does): the kernel must follow
   // the page table, and every page is its own memory.
@@ -220,6 +264,15 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
   args.out = out_.as<std::uint16_t>();
   args.partial_out = partial_out_.as<float>();
   args.partial_lse = partial_lse_.as<float>();
+  if (op.k_repr == KRepr::prebias) {
+    const BiasRotationTables tables = make_bias_rotation_tables(op.head_dim);
+    k_bias_.upload(src.k_bias, stream);
+    bias_phase_step_.upload(tables.phase_step, stream);
+    bias_table_.upload(tables.tile_table, stream);
+    args.k_bias = k_bias_.as<float>();
+    args.bias_phase_step = bias_phase_step_.as<std::uint32_t>();
+    args.bias_table = bias_table_.as<std::uint32_t>();
+  }
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }
 

@@ -49,6 +49,13 @@ struct DecodeArgs {
   // workspaces (sized by decode_workspace_bytes)
   float* partial_out = nullptr;  // [splits][batch][q_heads][head_dim], 8-byte aligned
   float* partial_lse = nullptr;  // [splits][batch][q_heads]
+
+  // Last, so that adding them moved no field the plain kernels read.
+  int k_repr = TP_KREPR_PLAIN;  // enum tp_k_repr: plain or (post-RoPE) prebias
+  // prebias only (bias_rotation_tables.h): the cache holds K_t - RoPE_t(b)
+  const float* k_bias = nullptr;                   // [kv_heads][head_dim] b, exact
+  const std::uint32_t* bias_phase_step = nullptr;  // [head_dim / 2]
+  const std::uint32_t* bias_table = nullptr;       // [head_dim * 16] F16 cos/sin fragments, 16-byte aligned
 };
 
 // What was launched for the main kernel (for the case's metadata).

@@ -21,8 +21,10 @@
 namespace tilepath::cuda {
 namespace {
 
-// Stages with a remove/twice ablation (the loads are measured by load_only).
-constexpr int kAblatedStages[] = {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_V_PREP, TP_STAGE_PV};
+// Stages with a remove/twice ablation (the loads are measured by load_only); a variant
+// without a stage's ablation kernels leaves that cost unknown.
+constexpr int kAblatedStages[] = {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX,
+                                  TP_STAGE_V_PREP, TP_STAGE_PV, TP_STAGE_K_BIAS};
 
 std::vector<int> lengths_of(const OperatingPoint& op) {
   if (!op.context_lengths.empty()) return op.context_lengths;
@@ -54,12 +56,13 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
     return e.what();
   }
   if (op.rope != RopeLayout::post_rope) return "rope: the CUDA kernels apply no RoPE to cached K; allowed: post_rope";
-  // A post-RoPE prebias cache holds K_t - RoPE_t(b): the tile must rebuild RoPE_t(b)
-  // (q.RoPE_t(b) changes with t, so softmax does not cancel it), a k_bias stage these
-  // kernels do not have.
-  if (op.k_repr == KRepr::prebias)
-    return "k_repr: prebias needs a k_bias stage (RoPE_t(b) rebuilt in the tile) that the CUDA kernels do not have; "
-           "allowed: plain (prebias runs on the cpu backend and in tilepath gate)";
+  // A post-RoPE prebias cache holds K_t - RoPE_t(b); the k_bias stage adds q.RoPE_t(b).
+  if (op.k_repr == KRepr::prebias && !(op.kv == KvDtype::k8v8 && op.head_dim == 128 && op.k_path != KPath::k16 &&
+                                       op.mode != TransformMode::separate_kv))
+    return "k_repr: the CUDA prebias kernels (the k_bias stage) are K8/V8, head_dim 128, k_path transform or fp8_qk, "
+           "mode full or k_only; got " +
+           op.variant_label() + " head_dim " + std::to_string(op.head_dim) +
+           " (every prebias variant runs on the cpu backend and in tilepath gate)";
   if (op.k_repr == KRepr::mxfp8)
     return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain (mxfp8's numerics: tilepath "
            "gate)";

@@ -6,7 +6,7 @@ namespace tilepath::numerics {
 
 namespace {
 
-double pair_frequency(int pair, int head_dim) { return std::pow(kRopeBase, -2.0 * pair / head_dim); }
+double pair_frequency(int pair, int head_dim) { return rope_pair_frequency(pair, head_dim); }
 
 template <class T>
 void rotate_pairs(T* row, int head_dim, int position) {
@@ -21,6 +21,8 @@ void rotate_pairs(T* row, int head_dim, int position) {
 }
 
 }  // namespace
+
+double rope_pair_frequency(int pair, int head_dim) { return std::pow(kRopeBase, -2.0 * pair / head_dim); }
 
 void apply_rope(double* row, int head_dim, int position) { rotate_pairs(row, head_dim, position); }
 void apply_rope(float* row, int head_dim, int position) { rotate_pairs(row, head_dim, position); }

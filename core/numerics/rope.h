@@ -10,6 +10,9 @@ namespace tilepath::numerics {
 
 inline constexpr double kRopeBase = 10000.0;
 
+// theta_i = base^(-2i/D): radians per position of channel pair (i, i + D/2).
+double rope_pair_frequency(int pair, int head_dim);
+
 // Rotate one key row in place for token position `position`.
 void apply_rope(double* row, int head_dim, int position);
 void apply_rope(float* row, int head_dim, int position);

@@ -45,6 +45,7 @@ struct Variant {
   bool v_prep = false;   // FP8 V converted to a 16-bit operand on chip (all modes but k_only)
   bool q_quant = false;  // fp8_qk: Q quantized to E4M3 once per step
   bool p_quant = false;  // k_only: P quantized to E4M3 so PV can consume FP8 V
+  bool k_bias = false;   // post-RoPE prebias: the exact bias's q.RoPE_t(b) added to the scores
   std::string qk_path, pv_path;
 };
 
@@ -67,6 +68,7 @@ Variant describe(const OperatingPoint& op, const GpuModel& gpu) {
   v.q_quant = op.k_path == KPath::fp8_qk;
   v.v_prep = v8 && op.mode != TransformMode::k_only;
   v.p_quant = v8 && op.mode == TransformMode::k_only;
+  v.k_bias = k8 && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias && op.rope == RopeLayout::post_rope;
   v.qk_path = v.q_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
   v.pv_path = v.p_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
   return v;
@@ -84,6 +86,7 @@ struct KernelShape {
   bool k_in_registers = false;
   int max_query_rows = 0;   // 0: the whole GQA group in one CTA
   bool separate_kv = true;  // the kernels have converter warps (mode separate_kv)
+  bool k_bias = true;       // the kernels have the prebias k_bias stage
 };
 
 KernelShape kernel_shape(const GpuModel& gpu) {
@@ -94,6 +97,7 @@ KernelShape kernel_shape(const GpuModel& gpu) {
     shape.k_in_registers = true;
     shape.max_query_rows = 16;
     shape.separate_kv = false;
+    shape.k_bias = false;
   }
   return shape;
 }
@@ -115,6 +119,7 @@ std::array<double, kAgentCount> agent_busy(const StageCosts& c, TransformMode mo
   add(Agent::memory, Stage::v_load);
   add(mode == TransformMode::separate_kv ? Agent::transform : Agent::qk_mma, Stage::k_prep);
   add(Agent::qk_mma, Stage::qk);
+  add(Agent::qk_mma, Stage::k_bias);
   add(Agent::softmax, Stage::softmax);
   add(mode == TransformMode::separate_kv ? Agent::transform : Agent::pv_mma, Stage::v_prep);
   add(Agent::pv_mma, Stage::pv);
@@ -168,6 +173,12 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   if (op.mode == TransformMode::separate_kv && !shape.separate_kv) {
     e.supported = false;
     e.why_unsupported = "mode: the " + gpu.arch + " kernels (backends/hip) have no separate_kv; allowed: full, k_only";
+    return e;
+  }
+  if (v.k_bias && !shape.k_bias) {
+    e.supported = false;
+    e.why_unsupported =
+        "k_repr: the " + gpu.arch + " kernels (backends/hip) have no k_bias stage for prebias; allowed: plain";
     return e;
   }
   e.qk_matrix_path = v.qk_path;
@@ -261,13 +272,20 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   c[Stage::v_load] = transfer_us(v_tile_bytes, cta_gbps);
   if (v.k_prep) {
     c[Stage::k_prep] = T * D / cvt_per_us;
-    // prebias: the exact bias is added back to every converted element.
-    if (op.k_repr == KRepr::prebias) c[Stage::k_prep] += T * D / fp32_per_us;
+    // pre-RoPE prebias: the exact bias is added back to every converted element before the rotation.
+    if (op.k_repr == KRepr::prebias && op.rope == RopeLayout::pre_rope) c[Stage::k_prep] += T * D / fp32_per_us;
   }
   c[Stage::qk] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.qk_path);  // S = Q·Kᵀ
   c[Stage::softmax] = scores / exp_per_us + scores * kSoftmaxFp32OpsPerScore / fp32_per_us + kSoftmaxFixedUs;
-  if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;                                  // P -> E4M3 for the FP8 PV
-  if (v.q_quant && op.k_repr == KRepr::prebias) c[Stage::softmax] += scores / fp32_per_us;  // + q·b_k
+  if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;  // P -> E4M3 for the FP8 PV
+  if (v.k_bias) {
+    // S += q·RoPE_t(b): per row, the bias's D/2 rotation coefficients turned to the tile's
+    // first position (a sincos and four FMAs per pair), then a 16-bit MMA of QK's shape
+    // against a fixed (D, T) cos/sin table, run on the coefficients' high and low halves.
+    const double pairs = static_cast<double>(m_rows) * D / 2;
+    c[Stage::k_bias] =
+        pairs * (2 / exp_per_us + 4 / fp32_per_us) + 2 * 2.0 * m_rows * T * D / matrix_flop_per_us("bf16_bf16");
+  }
   if (v.v_prep) c[Stage::v_prep] = T * D / cvt_per_us;
   c[Stage::pv] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.pv_path);  // O += P·V
   c[Stage::accum] = static_cast<double>(m_rows) * D / fp32_per_us;      // O *= exp(m_old - m_new)

@@ -707,6 +707,40 @@ TEST(CpuBackend, QwenBiasKeysFailTheGatePlainAndPassItWithTheModelsBias) {
   }
 }
 
+// A post-RoPE prebias cache restores its bias in its own stage, k_bias, between qk and
+// softmax: measured like the others there, absent from a plain or pre-RoPE case.
+TEST(CpuBackend, PostRopePrebiasHasAMeasuredKBiasStage) {
+  tp_run_options o = quick_options(3);
+  o.key_distribution = "qwen_bias";
+  o.ablations = TP_ABLATE_STAGE_COSTS;
+  for (KPath path : {KPath::transform, KPath::fp8_qk}) {
+    OperatingPoint op = small_op();
+    op.k_path = path;
+    op.mode = default_mode(op.kv, path);
+    op.k_repr = KRepr::prebias;
+    RunOutcome r = run(op, o);
+    ASSERT_EQ(r.status, TP_OK) << r.message;
+    EXPECT_EQ(r.result.passed, 1) << op.variant_label();
+    for (int method : {TP_COST_ISOLATED, TP_COST_REMOVED, TP_COST_DOUBLED})
+      EXPECT_TRUE(std::isfinite(stage_cost(r.result, method, TP_STAGE_K_BIAS))) << op.variant_label() << method;
+    EXPECT_GT(stage_cost(r.result, TP_COST_ISOLATED, TP_STAGE_K_BIAS), 0.0);
+    load_cpu_plugin()->release_result(&r.result);
+
+    for (KRepr repr : {KRepr::plain, KRepr::prebias}) {
+      OperatingPoint other = op;
+      other.k_repr = repr;
+      if (repr == KRepr::prebias) {
+        if (path != KPath::transform) continue;  // pre-RoPE needs k_prep to rotate
+        other.rope = RopeLayout::pre_rope;       // the bias goes back into K, in k_prep
+      }
+      RunOutcome without = run(other, o);
+      ASSERT_EQ(without.status, TP_OK) << without.message;
+      EXPECT_TRUE(std::isnan(stage_cost(without.result, TP_COST_ISOLATED, TP_STAGE_K_BIAS))) << other.variant_label();
+      load_cpu_plugin()->release_result(&without.result);
+    }
+  }
+}
+
 TEST(CpuBackend, UnknownKeyDistributionIsNamed) {
   tp_run_options o = quick_options();
   o.key_distribution = "uniform";

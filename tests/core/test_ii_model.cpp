@@ -125,10 +125,15 @@ TEST(IIModel, K16V8AndFp8Qk) {
 }
 
 TEST(IIModel, OneDominantStageSetsTheII) {
-  const auto graph = StageGraph::build(variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv));
+  // A post-RoPE prebias K8/V8 cache in separate_kv has every per-tile stage.
+  OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv);
+  op.k_repr = KRepr::prebias;
+  const auto graph = StageGraph::build(op);
   for (Stage dominant : kTileStages) {
     SCOPED_TRACE(std::string(to_string(dominant)));
+    ASSERT_TRUE(graph.has_stage(dominant));
     auto c = costs(0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1);
+    c[Stage::k_bias] = 0.1;
     c[dominant] = 10.0;
     auto p = predict_ii(graph, c);
     // The dominant stage plus the 0.1 of each other stage sharing its agent.

@@ -52,6 +52,32 @@ TEST(StageGraph, K16V16HasOnlyTheSixAlwaysPresentStages) {
                                                      {Stage::v_load, Stage::pv}}));
 }
 
+TEST(StageGraph, PostRopePrebiasAddsKBiasBetweenQkAndSoftmax) {
+  OperatingPoint op = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
+  op.k_repr = KRepr::prebias;
+  auto g = StageGraph::build(op);
+  ASSERT_TRUE(g.has_stage(Stage::k_bias));
+  EXPECT_EQ(g.agent_of(Stage::k_bias), Agent::qk_mma);
+  const StagePairs data = edge_set(g, EdgeKind::data);
+  EXPECT_TRUE(data.count({Stage::qk, Stage::k_bias}));
+  EXPECT_TRUE(data.count({Stage::k_bias, Stage::softmax}));
+  EXPECT_FALSE(data.count({Stage::qk, Stage::softmax}));
+  const auto order = g.stages();
+  EXPECT_LT(std::find(order.begin(), order.end(), Stage::qk), std::find(order.begin(), order.end(), Stage::k_bias));
+
+  // Pre-RoPE, the bias is restored into K before the rotation (k_prep); plain and K16 have none.
+  op.k_path = KPath::transform;
+  op.rope = RopeLayout::pre_rope;
+  EXPECT_FALSE(StageGraph::build(op).has_stage(Stage::k_bias));
+  op.rope = RopeLayout::post_rope;
+  EXPECT_TRUE(StageGraph::build(op).has_stage(Stage::k_bias));
+  op.k_repr = KRepr::plain;
+  EXPECT_FALSE(StageGraph::build(op).has_stage(Stage::k_bias));
+  OperatingPoint k16 = variant(KvDtype::k16v8, KPath::k16, TransformMode::full);
+  k16.k_repr = KRepr::prebias;
+  EXPECT_FALSE(StageGraph::build(k16).has_stage(Stage::k_bias));
+}
+
 TEST(StageGraph, StagePresencePerVariant) {
   struct Row {
     OperatingPoint op;

@@ -99,6 +99,36 @@ TEST(DecodeInputs, TiledCaseUsesDistinctPagesAndItsRowReferencesMatchTheExpanded
   }
 }
 
+// A prebias cache stores K_t - RoPE_t(b) and the kernel adds RoPE_t(b) at the device
+// position: a tiled token must keep its pool position (else the gate would compare it with
+// another position's key). Device page i of request b copies page i of pool request b mod P.
+TEST(DecodeInputs, TiledPrebiasCaseKeepsEveryTokenAtItsPoolPosition) {
+  OperatingPoint op = small_op(KvDtype::k8v8, KPath::transform, TransformMode::full);
+  op.batch = 5;
+  op.context_lengths = {300, 37, 1, 300, 200};
+  op.k_repr = KRepr::prebias;
+  const HostDecodeCase c =
+      make_host_case(op, 11, true, /*tile_above_host_bytes=*/40000, numerics::KeyDistribution::qwen_bias);
+  ASSERT_TRUE(c.tiled);
+  const numerics::DecodeProblem& pool = c.source;
+  EXPECT_EQ(pool.op.context, 300) << "pool requests are as long as the longest request";
+  EXPECT_LT(pool.op.batch, op.batch);
+  EXPECT_FALSE(pool.k_bias.empty());
+  std::vector<int> used;
+  for (int b = 0; b < op.batch; ++b) {
+    for (int i = 0; i < (c.lengths[b] + 15) / 16; ++i) {
+      const int id = c.page_table[b * c.max_pages_per_seq + i];
+      used.push_back(id);
+      EXPECT_EQ(id % pool.num_pages, pool.page_table[(b % pool.op.batch) * pool.max_pages_per_seq + i])
+          << "request " << b << " page " << i;
+    }
+  }
+  std::sort(used.begin(), used.end());
+  EXPECT_EQ(std::adjacent_find(used.begin(), used.end()), used.end()) << "page ids must be distinct";
+  EXPECT_LT(used.back(), c.num_pages);
+  expect_row_references_match(c, expand(c));
+}
+
 TEST(DecodeInputs, AllowTilingFalseKeepsTheWholeProblem) {
   const auto op = small_op(KvDtype::k16v8, KPath::k16, TransformMode::full);
   const HostDecodeCase c = make_host_case(op, 3, /*allow_tiling=*/false, 4096);

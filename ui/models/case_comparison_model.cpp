@@ -71,8 +71,8 @@ void CaseComparisonModel::rebuild() {
     add(QStringLiteral("Measurements"), qs(name),
         [name](const CaseRecord& r) { return num(r.measurement(name).value_or(NAN)); });
 
-  for (Stage s : {Stage::k_load, Stage::k_prep, Stage::qk, Stage::softmax, Stage::v_load, Stage::v_prep, Stage::pv,
-                  Stage::accum, Stage::q_quant, Stage::combine}) {
+  for (Stage s : {Stage::k_load, Stage::k_prep, Stage::qk, Stage::k_bias, Stage::softmax, Stage::v_load, Stage::v_prep,
+                  Stage::pv, Stage::accum, Stage::q_quant, Stage::combine}) {
     for (CostMethod m : {CostMethod::isolated, CostMethod::removed, CostMethod::doubled, CostMethod::model}) {
       bool present = (a && std::isfinite(stageCost(*a, s, m))) || (b && std::isfinite(stageCost(*b, s, m)));
       if (!present) continue;

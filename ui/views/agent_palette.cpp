@@ -32,6 +32,8 @@ QColor stageColour(Stage s) {
       return QColor(0x59, 0xa1, 0x4f);
     case Stage::softmax:
       return QColor(0xb0, 0x7a, 0xa1);
+    case Stage::k_bias:
+      return QColor(0xed, 0xc9, 0x48);
     case Stage::pv:
       return QColor(0xe1, 0x57, 0x59);
     case Stage::accum:

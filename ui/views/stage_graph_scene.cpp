@@ -36,6 +36,8 @@ QPointF gridPosition(Stage s) {
       return at(3, 0);
     case Stage::softmax:
       return at(4, 0);
+    case Stage::k_bias:  // between qk and softmax, below them
+      return at(4, 1);
     case Stage::v_load:
       return at(1, 2);
     case Stage::v_prep:

@@ -281,17 +281,78 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
   }
 }
 
+// k_bias setup, once per CTA (kPrebias): row g's (A_i, B_i) for the lane's pair slots from the
+// Q that QK multiplies (BF16 Q; fp8_qk: the E4M3 Q, its scale folded into to_s) and the kv
+// head's exact bias, scaled by 2^sigma so that the F16 high parts of (α, β), whose size
+// is at most sqrt(A² + B²), stay below 2^14.
+template <class T>
+__device__ __forceinline__ float q_for_bias(const QRaw<T>& raw, const QFragment<T>& q, int group, int e) {
+  if constexpr (T::kQFp8) {
+    const std::uint32_t word = q.w[group * QFragment<T>::kWordsPerChunk + e / 4];
+    const std::uint32_t pair = e4m3x2_to_f16x2((word >> (8 * (e & 2))) & 0xFFFFu);  // bytes e&~1, e|1
+    return (e & 1) ? f16x2_high_to_float(pair) : f16x2_low_to_float(pair);
+  } else {
+    const uint4 v = raw.v[group][e / 8];
+    const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+    const std::uint32_t word = words[(e % 8) / 2];
+    return __uint_as_float((e & 1) ? word & 0xFFFF0000u : word << 16);  // bf16 -> f32, exact
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void make_bias_coefficients(const KernelParams& p, const CtaWork& w, const QRaw<T>& raw,
+                                                       const QFragment<T>& q, float row_scale, const Lane& ln,
+                                                       BiasCoefficients<T>& bc) {
+  constexpr int kD = T::kHeadDim, kSlots = BiasCoefficients<T>::kSlots;
+  const float* bias = p.args.k_bias + static_cast<std::size_t>(w.kv_head) * kD;
+  float magnitude = 0.0f;
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    // pair i = bias_pair_of(quad, slot): channel i in K-chunk group slot/16, channel
+    // i + D/2 in group slot/16 + D/128, element slot%16 of both
+    const int group = slot / 16, e = slot % 16, i = 64 * group + 16 * ln.quad + e;
+    const float qi = q_for_bias<T>(raw, q, group, e), qh = q_for_bias<T>(raw, q, group + kD / 128, e);
+    const float bi = __ldg(bias + i), bh = __ldg(bias + i + kD / 2);
+    bc.a[slot] = fmaf(qi, bi, qh * bh);
+    bc.b[slot] = fmaf(qh, bi, -qi * bh);
+    bc.phase_step[slot] = __ldg(p.args.bias_phase_step + i);
+    magnitude = fmaxf(magnitude, fmaxf(fabsf(bc.a[slot]), fabsf(bc.b[slot])));
+  }
+  magnitude = fmaxf(magnitude, __shfl_xor_sync(0xffffffffu, magnitude, 1));  // the quad holds one row
+  magnitude = fmaxf(magnitude, __shfl_xor_sync(0xffffffffu, magnitude, 2));
+  int exponent = 0;
+  frexpf(magnitude, &exponent);
+  const int shift = magnitude > 0.0f ? max(-100, min(100, 13 - exponent)) : 0;
+  const float up = __int_as_float((127 + shift) << 23);
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) bc.a[slot] *= up, bc.b[slot] *= up;
+  // S·row_scale is the logit in log2 units; the bias's logit is softmax_scale·log2e·(q·b_t).
+  const float per_unit = T::kQFp8 ? 1.0f / raw.k_scale : p.args.softmax_scale * kLog2e / row_scale;
+  bc.to_s = row_scale > 0.0f ? per_unit * __int_as_float((127 - shift) << 23) : 0.0f;
+}
+
+// The k_bias table, global -> shared memory, once per CTA (every thread, then a CTA barrier).
+template <class T>
+__device__ __forceinline__ void load_bias_table(const KernelParams& p, std::uint32_t smem_base) {
+  const uint4* src = reinterpret_cast<const uint4*>(p.args.bias_table);
+  for (int i = threadIdx.x; i < T::kBiasTableBytes / 16; i += T::kThreads)
+    sts_128(smem_base + T::kBiasTableOffset + i * 16, __ldg(src + i));
+  __syncthreads();
+}
+
 // ============================================================================
 // One tile through qk -> softmax -> (v_prep -> pv -> accum) per m-tile
 // ============================================================================
 
 template <class T>
 __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
-                                             float row_scale, int tile_first, int end, const Lane& ln,
-                                             WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt) {
+                                             const BiasCoefficients<T>& bias, std::uint32_t bias_table, float row_scale,
+                                             int tile_first, int end, const Lane& ln, WarpAccumulator<T>& acc,
+                                             std::uint32_t& sink, std::uint32_t salt) {
   if constexpr (T::kLoadOnly) return;
   float s[T::kNTiles][4];
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
+  if constexpr (T::kPrebias) k_bias<T>(s, bias, bias_table, tile_first, ln, sink, salt);  // S += q·RoPE_t(b)
   PFragment p;
   softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
   if constexpr (T::kLazyRescale) {
@@ -454,14 +515,15 @@ struct WarpRing {
 // full / k_only: the MMA warp issues its own ring loads and consumes them.
 template <class T>
 __device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring, int warp,
-                                                   const Lane& ln, const QFragment<T>& q, float row_scale,
-                                                   WarpAccumulator<T>& acc, std::uint32_t& sink) {
+                                                   const Lane& ln, const QFragment<T>& q,
+                                                   const BiasCoefficients<T>& bias, std::uint32_t bias_table,
+                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
 #pragma unroll 1
   for (int tile = 0; tile < ring.tiles; ++tile) {
     ring.advance(p, w, warp, tile, ln.lane);
     if (tile == 0) TP_TRACE(4);
-    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end, ln,
-                    acc, sink, p.salt);
+    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, bias, bias_table, row_scale,
+                    warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
     if (tile == 0) TP_TRACE(5);
     if (tile == 1) TP_TRACE(6);
   }
@@ -502,8 +564,8 @@ __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaW
 // separate_kv consumer: waits for staged tiles, runs qk -> softmax -> pv -> accum.
 template <class T>
 __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int warp,
-                                                const Lane& ln, const QFragment<T>& q, float row_scale,
-                                                WarpAccumulator<T>& acc, std::uint32_t& sink) {
+                                                const Lane& ln, const QFragment<T>& q, const BiasCoefficients<T>& bias,
+                                                float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
   if constexpr (T::kLoadOnly) return;
   const SeparateKvLayout<T> lay(smem, warp);
   const int tiles = warp_tile_count<T>(w, warp);
@@ -511,8 +573,8 @@ __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const Cta
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
     mbarrier_wait(lay.full_bar + slot * 8, use & 1);
-    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, row_scale, warp_tile_first<T>(w, warp, tile), w.end, ln,
-                    acc, sink, p.salt);
+    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, bias, 0u, row_scale, warp_tile_first<T>(w, warp, tile),
+                    w.end, ln, acc, sink, p.salt);
     mbarrier_arrive(lay.empty_bar + slot * 8);
   }
 }
@@ -564,17 +626,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const int head_warp = ring_owner % T::kWarpsPerHead;                        // which tiles of the kv head
   WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp), 0u};
   if (loads) ring.prologue(p, w, head_warp, ln.lane);
+  if constexpr (T::kPrebias) load_bias_table<T>(p, smem_base);  // while the first tiles are in flight
   TP_TRACE(0);
 
   if (warp < T::kMmaWarps) {
     QFragment<T> q;
     float row_scale;
     make_q_fragment<T>(p, q_raw, q, row_scale);
+    BiasCoefficients<T> bias;
+    if constexpr (T::kPrebias) make_bias_coefficients<T>(p, w, q_raw, q, row_scale, ln, bias);
     TP_TRACE(2);
     if constexpr (T::kSeparate) {
-      mma_warp_staged<T>(p, w, smem_base, warp, ln, q, row_scale, acc, sink);
+      mma_warp_staged<T>(p, w, smem_base, warp, ln, q, bias, row_scale, acc, sink);
     } else {
-      mma_warp_with_ring<T>(p, w, ring, head_warp, ln, q, row_scale, acc, sink);
+      mma_warp_with_ring<T>(p, w, ring, head_warp, ln, q, bias, smem_base + T::kBiasTableOffset, row_scale, acc, sink);
     }
   } else if constexpr (T::kSeparate) {
     converter_warp<T>(p, w, smem_base, ring, ring_owner, ln);

@@ -35,6 +35,8 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v8_transform_variants(t);
     kernels::append_k8v8_fp8qk_variants(t);
     kernels::append_k8v8_two_head_variants(t);
+    kernels::append_k8v8_prebias_transform_variants(t);
+    kernels::append_k8v8_prebias_fp8qk_variants(t);
     return t;
   }();
   return table;
@@ -49,7 +51,7 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
-        e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
+        e.k_repr == args.k_repr && e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
       return &e;
     }
   }
@@ -72,6 +74,7 @@ const char* variant_name(const VariantEntry& e) {
   std::string n = std::string("decode_") + TP_NAME_OF(tp_kv_dtype_names, e.kv_dtype) + "_" +
                   TP_NAME_OF(tp_k_path_names, e.k_path) + "_" + TP_NAME_OF(tp_transform_mode_names, e.mode) + "_d" +
                   std::to_string(e.head_dim);
+  if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice) {
     n += e.ablation == AblationKind::remove ? "_remove_" : "_twice_";
@@ -124,6 +127,10 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
   }
   if ((args.splits > 1 && (!args.partial_out || !args.partial_lse)) || args.splits > kMaxCombineSplits ||
       args.head_dim % 2 != 0 || (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
+    return cudaErrorInvalidValue;
+  }
+  if (args.k_repr == TP_KREPR_PREBIAS && (!args.k_bias || !args.bias_phase_step || !args.bias_table ||
+                                          reinterpret_cast<std::uintptr_t>(args.bias_table) % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
   const VariantEntry* entry = find_variant(args, ablation);

@@ -1,6 +1,6 @@
 #pragma once
 // The per-tile stages of the decode kernel, named as in the stage graph:
-//   k_load -> k_prep -> qk -> softmax -> pv -> accum,   v_load -> v_prep -> pv.
+//   k_load -> k_prep -> qk -> [k_bias] -> softmax -> pv -> accum,   v_load -> v_prep -> pv.
 // Each works on one warp's tile of 32 tokens. Fragment layouts (mma.sync):
 //   QK  S(16 rows = query heads, 8 used; 32 tok)  = Q(16, D) · Kᵀ(D, 32 tok)   m16n8k16 bf16|f16 / m16n8k32 e4m3
 //   PV  Oᵀ(D, 8 heads) += Vᵀ(D, 32 tok) · Pᵀ(32 tok, 8 heads)                  (swapped: heads are the n8 side)
@@ -193,6 +193,81 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
     if constexpr (T::doubled(kStage)) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) s[n][i] *= 0.5f;
+    }
+  }
+}
+
+// ============================================================================
+// k_bias (post-RoPE prebias K): S += q·RoPE_t(b) of the exact bias, in score space
+// ============================================================================
+// The derivation and the two tables: backends/cuda/bias_rotation_tables.h. Per row the
+// bias enters as (A_i, B_i) of each channel pair; each tile turns them by t0·θ_i (an
+// exact integer phase and one sincos per pair) into (α_i, β_i), and an F16 MMA of QK's
+// shape against the fixed (D, 32 token) cos/sin table in shared memory adds
+// Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k. α, β and the table are F16: 2^-12 of
+// each term, under 2e-4 of Σ|q_d b_d| (tests/backends/test_cuda_bias_tables.cpp), well below
+// the E4M3 residual's own error; a high/low split of α and β would double the MMAs.
+
+template <class T>
+struct BiasCoefficients {
+  static constexpr int kSlots = T::kHeadDim / 8;  // channel pairs per lane (bias_pair_of)
+  float a[kSlots], b[kSlots];                     // A_i, B_i of row g, times 2^sigma
+  std::uint32_t phase_step[kSlots];               // turn per 32-token step, 2^-32 turns
+  float to_s;                                     // S units per (A, B) unit: the QK accumulator's scale over 2^sigma
+};
+
+// (α, β) of one pair slot at tile step m, as one F16x2 word.
+template <class T>
+__device__ __forceinline__ std::uint32_t bias_slot_word(const BiasCoefficients<T>& bc, int slot, std::uint32_t m) {
+  const std::uint32_t phase = m * bc.phase_step[slot];  // mod 2^32: the angle in turns, exactly
+  float sn, cs;
+  __sincosf(static_cast<float>(static_cast<int>(phase)) * 1.4629180792671596e-09f, &sn, &cs);  // 2π / 2^32
+  const float alpha = fmaf(bc.a[slot], cs, bc.b[slot] * sn);
+  const float beta = fmaf(bc.b[slot], cs, -bc.a[slot] * sn);
+  return pack_f16x2(alpha, beta);
+}
+
+// c(16 rows, 32 tok) = (α, β) · table for the tile starting at token tile_first.
+template <class T>
+__device__ __forceinline__ void bias_scores(float (&c)[T::kNTiles][4], const BiasCoefficients<T>& bc,
+                                            std::uint32_t table, int tile_first, const Lane& ln) {
+  constexpr int kGroups = T::kHeadDim / 32;  // two k-steps (four pair slots) per table uint4
+  const std::uint32_t m = static_cast<std::uint32_t>(tile_first) / 32u;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) w[u] = bias_slot_word<T>(bc, 4 * j + u, m);
+#pragma unroll
+    for (int n = 0; n < T::kNTiles; ++n) {
+      const uint4 e = lds_128(table + ((n * kGroups + j) * 32 + ln.lane) * 16);
+      // rows 8..15 are padding (a1 = a3 = 0)
+      mma_f16_16816(c[n], w[0], 0u, w[1], 0u, e.x, e.y);
+      mma_f16_16816(c[n], w[2], 0u, w[3], 0u, e.z, e.w);
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void k_bias(float (&s)[T::kNTiles][4], const BiasCoefficients<T>& bc, std::uint32_t table,
+                                       int tile_first, const Lane& ln, std::uint32_t& sink, std::uint32_t salt) {
+  constexpr int kStage = TP_STAGE_K_BIAS;
+  if constexpr (!T::runs(kStage)) {
+#pragma unroll
+    for (int i = 0; i < BiasCoefficients<T>::kSlots; ++i) sink ^= __float_as_uint(bc.a[i]) ^ __float_as_uint(bc.b[i]);
+  } else {
+    float c[T::kNTiles][4] = {};
+    bias_scores<T>(c, bc, table, tile_first, ln);
+    float weight = bc.to_s;
+    if constexpr (T::doubled(kStage)) {
+      // the second run's tile start depends on the first's result (salt = 0 at run time)
+      bias_scores<T>(c, bc, table, tile_first + static_cast<int>(__float_as_uint(c[0][0]) & salt), ln);
+      weight *= 0.5f;
+    }
+#pragma unroll
+    for (int n = 0; n < T::kNTiles; ++n) {
+      s[n][0] = fmaf(c[n][0], weight, s[n][0]);  // rows g (8..15 are padding)
+      s[n][1] = fmaf(c[n][1], weight, s[n][1]);
     }
   }
 }

@@ -147,6 +147,9 @@ struct DecodeTraits {
   static constexpr int kBarrierOffset = kStagedOffset + kMmaWarps * kStagedBytesPerWarp;
   static constexpr int kBarrierBytes = kSeparate ? kMmaWarps * kStagedSlots * 2 * 8 : 0;  // full + empty
   static constexpr int kSmemBytes = kBarrierOffset + kBarrierBytes;
+  // A plain K cache: no k_bias stage (PrebiasTraits below adds it).
+  static constexpr bool kPrebias = false;
+  static constexpr int kBiasTableOffset = kSmemBytes, kBiasTableBytes = 0;
   static constexpr int kMergeBytes = kMmaWarps * (kHeadsPerCta * kD + 2 * kHeadsPerCta) * 4;
 
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
@@ -168,6 +171,25 @@ struct DecodeTraits {
   __host__ __device__ static constexpr bool doubled(int stage) {
     return kAblation == AblationKind::twice && kAblatedStage == stage;
   }
+};
+
+// The same variant over a post-RoPE prebias K cache (K_t - RoPE_t(b) stored): the k_bias
+// stage adds the exact bias's scores (decode_stages.cuh), reading a (32 token, D) F16
+// cos/sin table (bias_rotation_tables.h) that the CTA keeps in shared memory after the
+// ring. A type of its own, so the plain variants' kernels stay exactly what they were.
+template <class Plain>
+struct PrebiasTraits : Plain {
+  static constexpr bool kPrebias = true;
+  static constexpr int kBiasTableOffset = Plain::kSmemBytes;
+  static constexpr int kBiasTableBytes = 32 * Plain::kHeadDim * 2;
+  static constexpr int kSmemBytes = kBiasTableOffset + kBiasTableBytes;
+
+  static_assert(Plain::kK != KOperand::bf16 && !Plain::kSeparate && Plain::kHeadDim % 128 == 0,
+                "k_bias: an FP8 K read by the MMA warps, D a multiple of 128 (a lane holds both channels of a pair)");
+  static_assert(kBiasTableOffset % 16 == 0, "the k_bias table is read as 16-byte words");
+  // The table must not cost the plain variant's CTAs per SM (4 with one kv head, 2 with two).
+  static_assert(kSmemBytes <= (Plain::kKvHeadsPerCta == 1 ? kSmemPerBlockFor4PerSm : kSmemPerBlockFor2PerSm),
+                "the k_bias table lowers the CTAs per SM");
 };
 
 // 16-byte chunk swizzle inside one token row, so that (a) the quad-wide 16-byte

@@ -103,6 +103,18 @@ __device__ __forceinline__ std::uint32_t pack_f16x2(float lo, float hi) {
   return out;
 }
 
+// F16x2 -> the two floats (exact).
+__device__ __forceinline__ float f16x2_low_to_float(std::uint32_t h2) {
+  float f;
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %1;\n cvt.f32.f16 %0, l;\n}\n" : "=f"(f) : "r"(h2));
+  return f;
+}
+__device__ __forceinline__ float f16x2_high_to_float(std::uint32_t h2) {
+  float f;
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %1;\n cvt.f32.f16 %0, h;\n}\n" : "=f"(f) : "r"(h2));
+  return f;
+}
+
 // Two floats -> BF16x2 (lo in the low half).
 __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   std::uint32_t out;

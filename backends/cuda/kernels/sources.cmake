@@ -11,8 +11,9 @@
 #    q_quant (fp8_qk) runs inside the main kernel's prologue, not as its own launch.
 #  - KernelInfo::tile_tokens = tokens per pipeline step of one kv head (its MMA warps x 32
 #    tokens); a CTA may cover two kv heads (decode_k8v8_two_heads.cu).
-#  - prebias needs no kernel support: the exact bias adds q.b to every score of a row,
-#    which softmax cancels, so the plain kernel over the residual cache is exact.
+#  - prebias (post-RoPE): the cache holds K_t - RoPE_t(b); the k_bias stage adds the exact
+#    bias's scores q.RoPE_t(b) (they change with t, so softmax does not cancel them), with
+#    two constant tables (backends/cuda/bias_rotation_tables.h) the host uploads.
 #  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the
 #    transform K path, v_prep ablations only for FP8 V.
 set(TILEPATH_CUDA_KERNEL_SOURCES
@@ -22,4 +23,6 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_transform.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_fp8qk.cu
-    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_two_heads.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_two_heads.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_transform.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_fp8qk.cu)

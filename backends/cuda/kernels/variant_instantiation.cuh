@@ -5,6 +5,7 @@
 // the stage costs of a case come from the kernel that ran it.
 
 #include <cstdio>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/kernels/decode_kernel.cuh"
@@ -52,10 +53,13 @@ cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t st
   return cudaGetLastError();
 }
 
-template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1>
+template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1,
+          bool kPrebias = false>
 VariantEntry variant_entry(int kv_dtype, int k_path, int mode) {
-  return {kv_dtype, k_path, mode,      kD,
-          kAbl,     kStage, kKvPerCta, &launch_main<DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>>};
+  using Plain = DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>;
+  using T = std::conditional_t<kPrebias, PrebiasTraits<Plain>, Plain>;
+  return {kv_dtype,       k_path, mode, kD, kAbl, kStage, kKvPerCta, kPrebias ? TP_KREPR_PREBIAS : TP_KREPR_PLAIN,
+          &launch_main<T>};
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kStage, int kKvPerCta = 1>
@@ -89,6 +93,24 @@ template <KOperand KO, VOperand VO>
 void append_two_head_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
   out.push_back(variant_entry<KO, VO, false, 128, AblationKind::none, -1, 2>(kv, path, mode));
   append_d128_ablations<KO, VO, false, 2>(out, kv, path, mode);
+}
+
+}  // namespace tilepath::cuda::kernels
+
+namespace tilepath::cuda::kernels {
+
+// A post-RoPE prebias K8/V8 variant at D = 128 with one and two kv heads per CTA, and
+// their k_bias ablations (only k_bias's: each ablation is another kernel to compile).
+template <KOperand KO, VOperand VO>
+void append_prebias_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  constexpr AblationKind kNone = AblationKind::none, kRemove = AblationKind::remove, kTwice = AblationKind::twice;
+  constexpr int kBias = TP_STAGE_K_BIAS;
+  out.push_back(variant_entry<KO, VO, false, 128, kNone, -1, 1, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kRemove, kBias, 1, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kTwice, kBias, 1, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kNone, -1, 2, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kRemove, kBias, 2, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kTwice, kBias, 2, true>(kv, path, mode));
 }
 
 }  // namespace tilepath::cuda::kernels

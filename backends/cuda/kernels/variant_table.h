@@ -21,6 +21,7 @@ struct VariantEntry {
   AblationKind ablation;
   int ablated_stage;  // enum tp_stage, -1 for none / load_only
   int kv_heads_per_cta;
+  int k_repr;  // enum tp_k_repr: plain or prebias (the k_bias stage)
   MainLaunchFn launch;
 };
 
@@ -30,5 +31,7 @@ void append_k8v16_variants(std::vector<VariantEntry>& out);
 void append_k8v8_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
+void append_k8v8_prebias_transform_variants(std::vector<VariantEntry>& out);
+void append_k8v8_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
 
 }  // namespace tilepath::cuda::kernels

@@ -17,6 +17,10 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck on one small
 #           case of every kernel family (split-KV + combine, two kv heads per CTA,
 #           separate_kv, ragged lengths, D=64/256); each tool's summary line per case
+#   prebias bench/prebias-vs-plain.json (prebias beside plain on the same keys, cold) into
+#           $OUT/prebias-vs-plain.sqlite, then data/sweeps/h200-prebias.json (post-RoPE
+#           prebias K8/V8 on Qwen-like keys, the cases merged into the bundled database)
+#           into $OUT/h200-prebias.sqlite; a CSV report of each in logs
 #   breakdown  per-kernel GPU durations (ncu gpu__time_duration, kernels serialised) of
 #           whole decode steps at the split-KV shapes and B=64, S=4096, next to the
 #           event-timed step: how much of a step is the main kernel, the combine and
@@ -29,6 +33,9 @@
 #                  the cases it already holds)
 #   SWEEP_SPEC     spec to run (default data/sweeps/h200-cuda.json)
 #   PEERS_SECONDS  limit for bench/peers.py (default 180)
+#   PREBIAS_BENCH_SECONDS, PREBIAS_SECONDS  limits of the prebias step's two sweeps (200, 300;
+#                  a bench limit of 0 skips the bench sweep)
+#   PREBIAS_RESUME a prebias database from an earlier call to continue
 # Everything small goes into $OUT/logs.tar.gz; the database comes back as a file.
 set -u -o pipefail
 
@@ -195,6 +202,26 @@ sanitize_one() {
     --repeats 1 --warmup 0 --no-ablations >>"$log" 2>&1
 }
 
+# One sweep into its own database, stopped cleanly after $2 seconds, left self-contained.
+sweep_into() {
+  local spec=$1 seconds=$2 db=$3 name
+  name=$(basename "$db" .sqlite)
+  timeout --signal=INT --kill-after=60 "$seconds" "$TILEPATH" sweep "$spec" --backend cuda --db "$db" \
+    >"$LOGS/$name.log" 2>&1
+  echo "$name: sweep exit $?"
+  tail -n 3 "$LOGS/$name.log"
+  python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.execute('PRAGMA journal_mode=DELETE'); print('cases by status:', c.execute('SELECT status, COUNT(*) FROM cases GROUP BY status').fetchall())" "$db"
+  "$TILEPATH" report --db "$db" --format csv >"$LOGS/$name.csv" 2>&1
+}
+
+run_prebias() {
+  step prebias
+  [ "${PREBIAS_BENCH_SECONDS:-200}" -gt 0 ] &&
+    sweep_into bench/prebias-vs-plain.json "${PREBIAS_BENCH_SECONDS:-200}" "$OUT/prebias-vs-plain.sqlite"
+  if [ -n "${PREBIAS_RESUME:-}" ] && [ -f "$PREBIAS_RESUME" ]; then cp "$PREBIAS_RESUME" "$OUT/h200-prebias.sqlite"; fi
+  sweep_into data/sweeps/h200-prebias.json "${PREBIAS_SECONDS:-300}" "$OUT/h200-prebias.sqlite"
+}
+
 run_breakdown() {
   step breakdown
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
@@ -228,7 +255,8 @@ for s in "$@"; do
     peers) run_peers ;;
     sanitize) run_sanitize ;;
     breakdown) run_breakdown ;;
-    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown)"; status=2 ;;
+    prebias) run_prebias ;;
+    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown, prebias)"; status=2 ;;
   esac
 done
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
