@@ -176,6 +176,12 @@ TEST(CostModel, Mi300xRunsFp8OnTheFnuzMfmaWithTheHipKernelsShape) {
       estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv), gpu("mi300x"));
   EXPECT_FALSE(sep.supported);
   EXPECT_NE(sep.why_unsupported.find("separate_kv"), std::string::npos) << sep.why_unsupported;
+  // nor a k_bias stage for prebias
+  OperatingPoint prebias = k_only;
+  prebias.k_repr = tilepath::KRepr::prebias;
+  const CostEstimate pb = estimate_costs(prebias, gpu("mi300x"));
+  EXPECT_FALSE(pb.supported);
+  EXPECT_NE(pb.why_unsupported.find("k_bias"), std::string::npos) << pb.why_unsupported;
 }
 
 TEST(CostModel, KOnlyNeedsAnFp8PvSoA100CannotRunIt) {
