@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs tilepath's build dependencies (Debian 12 / Ubuntu 24.04), then
-# configures and builds into ./build. Usage: bash app/setup.sh [--no-gui] [--no-cuda]
+# configures and builds into ./build. Usage: bash app/setup.sh [--no-gui] [--no-cuda] [--no-hip]
+# The HIP backend (gfx942) builds with Debian's clang-19 and the HIP headers and runtime of
+# libamdhip64-dev; without an AMD GPU it loads and reports zero devices (backends/hip/README.md).
 # Safe to rerun: apt-get is skipped when everything is present.
 #
 # TILEPATH_WERROR=ON in the environment (.ci/run sets it) configures with
@@ -12,11 +14,13 @@ cd "$(dirname "$0")/.."
 
 gui=ON
 cuda=AUTO
+hip=ON
 for arg in "$@"; do
   case "$arg" in
     --no-gui) gui=OFF ;;
     --no-cuda) cuda=OFF ;;
-    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda)" >&2; exit 2 ;;
+    --no-hip) hip=OFF ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda, --no-hip)" >&2; exit 2 ;;
   esac
 done
 case "${TILEPATH_WERROR:-OFF}" in
@@ -28,6 +32,11 @@ esac
 packages=(build-essential cmake ninja-build git pkg-config libsqlite3-dev libboost-graph-dev nlohmann-json3-dev
           libcli11-dev libgtest-dev libgmock-dev clang-format-14)
 # clang-format-14: app/test.sh's format check (pinned: other versions format some code differently).
+# clang-19 + lld-19 (the gfx942 device link) + llvm-19 (llvm-objdump-19 for the ISA test)
+# + libamdhip64-dev: the HIP backend.
+if [ "$hip" = ON ]; then
+  packages+=(clang-19 lld-19 llvm-19 libamdhip64-dev)
+fi
 if [ "$gui" = ON ]; then
   packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)
 fi
@@ -51,6 +60,7 @@ fi
 
 cmake_args=(-S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEPATH_WITH_GUI="$gui" -DTILEPATH_WERROR="$werror")
 if [ "$cuda" = OFF ]; then cmake_args+=(-DTILEPATH_WITH_CUDA=OFF); fi
+if [ "$hip" = OFF ]; then cmake_args+=(-DTILEPATH_WITH_HIP=OFF); fi
 cmake "${cmake_args[@]}" >build-configure.log 2>&1 || { cat build-configure.log >&2; exit 1; }
 rm -f build-configure.log
 cmake --build build -j"${TILEPATH_JOBS:-2}"

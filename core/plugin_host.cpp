@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -227,9 +228,11 @@ const Backend* PluginHost::load_file(const std::string& path) {
                           std::to_string(TILEPATH_ABI_MINOR));
   }
   // The fields up to release_result are this major's .0; a shorter table is corrupt.
-  if (api->struct_size < sizeof(tp_backend_api)) {
+  constexpr std::size_t kMajorBaseSize =
+      offsetof(tp_backend_api, release_result) + sizeof(tp_backend_api::release_result);
+  if (api->struct_size < kMajorBaseSize) {
     return close_and_fail("plugin API struct is " + std::to_string(api->struct_size) + " bytes, ABI " +
-                          std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(sizeof(tp_backend_api)));
+                          std::to_string(TILEPATH_ABI_MAJOR) + ".0 needs " + std::to_string(kMajorBaseSize));
   }
   if (api->name == nullptr || *api->name == '\0' || api->init == nullptr || api->device_count == nullptr ||
       api->device_info == nullptr || api->supports == nullptr || api->run_case == nullptr) {
@@ -269,6 +272,28 @@ const Backend* PluginHost::load_file(const std::string& path) {
     d.l2_bytes = static_cast<double>(info.l2_bytes);
     d.clock_mhz = info.clock_mhz;
     backend->devices_.push_back(std::move(d));
+  }
+  // ABI 2.4: the compiled kernels, where the plugin's table has them.
+  const bool lists_kernels = api->struct_size >= offsetof(tp_backend_api, kernel_record) + sizeof(api->kernel_record);
+  if (lists_kernels && api->kernel_count != nullptr && api->kernel_record != nullptr) {
+    const int32_t kernels = api->kernel_count();
+    for (int32_t i = 0; i < kernels; ++i) {
+      tp_kernel_record r{};
+      r.struct_size = sizeof r;
+      if (api->kernel_record(i, &r) != 0) continue;
+      KernelRecordInfo k;
+      k.name = bounded(r.name);
+      k.symbol = bounded(r.symbol);
+      k.binary_sha256 = bounded(r.binary_sha256);
+      k.registers = r.registers;
+      k.accum_registers = r.accum_registers;
+      k.shared_bytes = r.shared_bytes;
+      k.scratch_bytes = r.scratch_bytes;
+      k.threads = r.threads;
+      k.waves_per_simd = r.waves_per_simd;
+      k.target_waves_per_simd = r.target_waves_per_simd;
+      backend->kernels_.push_back(std::move(k));
+    }
   }
   if (backend->devices_.empty()) {
     const char* reason = api->no_device_reason != nullptr ? api->no_device_reason() : nullptr;

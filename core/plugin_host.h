@@ -17,6 +17,13 @@ struct DeviceInfo {
   double memory_bytes = 0, bandwidth_gbps = 0, l2_bytes = 0, clock_mhz = 0;
 };
 
+// One compiled kernel a plugin lists (tp_kernel_record, ABI 2.4).
+struct KernelRecordInfo {
+  std::string name, symbol, binary_sha256;
+  int registers = -1, accum_registers = -1, shared_bytes = -1, scratch_bytes = -1, threads = 0;
+  int waves_per_simd = -1, target_waves_per_simd = -1;
+};
+
 // One loaded plugin. Calls into it are serialised by an internal mutex.
 class Backend {
  public:
@@ -31,6 +38,8 @@ class Backend {
   unsigned abi_minor() const;
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   const std::string& no_device_reason() const { return no_device_reason_; }
+  // The kernels the plugin lists (empty for a plugin older than ABI 2.4 or without any).
+  const std::vector<KernelRecordInfo>& kernels() const { return kernels_; }
 
   // "" when supported, else the reason.
   std::string unsupported_reason(int device, const OperatingPoint& op, const std::string& gpu_model = "") const;
@@ -47,6 +56,7 @@ class Backend {
   const tp_backend_api* api_ = nullptr;
   std::string name_, version_, file_, no_device_reason_;
   std::vector<DeviceInfo> devices_;
+  std::vector<KernelRecordInfo> kernels_;
   struct Lock;
   std::unique_ptr<Lock> lock_;
 };

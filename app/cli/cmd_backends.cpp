@@ -29,11 +29,24 @@ nlohmann::json backends_json(const PluginHost& host) {
                          {"bandwidth_gbps", d.bandwidth_gbps},
                          {"l2_bytes", d.l2_bytes},
                          {"clock_mhz", d.clock_mhz}});
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const KernelRecordInfo& k : b->kernels())
+      kernels.push_back({{"name", k.name},
+                         {"symbol", k.symbol},
+                         {"binary_sha256", k.binary_sha256},
+                         {"registers", k.registers},
+                         {"accum_registers", k.accum_registers},
+                         {"shared_bytes", k.shared_bytes},
+                         {"scratch_bytes", k.scratch_bytes},
+                         {"threads", k.threads},
+                         {"waves_per_simd", k.waves_per_simd},
+                         {"target_waves_per_simd", k.target_waves_per_simd}});
     out["backends"].push_back({{"name", b->name()},
                                {"version", b->version()},
                                {"abi", std::to_string(b->abi_major()) + "." + std::to_string(b->abi_minor())},
                                {"file", b->file()},
                                {"devices", devices},
+                               {"kernels", kernels},
                                {"no_device_reason", b->no_device_reason()}});
   }
   out["problems"] = nlohmann::json::array();
@@ -48,6 +61,8 @@ void print_backends(const PluginHost& host) {
     std::printf("%s %s (ABI %u.%u) %s\n", b->name().c_str(), b->version().c_str(), b->abi_major(), b->abi_minor(),
                 b->file().c_str());
     if (b->devices().empty()) std::printf("  no devices: %s\n", b->no_device_reason().c_str());
+    if (!b->kernels().empty())
+      std::printf("  %zu compiled kernels (tilepath backends --json lists them)\n", b->kernels().size());
     for (const DeviceInfo& d : b->devices())
       std::printf("  device %d: %s (%s), %d SMs, %.1f GiB, %.0f GB/s\n", d.index, d.name.c_str(), d.arch.c_str(),
                   d.sm_count, d.memory_bytes / (1024.0 * 1024.0 * 1024.0), d.bandwidth_gbps);

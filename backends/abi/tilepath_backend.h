@@ -23,7 +23,9 @@
  * tp_result.plugin_owned carries the plugin's handle for release_result. A plugin
  * of ABI 1 is refused with a message naming both versions. 2.1 adds TP_KREPR_MXFP8;
  * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
- * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS.
+ * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS; 2.4 the
+ * compiled kernels' records (tp_backend_api.kernel_count / kernel_record), listed without
+ * a device.
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -43,7 +45,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 3
+#define TILEPATH_ABI_MINOR 4
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -269,6 +271,23 @@ typedef struct tp_result {
   char key_distribution[32]; /* the inputs' keys, e.g. "gaussian"; "" = not reported */
 } tp_result;
 
+/* ABI 2.4. One compiled kernel as its plugin describes it from its own binary, with or
+ * without a device: what tp_result's kernel metadata says of the kernel a case ran.
+ * Filled by the plugin into a host-owned struct (struct_size set by the host). */
+typedef struct tp_kernel_record {
+  uint32_t struct_size;
+  char name[256];                /* as tp_result.kernel_name, e.g. "decode_k8v8_fp8_qk_k_only_d128" */
+  char symbol[256];              /* the kernel's symbol in its device binary ("" when not found) */
+  char binary_sha256[65];        /* SHA-256 of the device binary (cubin, code object) holding it */
+  int32_t registers;             /* per thread (lane); AMD: the unified VGPR count, AGPRs included */
+  int32_t accum_registers;       /* AMD: the AGPRs among them; -1 where the GPU has none */
+  int32_t shared_bytes;          /* static shared memory (LDS) per block */
+  int32_t scratch_bytes;         /* private (local) memory per thread; 0 = no spills, no stack */
+  int32_t threads;               /* per block */
+  int32_t waves_per_simd;        /* AMD: waves per SIMD its registers and LDS allow; -1 unknown */
+  int32_t target_waves_per_simd; /* the occupancy the kernel is built for; -1 unknown */
+} tp_kernel_record;
+
 typedef struct tp_backend_api {
   uint32_t struct_size;
   uint32_t abi_major;
@@ -302,6 +321,12 @@ typedef struct tp_backend_api {
 
   /* Free what run_case allocated inside *r (metrics, artifacts). Idempotent. */
   void (*release_result)(tp_result* r);
+
+  /* ABI 2.4 (absent from an older plugin's shorter table; NULL = no records). The kernels
+   * compiled into the plugin, known without a device; callable any time after init. */
+  int32_t (*kernel_count)(void);
+  /* Fill *out (host-owned, struct_size set by host) with kernel `index`. 0 on success. */
+  int (*kernel_record)(int32_t index, tp_kernel_record* out);
 } tp_backend_api;
 
 /* The one exported symbol. Returns NULL when host_major is not supported. */

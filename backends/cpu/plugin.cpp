@@ -234,9 +234,21 @@ void cpu_release_result(tp_result* r) {
 }
 
 const tp_backend_api kApi = {
-    sizeof(tp_backend_api), TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR,   "cpu",           kPluginVersion, cpu_init,
-    cpu_shutdown,           cpu_device_count,   cpu_no_device_reason, cpu_device_info, cpu_supports,   cpu_run_case,
+    sizeof(tp_backend_api),
+    TILEPATH_ABI_MAJOR,
+    TILEPATH_ABI_MINOR,
+    "cpu",
+    kPluginVersion,
+    cpu_init,
+    cpu_shutdown,
+    cpu_device_count,
+    cpu_no_device_reason,
+    cpu_device_info,
+    cpu_supports,
+    cpu_run_case,
     cpu_release_result,
+    nullptr,  // kernel_count: no device binaries to list
+    nullptr,
 };
 
 }  // namespace

@@ -164,6 +164,8 @@ const tp_backend_api kApi = {
     plugin_supports,
     plugin_run_case,
     plugin_release_result,
+    nullptr,  // kernel_count: the records come with each case (tp_result)
+    nullptr,
 };
 
 }  // namespace

@@ -247,9 +247,21 @@ void sim_release_result(tp_result* r) {
 }
 
 const tp_backend_api kApi = {
-    sizeof(tp_backend_api), TILEPATH_ABI_MAJOR, TILEPATH_ABI_MINOR,   "sim",           "0.1.0",      sim_init,
-    sim_shutdown,           sim_device_count,   sim_no_device_reason, sim_device_info, sim_supports, sim_run_case,
+    sizeof(tp_backend_api),
+    TILEPATH_ABI_MAJOR,
+    TILEPATH_ABI_MINOR,
+    "sim",
+    "0.1.0",
+    sim_init,
+    sim_shutdown,
+    sim_device_count,
+    sim_no_device_reason,
+    sim_device_info,
+    sim_supports,
+    sim_run_case,
     sim_release_result,
+    nullptr,  // kernel_count: the model runs no kernel
+    nullptr,
 };
 
 }  // namespace

@@ -84,6 +84,13 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
 std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests,
                                      std::vector<std::vector<double>>& weights);
 
+// How an fp8_qk kernel quantizes Q: OCP E4M3 (amax/448; the CUDA and cpu kernels) or
+// E4M3 FNUZ (amax/240; gfx942's FP8, the HIP kernels: quantize_q_row_e4m3_fnuz, fp8_fnuz.h).
+enum class QQuantization { e4m3_ocp, e4m3_fnuz };
+// reference_decode(p, requests) with the fp8_qk query quantized in q_format (the other K
+// paths read Q as given, whatever q_format says).
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests, QQuantization q_format);
+
 // The attention scale every problem uses: 1 / sqrt(head_dim), in float.
 float softmax_scale_for(int head_dim);
 

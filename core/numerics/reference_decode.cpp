@@ -9,6 +9,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/fp8_fnuz.h"
 #include "core/numerics/mxfp8.h"
 #include "core/numerics/parallel_for.h"
 #include "core/numerics/problem_originals.h"
@@ -67,7 +68,8 @@ void attend(const std::vector<double>& q, const std::vector<double>& keys, const
 }
 
 std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int>& requests,
-                                   std::vector<std::vector<double>>* weights);
+                                   std::vector<std::vector<double>>* weights,
+                                   QQuantization q_format = QQuantization::e4m3_ocp);
 
 }  // namespace
 
@@ -94,10 +96,14 @@ std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<i
   return reference_rows(p, requests, &weights);
 }
 
+std::vector<double> reference_decode(const DecodeProblem& p, const std::vector<int>& requests, QQuantization q_format) {
+  return reference_rows(p, requests, nullptr, q_format);
+}
+
 namespace {
 
 std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int>& requests,
-                                   std::vector<std::vector<double>>* weights) {
+                                   std::vector<std::vector<double>>* weights, QQuantization q_format) {
   const OperatingPoint& op = p.op;
   const int D = op.head_dim, Hk = op.kv_heads, group_size = op.gqa_ratio();
   const bool k8 = !p.k8.empty(), v8 = !p.v8.empty(), per_head = p.k_scale.size() > 1;
@@ -156,8 +162,13 @@ std::vector<double> reference_rows(const DecodeProblem& p, const std::vector<int
         // block-scaled MMA computes, q_scale * sum_b 2^X_b * (q8_b . k8_b); each 2^X_b * k8
         // is exact in a double (mxfp8_value), so the dot of this Q with the dequantized
         // keys is the same sum, regrouped, and attend's loop serves both.
-        const double q_scale = quantize_q_row_e4m3(&p.q[q_offset], D, q8.data());
-        for (int d = 0; d < D; ++d) q[d] = e4m3[q8[d]] * q_scale;
+        if (q_format == QQuantization::e4m3_fnuz) {
+          const double q_scale = quantize_q_row_e4m3_fnuz(&p.q[q_offset], D, q8.data());
+          for (int d = 0; d < D; ++d) q[d] = static_cast<double>(e4m3_fnuz_to_float(q8[d])) * q_scale;
+        } else {
+          const double q_scale = quantize_q_row_e4m3(&p.q[q_offset], D, q8.data());
+          for (int d = 0; d < D; ++d) q[d] = e4m3[q8[d]] * q_scale;
+        }
       } else {
         for (int d = 0; d < D; ++d) q[d] = bf16_to_float(p.q[q_offset + d]);
       }

@@ -49,7 +49,18 @@ struct Variant {
   std::string qk_path, pv_path;
 };
 
-Variant describe(const OperatingPoint& op) {
+// The matrix path FP8 operands run on: OCP E4M3 where the GPU has it; where it has only
+// the FNUZ flavour (gfx942), the HIP backend re-encodes the stored OCP cache to FNUZ at
+// upload (exact: the same bits at half the value, the scale doubled) and quantizes Q and P
+// to FNUZ, so its kernels run the FNUZ MFMA.
+std::string fp8_matrix_path(const GpuModel& gpu) {
+  const MatrixPath* ocp = gpu.path("e4m3_e4m3");
+  const MatrixPath* fnuz = gpu.path("e4m3fnuz_e4m3fnuz");
+  if ((ocp == nullptr || !ocp->supported) && fnuz != nullptr && fnuz->supported) return fnuz->name;
+  return "e4m3_e4m3";
+}
+
+Variant describe(const OperatingPoint& op, const GpuModel& gpu) {
   Variant v;
   const bool k8 = k_is_fp8(op.kv);
   const bool v8 = v_is_fp8(op.kv);
@@ -58,9 +69,37 @@ Variant describe(const OperatingPoint& op) {
   v.v_prep = v8 && op.mode != TransformMode::k_only;
   v.p_quant = v8 && op.mode == TransformMode::k_only;
   v.k_bias = k8 && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias && op.rope == RopeLayout::post_rope;
-  v.qk_path = v.q_quant ? "e4m3_e4m3" : "bf16_bf16";
-  v.pv_path = v.p_quant ? "e4m3_e4m3" : "bf16_bf16";
+  v.qk_path = v.q_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
+  v.pv_path = v.p_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
   return v;
+}
+
+// The modelled kernel's shape. The default is the CUDA kernels' CTA (64-token tiles,
+// a K/V ring in shared memory, the whole GQA group per CTA); gfx942 models the HIP
+// kernels (backends/hip/kernels/decode_traits.h): a workgroup of 4 waves, each walking
+// 32-token tiles (128 tokens per step), K loaded straight into registers and only V
+// staged in LDS, the next tile in flight behind the current one, and at most 16 query
+// heads per workgroup (the MFMA's n16 side; larger GQA groups take several workgroups).
+struct KernelShape {
+  int tile_tokens = kTileTokens;
+  int threads = 0;  // 0: the warpgroup roles of the default kernel
+  bool k_in_registers = false;
+  int max_query_rows = 0;   // 0: the whole GQA group in one CTA
+  bool separate_kv = true;  // the kernels have converter warps (mode separate_kv)
+  bool k_bias = true;       // the kernels have the prebias k_bias stage
+};
+
+KernelShape kernel_shape(const GpuModel& gpu) {
+  KernelShape shape;
+  if (gpu.arch == "gfx942") {
+    shape.tile_tokens = 128;
+    shape.threads = 256;
+    shape.k_in_registers = true;
+    shape.max_query_rows = 16;
+    shape.separate_kv = false;
+    shape.k_bias = false;
+  }
+  return shape;
 }
 
 // "" when the GPU has the matrix path, else why not.
@@ -128,7 +167,20 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
     e.why_unsupported = "k_repr: the cost model has no mxfp8 kernels; allowed: plain|prebias";
     return e;
   }
-  const Variant v = describe(op);
+  const Variant v = describe(op, gpu);
+  const KernelShape shape = kernel_shape(gpu);
+  e.tile_tokens = shape.tile_tokens;
+  if (op.mode == TransformMode::separate_kv && !shape.separate_kv) {
+    e.supported = false;
+    e.why_unsupported = "mode: the " + gpu.arch + " kernels (backends/hip) have no separate_kv; allowed: full, k_only";
+    return e;
+  }
+  if (v.k_bias && !shape.k_bias) {
+    e.supported = false;
+    e.why_unsupported =
+        "k_repr: the " + gpu.arch + " kernels (backends/hip) have no k_bias stage for prebias; allowed: plain";
+    return e;
+  }
   e.qk_matrix_path = v.qk_path;
   e.pv_matrix_path = v.pv_path;
   for (const auto& [path, use] : {std::pair{v.qk_path, "QK"}, std::pair{v.pv_path, "PV"}}) {
@@ -140,9 +192,12 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   }
 
   // ---- shape of the modelled CTA ----
-  const int T = kTileTokens;
+  const int T = shape.tile_tokens;
   const int D = op.head_dim;
-  const int m_rows = static_cast<int>(ceil_div(op.gqa_ratio(), kMmaRowGranule)) * kMmaRowGranule;  // (M_pad)
+  // CTAs per (request, kv head, split) and the query rows each holds, padded to the MMA granule (M_pad)
+  const int head_chunks =
+      shape.max_query_rows > 0 ? static_cast<int>(ceil_div(op.gqa_ratio(), shape.max_query_rows)) : 1;
+  const int m_rows = static_cast<int>(ceil_div(ceil_div(op.gqa_ratio(), head_chunks), kMmaRowGranule)) * kMmaRowGranule;
   const double k_bytes = k_is_fp8(op.kv) ? 1 : 2;
   const double v_bytes = v_is_fp8(op.kv) ? 1 : 2;
   const double k_tile_bytes = T * D * k_bytes;  // (T, D) K tile
@@ -152,6 +207,8 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   const double q_tile_bytes = m_rows * D * 2.0;
   int depth = kBufferDepth;
   auto smem_bytes = [&](int ring_depth) {
+    // K in registers: LDS holds the V tile, or the merge of the waves' (m, l, O) after the loop
+    if (shape.k_in_registers) return static_cast<int>(std::max(v_tile_bytes, (2.0 * 4 * m_rows + m_rows * D) * 4));
     return static_cast<int>(ring_depth * (k_tile_bytes + v_tile_bytes) + staged_bytes + q_tile_bytes);
   };
   if (smem_bytes(depth) > gpu.smem_per_sm_bytes) depth = 1;  // a single stage: less in flight, see Little's law below
@@ -165,11 +222,11 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
     return e;
   }
   // A producer warpgroup and a consumer warpgroup, plus transform warps for separate_kv.
-  e.block_threads = kThreadsPerWarpgroup * (staged ? 3 : 2);
+  e.block_threads = shape.threads > 0 ? shape.threads : kThreadsPerWarpgroup * (staged ? 3 : 2);
 
   // ---- grid and residency ----
   e.splits = auto_splits(op, gpu, T);
-  e.ctas = op.batch * op.kv_heads * e.splits;
+  e.ctas = op.batch * op.kv_heads * head_chunks * e.splits;
   const int slots_per_sm = std::max(
       1, std::min(static_cast<int>(gpu.smem_per_sm_bytes / e.smem_bytes_per_cta), kMaxThreadsPerSm / e.block_threads));
   e.ctas_per_sm = std::min(slots_per_sm, static_cast<int>(ceil_div(e.ctas, gpu.sm_count)));
@@ -183,7 +240,7 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
     const long long tiles = static_cast<long long>(ceil_div(len, T));
     const long long per_split = static_cast<long long>(ceil_div(static_cast<double>(tiles), e.splits));
     e.tiles_per_cta = std::max(e.tiles_per_cta, per_split);
-    total_cta_tiles += per_split * e.splits * op.kv_heads;
+    total_cta_tiles += per_split * e.splits * op.kv_heads * head_chunks;
   }
   // One resident CTA slot walks its own tiles and those of later waves; the
   // longest CTA bounds it from below.

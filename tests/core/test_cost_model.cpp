@@ -133,20 +133,55 @@ TEST(CostModel, FloorFractionNeverExceedsOne) {
   }
 }
 
-TEST(CostModel, Fp8QkIsUnsupportedOnA100AndMi300xWithAReason) {
+TEST(CostModel, Fp8QkIsUnsupportedOnA100WithAReason) {
   const OperatingPoint op = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full);
   const CostEstimate a100 = estimate_costs(op, gpu("a100_sxm"));
   EXPECT_FALSE(a100.supported);
   EXPECT_NE(a100.why_unsupported.find("e4m3_e4m3"), std::string::npos) << a100.why_unsupported;
   EXPECT_NE(a100.why_unsupported.find("FP8"), std::string::npos) << a100.why_unsupported;
 
-  const CostEstimate mi300x = estimate_costs(op, gpu("mi300x"));
-  EXPECT_FALSE(mi300x.supported);
-  EXPECT_NE(mi300x.why_unsupported.find("FNUZ"), std::string::npos) << mi300x.why_unsupported;
-
-  for (const char* id : {"h100_sxm", "h200", "b200"}) {
+  for (const char* id : {"h100_sxm", "h200", "b200", "mi300x"}) {
     EXPECT_TRUE(estimate_costs(op, gpu(id)).supported) << id;
   }
+}
+
+TEST(CostModel, Mi300xRunsFp8OnTheFnuzMfmaWithTheHipKernelsShape) {
+  // MI300X has no OCP E4M3 MFMA; the HIP kernels run FP8 on FNUZ (the cache re-encoded).
+  const OperatingPoint k_only = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
+  const CostEstimate e = estimate_costs(k_only, gpu("mi300x"));
+  ASSERT_TRUE(e.supported) << e.why_unsupported;
+  EXPECT_EQ(e.qk_matrix_path, "e4m3fnuz_e4m3fnuz");
+  EXPECT_EQ(e.pv_matrix_path, "e4m3fnuz_e4m3fnuz");
+  EXPECT_EQ(e.tile_tokens, 128);  // 4 waves x 32 tokens (backends/hip/kernels/decode_traits.h)
+  EXPECT_EQ(e.block_threads, 256);
+  EXPECT_TRUE(e.per_tile_us.has(Stage::qk));
+  EXPECT_TRUE(e.per_tile_us.has(Stage::q_quant));
+  EXPECT_FALSE(e.per_tile_us.has(Stage::k_prep));  // no K conversion on the FP8 QK path
+  // The FP8 MFMA runs at twice the BF16 rate: QK of the same tile costs half.
+  const CostEstimate bf16 =
+      estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only), gpu("mi300x"));
+  ASSERT_TRUE(bf16.supported) << bf16.why_unsupported;
+  EXPECT_EQ(bf16.qk_matrix_path, "bf16_bf16");
+  EXPECT_NEAR(e.per_tile_us[Stage::qk] * 2, bf16.per_tile_us[Stage::qk], 1e-3 * bf16.per_tile_us[Stage::qk]);
+  // A GQA group of 32 query heads takes two workgroups of 16 per kv head.
+  OperatingPoint wide = k_only;
+  wide.q_heads = 64;
+  wide.kv_heads = 2;
+  wide.batch = 64;
+  const CostEstimate two = estimate_costs(wide, gpu("mi300x"));
+  ASSERT_TRUE(two.supported);
+  EXPECT_EQ(two.ctas, 64 * 2 * 2 * two.splits);
+  // The HIP kernels have no converter waves.
+  const CostEstimate sep =
+      estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::separate_kv), gpu("mi300x"));
+  EXPECT_FALSE(sep.supported);
+  EXPECT_NE(sep.why_unsupported.find("separate_kv"), std::string::npos) << sep.why_unsupported;
+  // nor a k_bias stage for prebias
+  OperatingPoint prebias = k_only;
+  prebias.k_repr = tilepath::KRepr::prebias;
+  const CostEstimate pb = estimate_costs(prebias, gpu("mi300x"));
+  EXPECT_FALSE(pb.supported);
+  EXPECT_NE(pb.why_unsupported.find("k_bias"), std::string::npos) << pb.why_unsupported;
 }
 
 TEST(CostModel, KOnlyNeedsAnFp8PvSoA100CannotRunIt) {
