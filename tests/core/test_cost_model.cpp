@@ -13,8 +13,10 @@
 
 using tilepath::CacheState;
 using tilepath::KPath;
+using tilepath::KRepr;
 using tilepath::KvDtype;
 using tilepath::OperatingPoint;
+using tilepath::RopeLayout;
 using tilepath::Stage;
 using tilepath::TransformMode;
 using tilepath::perf::CostEstimate;
@@ -227,6 +229,24 @@ TEST(CostModel, StagesPresentFollowTheVariant) {
   for (Stage s : {Stage::k_load, Stage::qk, Stage::softmax, Stage::v_load, Stage::pv, Stage::accum}) {
     EXPECT_GT(stage(plain, s), 0) << tilepath::to_string(s);
   }
+}
+
+// k_bias: only a post-RoPE prebias FP8-K cache restores its bias in score space, at
+// least one QK-sized 16-bit product per tile on the QK warps.
+TEST(CostModel, KBiasOnlyForAPostRopePrebiasCache) {
+  const GpuModel h200 = gpu("h200");
+  OperatingPoint op = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
+  EXPECT_FALSE(estimate_costs(op, h200).per_tile_us.has(Stage::k_bias));
+  op.k_repr = KRepr::prebias;
+  const CostEstimate prebias = estimate_costs(op, h200);
+  ASSERT_TRUE(prebias.per_tile_us.has(Stage::k_bias));
+  const CostEstimate transform = estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only), h200);
+  EXPECT_GT(stage(prebias, Stage::k_bias), stage(transform, Stage::qk));  // the 16-bit MMA alone is a BF16 qk
+  op.k_path = KPath::transform;
+  op.rope = RopeLayout::pre_rope;  // the bias goes back into K in k_prep instead
+  const CostEstimate pre = estimate_costs(op, h200);
+  EXPECT_FALSE(pre.per_tile_us.has(Stage::k_bias));
+  EXPECT_GT(stage(pre, Stage::k_prep), stage(transform, Stage::k_prep));
 }
 
 TEST(CostModel, IiReproducesTheDesignNoteFormulas) {
