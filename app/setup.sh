@@ -15,12 +15,14 @@ cd "$(dirname "$0")/.."
 gui=ON
 cuda=AUTO
 hip=ON
+fuzz=OFF
 for arg in "$@"; do
   case "$arg" in
     --no-gui) gui=OFF ;;
     --no-cuda) cuda=OFF ;;
     --no-hip) hip=OFF ;;
-    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda, --no-hip)" >&2; exit 2 ;;
+    --with-fuzz) fuzz=ON ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda, --no-hip, --with-fuzz)" >&2; exit 2 ;;
   esac
 done
 case "${TILEPATH_WERROR:-OFF}" in
@@ -36,6 +38,10 @@ packages=(build-essential cmake ninja-build git pkg-config libsqlite3-dev libboo
 # + libamdhip64-dev: the HIP backend.
 if [ "$hip" = ON ]; then
   packages+=(clang-19 lld-19 llvm-19 libamdhip64-dev)
+fi
+# --with-fuzz (app/test.sh): clang-14 and its libFuzzer runtime for the fuzz job's build-fuzz/.
+if [ "$fuzz" = ON ]; then
+  packages+=(clang-14 libclang-rt-14-dev)
 fi
 if [ "$gui" = ON ]; then
   packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)

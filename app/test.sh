@@ -9,8 +9,11 @@
 #   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
 #      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
 #      `sanitize` (core, analysis, store, numerics, backends, plugins, cli) with the CLI and plugins
-#      they load or spawn, and runs them; any sanitizer report fails the job.
-# A failed build stops at once; otherwise 2-4 all run and the script fails at the end if
+#      they load or spawn, and runs them; any sanitizer report fails the job;
+#   5. the fuzz job: build-fuzz/ (clang-14, -DTILEPATH_FUZZ=ON: libFuzzer with AddressSanitizer
+#      and UBSan) builds tests/fuzz's targets and runs each for TILEPATH_FUZZ_SECONDS (default
+#      20) from its committed seeds; a crash, a sanitizer report or a timeout fails the job.
+# A failed build stops at once; otherwise 2-5 all run and the script fails at the end if
 # any of them failed. Usage: bash app/test.sh [--no-gui] [--no-cuda] (passed to setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ phase_done() {
   phase_start=$SECONDS
 }
 
-bash app/setup.sh "$@"
+bash app/setup.sh --with-fuzz "$@"
 phase_done "setup + build (build/)"
 
 # ---- 2. formatting --------------------------------------------------------------
@@ -143,6 +146,44 @@ else
   phase_done "sanitizer build ($san/)"
 fi
 
+# ---- 5. the fuzz job ----------------------------------------------------------------
+fuzz=build-fuzz
+fuzz_targets=(sweep_spec op_flags db_inspect)
+fuzz_build() {
+  mkdir -p "$fuzz"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEPATH_FUZZ=ON \
+    -DTILEPATH_WITH_GUI=OFF -DTILEPATH_WITH_CUDA=OFF -DTILEPATH_WITH_HIP=OFF -DTILEPATH_BUILD_TESTS=OFF \
+    >"$fuzz/configure.log" 2>&1 || {
+    cat "$fuzz/configure.log" >&2
+    return 1
+  }
+  cmake --build "$fuzz" -j"$jobs" --target fuzz_all
+}
+# New inputs go to $fuzz/corpus/<target> (the first folder); the committed seeds are read only.
+fuzz_runs() {
+  local rc=0 t
+  for t in "${fuzz_targets[@]}"; do
+    mkdir -p "$fuzz/corpus/$t"
+    if "$fuzz/fuzz/fuzz_$t" -max_total_time="${TILEPATH_FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
+      "$fuzz/corpus/$t" "tests/fuzz/corpus/$t" >"$fuzz/$t.log" 2>&1; then
+      echo "fuzz_$t: $(grep -E '^Done [0-9]+ runs' "$fuzz/$t.log" | tail -n 1)"
+    else
+      echo "fuzz_$t: FAILED (last lines of $fuzz/$t.log):" >&2
+      tail -n 60 "$fuzz/$t.log" >&2
+      rc=1
+    fi
+  done
+  return $rc
+}
+if fuzz_build; then
+  phase_done "fuzz build ($fuzz/)"
+  fuzz_runs || failed+=("fuzz job ($fuzz/)")
+  phase_done "fuzz runs ($fuzz/)"
+else
+  failed+=("fuzz build ($fuzz/)")
+  phase_done "fuzz build ($fuzz/)"
+fi
+
 echo "test.sh: time per phase"
 printf '  %s\n' "${timings[@]}"
 if [ -n "$format_report" ]; then printf '%s\n' "$format_report" >&2; fi
@@ -150,4 +191,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')" >&2
   exit 1
 fi
-echo "test.sh: all passed (format check, tests in build/, sanitizer job)"
+echo "test.sh: all passed (format check, tests in build/, sanitizer job, fuzz job)"
