@@ -283,8 +283,8 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
 
 // k_bias setup, once per CTA (kPrebias): row g's (A_i, B_i) for the lane's pair slots from the
 // Q that QK multiplies (BF16 Q; fp8_qk: the E4M3 Q, its scale folded into to_s) and the kv
-// head's exact bias, scaled by 2^sigma so that the F16 high parts of (α, β), whose size
-// is at most sqrt(A² + B²), stay below 2^14.
+// head's exact bias, scaled by 2^sigma so that the F16 words of (α, β), whose size is at
+// most sqrt(A² + B²), stay below 2^14 and far above F16's subnormals.
 template <class T>
 __device__ __forceinline__ float q_for_bias(const QRaw<T>& raw, const QFragment<T>& q, int group, int e) {
   if constexpr (T::kQFp8) {
