@@ -62,6 +62,10 @@ std::vector<KPath> valid_k_paths(KvDtype kv) {
   return {KPath::k16};
 }
 
+bool restores_bias_in_scores(const OperatingPoint& op) {
+  return k_is_fp8(op.kv) && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias && op.rope == RopeLayout::post_rope;
+}
+
 std::vector<TransformMode> valid_modes(KvDtype kv, KPath path) {
   const auto paths = valid_k_paths(kv);
   if (std::find(paths.begin(), paths.end(), path) == paths.end()) return {};

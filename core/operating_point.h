@@ -95,6 +95,10 @@ struct OperatingPoint {
   bool operator==(const OperatingPoint&) const = default;
 };
 
+// A post-RoPE prebias FP8-K cache: its exact bias comes back in score space, q.RoPE_t(b)
+// added after QK (the k_bias stage); a pre-RoPE one restores it into K inside k_prep.
+bool restores_bias_in_scores(const OperatingPoint& op);
+
 // Valid K paths and modes for a dtype control (used for validation, sweeps and UI menus).
 std::vector<KPath> valid_k_paths(KvDtype kv);
 std::vector<TransformMode> valid_modes(KvDtype kv, KPath path);

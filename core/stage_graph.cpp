@@ -103,11 +103,8 @@ bool stage_present(Stage s, const OperatingPoint& op) {
       return v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
     case Stage::q_quant:
       return op.k_path == KPath::fp8_qk;
-    // A post-RoPE prebias cache restores the exact bias in score space, after QK; a
-    // pre-RoPE one restores it into K before the rotation, inside k_prep.
     case Stage::k_bias:
-      return k_is_fp8(op.kv) && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias &&
-             op.rope == RopeLayout::post_rope;
+      return restores_bias_in_scores(op);
     // splits == 0 means "auto": the count is chosen by the backend, so no merge is modelled.
     case Stage::combine:
       return op.splits > 1;

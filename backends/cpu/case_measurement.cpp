@@ -97,8 +97,7 @@ std::array<bool, TP_STAGE_COUNT> stages_present(const OperatingPoint& op, int sp
   present[TP_STAGE_V_PREP] = v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
   present[TP_STAGE_Q_QUANT] = op.k_path == KPath::fp8_qk;
   present[TP_STAGE_COMBINE] = splits > 1;
-  present[TP_STAGE_K_BIAS] =
-      k_is_fp8(op.kv) && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias && op.rope == RopeLayout::post_rope;
+  present[TP_STAGE_K_BIAS] = restores_bias_in_scores(op);
   return present;
 }
 

@@ -68,7 +68,7 @@ Variant describe(const OperatingPoint& op, const GpuModel& gpu) {
   v.q_quant = op.k_path == KPath::fp8_qk;
   v.v_prep = v8 && op.mode != TransformMode::k_only;
   v.p_quant = v8 && op.mode == TransformMode::k_only;
-  v.k_bias = k8 && op.k_path != KPath::k16 && op.k_repr == KRepr::prebias && op.rope == RopeLayout::post_rope;
+  v.k_bias = restores_bias_in_scores(op);
   v.qk_path = v.q_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
   v.pv_path = v.p_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
   return v;
