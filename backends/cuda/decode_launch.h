@@ -18,6 +18,8 @@ enum class AblationKind : int {
   remove = 1,     // the stage's call is compiled out (its consumers read stale/zero data)
   twice = 2,      // the stage runs twice per tile
   load_only = 3,  // only k_load/v_load (+ ring bookkeeping); every compute stage removed
+  isolate = 4,    // only the stage runs: a compute stage over tiles resident in shared memory
+                  // (nothing loaded), k_load / v_load as the only loads, combine alone
 };
 
 struct Ablation {

@@ -21,10 +21,16 @@
 namespace tilepath::cuda {
 namespace {
 
-// Stages with a remove/twice ablation (the loads are measured by load_only); a variant
-// without a stage's ablation kernels leaves that cost unknown.
+// Stages with a remove/twice ablation; a variant without a stage's ablation kernels
+// leaves that cost unknown.
 constexpr int kAblatedStages[] = {TP_STAGE_K_PREP, TP_STAGE_QK, TP_STAGE_SOFTMAX,
                                   TP_STAGE_V_PREP, TP_STAGE_PV, TP_STAGE_K_BIAS};
+// Stages with an isolated kernel timed at both contexts (combine alone: once).
+constexpr int kIsolatedTileStages[] = {TP_STAGE_K_LOAD,  TP_STAGE_K_PREP, TP_STAGE_QK,     TP_STAGE_K_BIAS,
+                                       TP_STAGE_SOFTMAX, TP_STAGE_V_LOAD, TP_STAGE_V_PREP, TP_STAGE_PV,
+                                       TP_STAGE_ACCUM,   TP_STAGE_Q_QUANT};
+
+std::string isolated_label(int stage) { return "isolate_" + std::string(to_string(Stage(stage))); }
 
 std::vector<int> lengths_of(const OperatingPoint& op) {
   if (!op.context_lengths.empty()) return op.context_lengths;
@@ -210,6 +216,15 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       latencies.full_short_us = time_variant(Ablation{}, "full_short_context").median_us;
       if (want_costs && has_load_only)
         latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
+      if (want_costs) {
+        for (int stage : kIsolatedTileStages) {
+          const Ablation isolate{AblationKind::isolate, stage};
+          if (!decode_variant_available(args, isolate)) continue;
+          const std::string label = isolated_label(stage) + "_short_context";
+          report(0.45, label.c_str());
+          latencies.isolated_short_us[stage] = time_variant(isolate, label).median_us;
+        }
+      }
       inputs_.set_lengths(host.lengths, stream_, args);
     }
   }
@@ -229,9 +244,27 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       }
     }
     if (has_load_only) {
-      report(0.97, "load_only");
+      report(0.8, "load_only");
       latencies.load_only_us = time_variant(load_only, "load_only").median_us;
       storage.add_metric("latency_load_only_us", latencies.load_only_us, "us");
+      // K and V streaming together with no compute: the memory side's own tile interval.
+      const double load_interval = load_only_interval_us(latencies, geometry);
+      if (std::isfinite(load_interval)) storage.add_metric("tile_interval_load_only_us", load_interval, "us");
+    }
+    for (int stage : kIsolatedTileStages) {
+      const Ablation isolate{AblationKind::isolate, stage};
+      // Only with its short-context partner: an isolated cost is the slope of the two.
+      if (!std::isfinite(latencies.isolated_short_us[stage]) || !decode_variant_available(args, isolate)) continue;
+      const std::string label = isolated_label(stage);
+      report(0.85, label.c_str());
+      latencies.isolated_us[stage] = time_variant(isolate, label).median_us;
+      storage.add_metric("latency_" + label + "_us", latencies.isolated_us[stage], "us");
+    }
+    const Ablation combine_alone{AblationKind::isolate, TP_STAGE_COMBINE};
+    if (decode_variant_available(args, combine_alone)) {
+      report(0.97, "isolate_combine");
+      latencies.isolated_us[TP_STAGE_COMBINE] = time_variant(combine_alone, "isolate_combine").median_us;
+      storage.add_metric("latency_isolate_combine_us", latencies.isolated_us[TP_STAGE_COMBINE], "us");
     }
   }
   report(1.0, "done");
@@ -243,8 +276,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   out.repeats = main.repeats;
   out.tile_tokens = meta.tile_tokens;
   out.tile_interval_us = tile_interval_us(latencies, geometry);
-  const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
-  for (const tp_stage_cost& c : derive_stage_costs(latencies, geometry, double(k_bytes) / (k_bytes + v_bytes)))
+  for (const tp_stage_cost& c : derive_stage_costs(latencies, geometry))
     storage.add_stage_cost(c.stage, c.method, c.cost_us);
   out.bytes_moved = op.bytes_moved();
   out.read_bandwidth_gbps = bandwidth.gbps;

@@ -25,18 +25,25 @@ double tile_interval_us(const AblationLatencies& a, const TileGeometry& g) {
   return (a.full_us - a.full_short_us) / (double(g.waves) * delta_tiles);
 }
 
-std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share) {
+double load_only_interval_us(const AblationLatencies& a, const TileGeometry& g) {
+  const int delta_tiles = g.tiles - g.tiles_short;
+  if (delta_tiles <= 0 || g.waves <= 0) return NAN;
+  return (a.load_only_us - a.load_only_short_us) / (double(g.waves) * delta_tiles);
+}
+
+std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g) {
   std::vector<tp_stage_cost> out;
   const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);
+  const int delta_tiles = g.tiles - g.tiles_short;
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
     if (std::isfinite(a.removed_us[s])) out.push_back({s, TP_COST_REMOVED, (a.full_us - a.removed_us[s]) / per_tile});
     if (std::isfinite(a.twice_us[s])) out.push_back({s, TP_COST_DOUBLED, (a.twice_us[s] - a.full_us) / per_tile});
-  }
-  const int delta_tiles = g.tiles - g.tiles_short;
-  if (std::isfinite(a.load_only_us) && std::isfinite(a.load_only_short_us) && delta_tiles > 0) {
-    const double load_per_tile = (a.load_only_us - a.load_only_short_us) / (double(std::max(1, g.waves)) * delta_tiles);
-    out.push_back({TP_STAGE_K_LOAD, TP_COST_ISOLATED, load_per_tile * k_byte_share});
-    out.push_back({TP_STAGE_V_LOAD, TP_COST_ISOLATED, load_per_tile * (1.0 - k_byte_share)});
+    if (s == TP_STAGE_COMBINE) {
+      if (std::isfinite(a.isolated_us[s])) out.push_back({s, TP_COST_ISOLATED, a.isolated_us[s]});
+    } else if (std::isfinite(a.isolated_us[s]) && std::isfinite(a.isolated_short_us[s]) && delta_tiles > 0) {
+      const double slope = (a.isolated_us[s] - a.isolated_short_us[s]) / (double(std::max(1, g.waves)) * delta_tiles);
+      out.push_back({s, TP_COST_ISOLATED, slope});
+    }
   }
   return out;
 }

@@ -32,19 +32,27 @@ struct AblationLatencies {
   std::array<double, TP_STAGE_COUNT> removed_us;  // NaN = not measured
   std::array<double, TP_STAGE_COUNT> twice_us;
   double load_only_us = NAN, load_only_short_us = NAN;
+  // Isolated stage kernels (AblationKind::isolate) at both contexts; combine: the combine
+  // kernel alone, at the case's context only.
+  std::array<double, TP_STAGE_COUNT> isolated_us, isolated_short_us;
   AblationLatencies() {
     removed_us.fill(NAN);
     twice_us.fill(NAN);
+    isolated_us.fill(NAN);
+    isolated_short_us.fill(NAN);
   }
 };
 
 // NaN when the two contexts have the same tile count.
 double tile_interval_us(const AblationLatencies& a, const TileGeometry& g);
+// The load-only kernel's slope (K and V loads together, no compute), per tile; NaN likewise.
+double load_only_interval_us(const AblationLatencies& a, const TileGeometry& g);
 
-// The stage costs the ablations measured: removed (full - removed), doubled
-// (twice - full) and isolated loads (load-only slope, split between k_load and
-// v_load by their byte shares k_bytes/(k_bytes+v_bytes)). A stage or method that
-// was not measured has no entry.
-std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g, double k_byte_share);
+// The stage costs the ablations measured: removed (full - removed, per tile of the
+// case), doubled (twice - full, per tile) and isolated: the slope of the stage's isolated
+// kernel over the two contexts, per tile (q_quant runs once per tile there, so its cost is
+// one execution); combine's isolated cost is the combine kernel's latency, once per step.
+// A stage or method that was not measured has no entry.
+std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g);
 
 }  // namespace tilepath::cuda

@@ -68,20 +68,30 @@ TEST(TileInterval, SlopeOverTwoContextsPerWave) {
   a.full_short_us = 60;
   TileGeometry g{20, 10, 2};
   EXPECT_DOUBLE_EQ(tile_interval_us(a, g), 50.0 / (2 * 10));
+  a.load_only_us = 90;
+  a.load_only_short_us = 50;
+  EXPECT_DOUBLE_EQ(load_only_interval_us(a, g), 40.0 / (2 * 10));
   g.tiles_short = 20;  // no change in tiles: no slope
   EXPECT_TRUE(std::isnan(tile_interval_us(a, g)));
+  EXPECT_TRUE(std::isnan(load_only_interval_us(a, g)));
 }
 
-TEST(StageCosts, RemovedDoubledAndIsolatedLoads) {
+TEST(StageCosts, RemovedDoubledAndIsolatedSlopes) {
   AblationLatencies a;
   a.full_us = 100;
   a.removed_us[TP_STAGE_QK] = 80;
   a.twice_us[TP_STAGE_QK] = 130;
   a.twice_us[TP_STAGE_SOFTMAX] = 104;
-  a.load_only_us = 70;
-  a.load_only_short_us = 40;
+  a.isolated_us[TP_STAGE_K_LOAD] = 70;  // the K-only load kernel: 30 us over 5 tiles
+  a.isolated_short_us[TP_STAGE_K_LOAD] = 40;
+  a.isolated_us[TP_STAGE_QK] = 25;  // qk alone: 10 us over 5 tiles
+  a.isolated_short_us[TP_STAGE_QK] = 15;
+  a.isolated_us[TP_STAGE_SOFTMAX] = 30;   // no short-context partner: no slope
+  a.isolated_us[TP_STAGE_COMBINE] = 4.5;  // combine alone, once per step
+  a.load_only_us = 90;                    // both loads: a latency metric, no stage cost
+  a.load_only_short_us = 50;
   TileGeometry g{10, 5, 1};
-  const std::vector<tp_stage_cost> costs = derive_stage_costs(a, g, 2.0 / 3.0);
+  const std::vector<tp_stage_cost> costs = derive_stage_costs(a, g);
   auto cost = [&](int method, int stage) -> double {
     for (const tp_stage_cost& c : costs)
       if (c.method == method && c.stage == stage) return c.cost_us;
@@ -91,9 +101,12 @@ TEST(StageCosts, RemovedDoubledAndIsolatedLoads) {
   EXPECT_DOUBLE_EQ(cost(TP_COST_DOUBLED, TP_STAGE_QK), 3.0);
   EXPECT_DOUBLE_EQ(cost(TP_COST_DOUBLED, TP_STAGE_SOFTMAX), 0.4);
   EXPECT_TRUE(std::isnan(cost(TP_COST_REMOVED, TP_STAGE_SOFTMAX)));  // not measured: absent
-  // load-only slope: 30 us over 5 tiles = 6 us per tile, split 2:1 (K16 vs V8 bytes)
-  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_K_LOAD), 4.0);
-  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_V_LOAD), 2.0);
-  EXPECT_TRUE(std::isnan(cost(TP_COST_ISOLATED, TP_STAGE_QK)));
-  EXPECT_EQ(costs.size(), 5u);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_K_LOAD), 6.0);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_QK), 2.0);
+  EXPECT_DOUBLE_EQ(cost(TP_COST_ISOLATED, TP_STAGE_COMBINE), 4.5);
+  EXPECT_TRUE(std::isnan(cost(TP_COST_ISOLATED, TP_STAGE_SOFTMAX)));
+  EXPECT_TRUE(std::isnan(cost(TP_COST_ISOLATED, TP_STAGE_V_LOAD)));  // no byte-share split of load_only
+  EXPECT_EQ(costs.size(), 6u);
+  g.waves = 2;                                                 // a slope per wave
+  EXPECT_DOUBLE_EQ(derive_stage_costs(a, g)[0].cost_us, 3.0);  // k_load, stage 0 first
 }

@@ -349,7 +349,7 @@ __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t
                                              const BiasCoefficients<T>& bias, std::uint32_t bias_table, float row_scale,
                                              int tile_first, int end, const Lane& ln, WarpAccumulator<T>& acc,
                                              std::uint32_t& sink, std::uint32_t salt) {
-  if constexpr (T::kLoadOnly) return;
+  if constexpr (T::kNoCompute) return;
   float s[T::kNTiles][4];
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
   if constexpr (T::kPrebias) k_bias<T>(s, bias, bias_table, tile_first, ln, sink, salt);  // S += q·RoPE_t(b)
@@ -381,6 +381,122 @@ __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t
       pv<T>(d, v, p, sink);      // Oᵀ_tile = V'ᵀ·Pᵀ
       accum<T>(acc.o[m], d, p);  // O = O·α + Oᵀ_tile
     }
+  }
+}
+
+// ============================================================================
+// Isolated stage kernels (T::kIsolatedCompute): one stage per tile and nothing else
+// ============================================================================
+// An isolated stage reads what it needs of the resident tile itself: qk and k_prep both
+// read the K chunks, pv and v_prep both read V (for 16-bit V, pv's read is the only one;
+// k_only has no v_prep stage, so pv alone transposes its E4M3 V as well).
+// Its outputs go into a running xor (sink) or the accumulator, which the kernel keeps
+// live; an input that another stage would make (S for softmax, P for pv, the tile's PV
+// and the rescale for accum) is a value derived from salt, unknown to the compiler.
+
+// One K chunk read per (n8 tile, chunk group), converted as qk's fused k_prep does it.
+template <class T>
+__device__ __forceinline__ void isolated_k_prep(std::uint32_t k_tile, const Lane& ln, std::uint32_t& sink,
+                                                std::uint32_t salt) {
+  constexpr int kRowBytes = T::kKConsumedChunks * 16;
+#pragma unroll
+  for (int n = 0; n < T::kNTiles; ++n) {
+    const int row = 8 * n + ln.group;
+#pragma unroll
+    for (int j = 0; j < QFragment<T>::kChunkGroups; ++j) {
+      const int chunk = 4 * j + ln.quad;
+      const uint4 raw = lds_128(k_tile + row * kRowBytes + swizzle_chunk<T::kKConsumedChunks>(row, chunk) * 16);
+      std::uint32_t kf[8];
+      k_prep<T>(raw, kf, salt);
+      sink ^= kf[0] ^ kf[1] ^ kf[2] ^ kf[3] ^ kf[4] ^ kf[5] ^ kf[6] ^ kf[7];
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void isolated_stage_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
+                                                    const BiasCoefficients<T>& bias, std::uint32_t bias_table,
+                                                    float row_scale, int tile_first, int end, const Lane& ln,
+                                                    WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt) {
+  constexpr int kStage = T::kAblationStage;
+  const float salt_f = __uint_as_float(salt);  // 0 at run time
+  if constexpr (kStage == TP_STAGE_K_PREP) {
+    isolated_k_prep<T>(k_tile, ln, sink, salt);
+  } else if constexpr (kStage == TP_STAGE_QK || kStage == TP_STAGE_K_BIAS) {
+    float s[T::kNTiles][4] = {};
+    if constexpr (kStage == TP_STAGE_QK) {
+      qk<T>(s, q, k_tile, ln, sink, salt);  // k_prep does not run: the raw bytes are the operand
+    } else {
+      k_bias<T>(s, bias, bias_table, tile_first, ln, sink, salt);
+    }
+#pragma unroll
+    for (int n = 0; n < T::kNTiles; ++n) sink ^= __float_as_uint(s[n][0]) ^ __float_as_uint(s[n][1]);
+  } else if constexpr (kStage == TP_STAGE_SOFTMAX) {
+    float s[T::kNTiles][4];
+#pragma unroll
+    for (int n = 0; n < T::kNTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) s[n][i] = salt_f * float(4 * n + i);
+    PFragment p;
+    softmax<T>(s, row_scale, tile_first, end, ln, acc, p, salt_f);
+    sink ^= p.pb[0] ^ p.pb[1] ^ p.pb[2] ^ p.pb[3] ^ __float_as_uint(p.alpha_lo) ^ __float_as_uint(p.alpha_hi);
+  } else if constexpr (kStage == TP_STAGE_V_PREP) {
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) {
+      VFragment v;
+      v_prep<T>(v_tile, m, ln, v, salt);
+      sink ^= v.a[0] ^ v.a[1] ^ v.a[2] ^ v.a[3] ^ v.a[4] ^ v.a[5] ^ v.a[6] ^ v.a[7];
+    }
+  } else if constexpr (kStage == TP_STAGE_PV) {
+    PFragment p;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) p.pb[i] = salt ^ static_cast<std::uint32_t>(i);
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) {
+      VFragment v;
+      v_prep<T>(v_tile, m, ln, v, salt);  // V's read; v_prep does not run (k_only: its transpose does)
+      pv<T>(acc.o[m], v, p, sink);
+    }
+  } else if constexpr (kStage == TP_STAGE_ACCUM) {
+    PFragment p;
+    p.alpha_lo = 1.0f + salt_f;
+    p.alpha_hi = 1.0f - salt_f;
+    const float d[4] = {salt_f, 2.0f * salt_f, 3.0f * salt_f, 4.0f * salt_f};
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) {
+      if constexpr (T::kLazyRescale) {
+        accum<T>(acc.o[m], p);  // as if every tile moved a row's max
+      } else {
+        accum<T>(acc.o[m], d, p);
+      }
+    }
+  }
+}
+
+// Shared memory the isolated compute stages read (the ring and the staged slots): zeroed
+// once, so that they read defined values; a cost of the intercept, not of the tiles.
+template <class T>
+__device__ __forceinline__ void zero_tile_memory(std::uint32_t smem_base) {
+  for (int offset = threadIdx.x * 16; offset < T::kBarrierOffset; offset += T::kThreads * 16)
+    sts_128(smem_base + offset, make_uint4(0u, 0u, 0u, 0u));
+  __syncthreads();
+}
+
+// q_quant alone, once per tile (its isolated cost is one execution): the E4M3 Q of a BF16
+// row whose first word depends on the tile (through salt, 0 at run time).
+template <class T>
+__device__ __forceinline__ void isolated_q_quant(const KernelParams& p, const QRaw<T>& q_raw, int tiles,
+                                                 std::uint32_t& sink) {
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    QRaw<T> raw = q_raw;
+    raw.v[0][0].x ^= static_cast<std::uint32_t>(tile) & p.salt;
+    QFragment<T> q;
+    float row_scale;
+    make_q_fragment<T>(p, raw, q, row_scale);
+#pragma unroll
+    for (int i = 0; i < QFragment<T>::kChunkGroups * QFragment<T>::kWordsPerChunk; ++i) sink ^= q.w[i];
+    sink ^= __float_as_uint(row_scale);
   }
 }
 
@@ -518,14 +634,21 @@ __device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const 
                                                    const Lane& ln, const QFragment<T>& q,
                                                    const BiasCoefficients<T>& bias, std::uint32_t bias_table,
                                                    float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
+  if constexpr (T::kIsolatedCompute) {
 #pragma unroll 1
-  for (int tile = 0; tile < ring.tiles; ++tile) {
-    ring.advance(p, w, warp, tile, ln.lane);
-    if (tile == 0) TP_TRACE(4);
-    consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, bias, bias_table, row_scale,
-                    warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
-    if (tile == 0) TP_TRACE(5);
-    if (tile == 1) TP_TRACE(6);
+    for (int tile = 0; tile < ring.tiles; ++tile)
+      isolated_stage_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, bias, bias_table, row_scale,
+                             warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
+  } else {
+#pragma unroll 1
+    for (int tile = 0; tile < ring.tiles; ++tile) {
+      ring.advance(p, w, warp, tile, ln.lane);
+      if (tile == 0) TP_TRACE(4);
+      consume_tile<T>(ring.k_slot(tile), ring.v_slot(tile), q, bias, bias_table, row_scale,
+                      warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
+      if (tile == 0) TP_TRACE(5);
+      if (tile == 1) TP_TRACE(6);
+    }
   }
 }
 
@@ -549,15 +672,30 @@ template <class T>
 __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaWork& w, std::uint32_t smem,
                                                WarpRing<T>& ring, int pair, const Lane& ln) {
   const SeparateKvLayout<T> lay(smem, pair);
+  if constexpr (T::kIsolatedCompute) {  // k_prep or v_prep alone, no hand-over
+    constexpr int kStage = T::kAblationStage;
+    if constexpr (kStage == TP_STAGE_K_PREP || kStage == TP_STAGE_V_PREP) {
 #pragma unroll 1
-  for (int tile = 0; tile < ring.tiles; ++tile) {
-    ring.advance(p, w, pair, tile, ln.lane);
-    if constexpr (T::kLoadOnly) continue;
-    const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
-    mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                    // MMA warp released the slot
-    k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = f16(K8)
-    v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = f16(V8)
-    mbarrier_arrive(lay.full_bar + slot * 8);
+      for (int tile = 0; tile < ring.tiles; ++tile) {
+        const int slot = tile % T::kStagedSlots;
+        if constexpr (kStage == TP_STAGE_K_PREP) {
+          k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);
+        } else {
+          v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);
+        }
+      }
+    }
+  } else {
+#pragma unroll 1
+    for (int tile = 0; tile < ring.tiles; ++tile) {
+      ring.advance(p, w, pair, tile, ln.lane);
+      if constexpr (T::kNoCompute) continue;
+      const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
+      mbarrier_wait(lay.empty_bar + slot * 8, (use & 1) ^ 1);                    // MMA warp released the slot
+      k_prep_staged<T>(ring.k_slot(tile), lay.staged_k(slot), ln.lane, p.salt);  // K' = f16(K8)
+      v_prep_staged<T>(ring.v_slot(tile), lay.staged_v(slot), ln.lane, p.salt);  // V' = f16(V8)
+      mbarrier_arrive(lay.full_bar + slot * 8);
+    }
   }
 }
 
@@ -566,16 +704,28 @@ template <class T>
 __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int warp,
                                                 const Lane& ln, const QFragment<T>& q, const BiasCoefficients<T>& bias,
                                                 float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
-  if constexpr (T::kLoadOnly) return;
+  if constexpr (T::kNoCompute) return;
   const SeparateKvLayout<T> lay(smem, warp);
   const int tiles = warp_tile_count<T>(w, warp);
+  if constexpr (T::kIsolatedCompute) {  // an MMA-warp stage alone over the staged slots, no hand-over
+    constexpr int kStage = T::kAblationStage;
+    if constexpr (kStage != TP_STAGE_K_PREP && kStage != TP_STAGE_V_PREP) {
 #pragma unroll 1
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
-    mbarrier_wait(lay.full_bar + slot * 8, use & 1);
-    consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, bias, 0u, row_scale, warp_tile_first<T>(w, warp, tile),
-                    w.end, ln, acc, sink, p.salt);
-    mbarrier_arrive(lay.empty_bar + slot * 8);
+      for (int tile = 0; tile < tiles; ++tile) {
+        const int slot = tile % T::kStagedSlots;
+        isolated_stage_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, bias, 0u, row_scale,
+                               warp_tile_first<T>(w, warp, tile), w.end, ln, acc, sink, p.salt);
+      }
+    }
+  } else {
+#pragma unroll 1
+    for (int tile = 0; tile < tiles; ++tile) {
+      const int slot = tile % T::kStagedSlots, use = tile / T::kStagedSlots;
+      mbarrier_wait(lay.full_bar + slot * 8, use & 1);
+      consume_tile<T>(lay.staged_k(slot), lay.staged_v(slot), q, bias, 0u, row_scale, warp_tile_first<T>(w, warp, tile),
+                      w.end, ln, acc, sink, p.salt);
+      mbarrier_arrive(lay.empty_bar + slot * 8);
+    }
   }
 }
 
@@ -604,6 +754,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
                 static_cast<int>(threadIdx.x % 4)};
   const std::uint32_t smem_base = smem_addr(smem);
 
+  if constexpr (T::kIsolatedCompute) zero_tile_memory<T>(smem_base);
   if constexpr (T::kSeparate) {
     if (threadIdx.x < 2 * T::kMmaWarps * T::kStagedSlots) {
       mbarrier_init(smem_base + T::kBarrierOffset + threadIdx.x * 8, 32);  // all 32 lanes arrive
@@ -625,7 +776,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   const int ring_owner = T::kSeparate && loads ? warp - T::kMmaWarps : warp;  // ring slot in shared memory
   const int head_warp = ring_owner % T::kWarpsPerHead;                        // which tiles of the kv head
   WarpRing<T> ring{smem_base + ring_owner * T::kStages * T::kRawStageBytes, warp_tile_count<T>(w, head_warp), 0u};
-  if (loads) ring.prologue(p, w, head_warp, ln.lane);
+  if (loads && !T::kIsolatedCompute) ring.prologue(p, w, head_warp, ln.lane);
   if constexpr (T::kPrebias) load_bias_table<T>(p, smem_base);  // while the first tiles are in flight
   TP_TRACE(0);
 
@@ -636,7 +787,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     BiasCoefficients<T> bias;
     if constexpr (T::kPrebias) make_bias_coefficients<T>(p, w, q_raw, q, row_scale, ln, bias);
     TP_TRACE(2);
-    if constexpr (T::kSeparate) {
+    if constexpr (T::kIsolatedCompute && T::kAblationStage == TP_STAGE_Q_QUANT) {
+      isolated_q_quant<T>(p, q_raw, ring.tiles, sink);
+    } else if constexpr (T::kSeparate) {
       mma_warp_staged<T>(p, w, smem_base, warp, ln, q, bias, row_scale, acc, sink);
     } else {
       mma_warp_with_ring<T>(p, w, ring, head_warp, ln, q, bias, smem_base + T::kBiasTableOffset, row_scale, acc, sink);

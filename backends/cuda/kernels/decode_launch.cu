@@ -37,6 +37,13 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v8_two_head_variants(t);
     kernels::append_k8v8_prebias_transform_variants(t);
     kernels::append_k8v8_prebias_fp8qk_variants(t);
+    kernels::append_isolated_k16_variants(t);
+    kernels::append_isolated_k8v16_variants(t);
+    kernels::append_isolated_k8v8_transform_variants(t);
+    kernels::append_isolated_k8v8_fp8qk_variants(t);
+    kernels::append_isolated_two_head_variants(t);
+    kernels::append_isolated_prebias_transform_variants(t);
+    kernels::append_isolated_prebias_fp8qk_variants(t);
     return t;
   }();
   return table;
@@ -44,7 +51,8 @@ const std::vector<VariantEntry>& variants() {
 
 bool same_ablation(const VariantEntry& e, const Ablation& a) {
   if (e.ablation != a.kind) return false;
-  if (a.kind == AblationKind::remove || a.kind == AblationKind::twice) return e.ablated_stage == a.stage;
+  if (a.kind == AblationKind::remove || a.kind == AblationKind::twice || a.kind == AblationKind::isolate)
+    return e.ablated_stage == a.stage;
   return true;
 }
 
@@ -66,7 +74,8 @@ const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablatio
   return find_variant(args, ablation, 1);
 }
 
-// "decode_k8v8_transform_full_d128" (+ "_remove_qk", "_twice_pv", "_load_only"); static storage.
+// "decode_k8v8_transform_full_d128" (+ "_remove_qk", "_twice_pv", "_isolate_softmax", "_load_only");
+// static storage.
 const char* variant_name(const VariantEntry& e) {
   static std::map<const VariantEntry*, std::string> names;
   auto it = names.find(&e);
@@ -76,8 +85,8 @@ const char* variant_name(const VariantEntry& e) {
                   std::to_string(e.head_dim);
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
-  if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice) {
-    n += e.ablation == AblationKind::remove ? "_remove_" : "_twice_";
+  if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
+    n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";
     n += TP_NAME_OF(tp_stage_names, e.ablated_stage);
   } else if (e.ablation == AblationKind::load_only) {
     n += "_load_only";
@@ -98,7 +107,13 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 // public interface
 // ============================================================================
 
+namespace {
+// combine alone: the combine kernel over the split partials, without the main kernel.
+bool is_isolated_combine(const Ablation& a) { return a.kind == AblationKind::isolate && a.stage == TP_STAGE_COMBINE; }
+}  // namespace
+
 bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation) {
+  if (is_isolated_combine(ablation)) return args.splits > 1 && find_variant(args, Ablation{}) != nullptr;
   return find_variant(args, ablation) != nullptr;
 }
 
@@ -133,12 +148,16 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
                                           reinterpret_cast<std::uintptr_t>(args.bias_table) % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
-  const VariantEntry* entry = find_variant(args, ablation);
+  const bool combine_alone = is_isolated_combine(ablation);
+  if (combine_alone && args.splits == 1) return cudaErrorNotSupported;
+  const VariantEntry* entry = find_variant(args, combine_alone ? Ablation{} : ablation);
   if (!entry) return cudaErrorNotSupported;
   const int rows = args.batch * args.q_heads;
 
-  if (const cudaError_t e = entry->launch(args, head_chunks_of(args), stream, info); e != cudaSuccess) return e;
-  if (info) info->name = variant_name(*entry);
+  if (!combine_alone) {
+    if (const cudaError_t e = entry->launch(args, head_chunks_of(args), stream, info); e != cudaSuccess) return e;
+    if (info) info->name = variant_name(*entry);
+  }
 
   if (args.splits > 1) {  // combine: log-sum-exp merge of the split partials
     cudaLaunchAttribute attr{};

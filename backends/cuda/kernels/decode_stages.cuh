@@ -94,14 +94,18 @@ __device__ __forceinline__ void kv_tile_load(std::uint32_t k_tile, std::uint32_t
 #pragma unroll
     for (int it = 0; it < T::kKChunks; ++it) {
       const TileChunk c = tile_chunk<T::kKChunks>(my_row, it, lane);
-      k_load<T>(k_tile, a, c);
-      v_load<T>(v_tile, a, c);
+      if constexpr (T::kLoadsK) k_load<T>(k_tile, a, c);
+      if constexpr (T::kLoadsV) v_load<T>(v_tile, a, c);
     }
   } else {
+    if constexpr (T::kLoadsK) {
 #pragma unroll
-    for (int it = 0; it < T::kKChunks; ++it) k_load<T>(k_tile, a, tile_chunk<T::kKChunks>(my_row, it, lane));
+      for (int it = 0; it < T::kKChunks; ++it) k_load<T>(k_tile, a, tile_chunk<T::kKChunks>(my_row, it, lane));
+    }
+    if constexpr (T::kLoadsV) {
 #pragma unroll
-    for (int it = 0; it < T::kVChunks; ++it) v_load<T>(v_tile, a, tile_chunk<T::kVChunks>(my_row, it, lane));
+      for (int it = 0; it < T::kVChunks; ++it) v_load<T>(v_tile, a, tile_chunk<T::kVChunks>(my_row, it, lane));
+    }
   }
 }
 

@@ -165,7 +165,24 @@ struct DecodeTraits {
 
   // ---- ablation switches ------------------------------------------------------
   static constexpr bool kLoadOnly = kAblation == AblationKind::load_only;
+  // Isolated stage kernels (docs/stage-model.md, "Isolated stage costs"): the same CTAs,
+  // threads and shared memory as the real kernel, so the same CTAs per SM, with only one
+  // stage running. A compute stage walks the case's tiles over the ring slots resident in
+  // shared memory (zeroed once, never loaded); k_load / v_load are the only loads.
+  static constexpr bool kIsolated = kAblation == AblationKind::isolate;
+  static constexpr bool kIsolatedLoad =
+      kIsolated && (kAblatedStage == TP_STAGE_K_LOAD || kAblatedStage == TP_STAGE_V_LOAD);
+  static constexpr bool kIsolatedCompute = kIsolated && !kIsolatedLoad;
+  static constexpr bool kLoadsK = !kIsolated || kAblatedStage == TP_STAGE_K_LOAD;
+  static constexpr bool kLoadsV = !kIsolated || kAblatedStage == TP_STAGE_V_LOAD;
+  // No per-tile compute stage runs while the ring streams (load_only, an isolated load).
+  static constexpr bool kNoCompute = kLoadOnly || kIsolatedLoad;
+  // k_only's E4M3 transpose of V is part of pv in the stage graph (it has no v_prep there),
+  // so pv alone includes it.
+  static constexpr bool kVPrepInPvStage = VO == VOperand::fp8_mma;
   __host__ __device__ static constexpr bool runs(int stage) {
+    if (kIsolated)
+      return stage == kAblatedStage || (kVPrepInPvStage && kAblatedStage == TP_STAGE_PV && stage == TP_STAGE_V_PREP);
     return !kLoadOnly && !(kAblation == AblationKind::remove && kAblatedStage == stage);
   }
   __host__ __device__ static constexpr bool doubled(int stage) {

@@ -15,7 +15,8 @@
 #    bias's scores q.RoPE_t(b) (they change with t, so softmax does not cancel them), with
 #    two constant tables (backends/cuda/bias_rotation_tables.h) the host uploads.
 #  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the
-#    transform K path, v_prep ablations only for FP8 V.
+#    transform K path, v_prep ablations only for FP8 V. The isolated stage kernels
+#    (decode_isolated_*.cu) run one stage alone at the real kernel's CTAs per SM.
 set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_launch.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k16v16.cu
@@ -25,4 +26,11 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_fp8qk.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_two_heads.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_transform.cu
-    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_fp8qk.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_fp8qk.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v8_transform.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v8_fp8qk.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_two_heads.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_prebias_transform.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_prebias_fp8qk.cu)

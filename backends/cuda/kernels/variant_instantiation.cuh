@@ -80,6 +80,29 @@ void append_d128_ablations(std::vector<VariantEntry>& out, int kv, int path, int
   out.push_back(variant_entry<KO, VO, kSep, 128, AblationKind::load_only, -1, kKvPerCta>(kv, path, mode));
 }
 
+// The isolated stage kernels of one D = 128 variant: every per-tile stage of its graph and
+// q_quant (fp8_qk) each alone, k_load and v_load each as the only loads (combine alone is
+// the combine kernel: launch_decode). Their translation units are decode_isolated_*.cu.
+template <KOperand KO, VOperand VO, bool kSep, int kKvPerCta = 1, bool kPrebias = false>
+void append_isolated_stages(std::vector<VariantEntry>& out, int kv, int path, int mode) {
+  using T = DecodeTraits<KO, VO, kSep, 128, AblationKind::none, -1, kKvPerCta>;
+  constexpr AblationKind kIso = AblationKind::isolate;
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_K_LOAD, kKvPerCta, kPrebias>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_V_LOAD, kKvPerCta, kPrebias>(kv, path, mode));
+  if constexpr (T::kQFp8)
+    out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_Q_QUANT, kKvPerCta, kPrebias>(kv, path, mode));
+  if constexpr (T::kHasKPrep)
+    out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_K_PREP, kKvPerCta, kPrebias>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_QK, kKvPerCta, kPrebias>(kv, path, mode));
+  if constexpr (kPrebias)
+    out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_K_BIAS, kKvPerCta, kPrebias>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_SOFTMAX, kKvPerCta, kPrebias>(kv, path, mode));
+  if constexpr (T::kHasVPrep && !T::kVPrepInPvStage)
+    out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_V_PREP, kKvPerCta, kPrebias>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_PV, kKvPerCta, kPrebias>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, kSep, 128, kIso, TP_STAGE_ACCUM, kKvPerCta, kPrebias>(kv, path, mode));
+}
+
 template <KOperand KO, VOperand VO, bool kSep>
 void append_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
   constexpr AblationKind kNone = AblationKind::none;

@@ -33,5 +33,13 @@ void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
+// The isolated stage kernels (AblationKind::isolate) of every variant above at D = 128.
+void append_isolated_k16_variants(std::vector<VariantEntry>& out);
+void append_isolated_k8v16_variants(std::vector<VariantEntry>& out);
+void append_isolated_k8v8_transform_variants(std::vector<VariantEntry>& out);
+void append_isolated_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
+void append_isolated_two_head_variants(std::vector<VariantEntry>& out);
+void append_isolated_prebias_transform_variants(std::vector<VariantEntry>& out);
+void append_isolated_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
 
 }  // namespace tilepath::cuda::kernels

@@ -1,0 +1,129 @@
+// The isolated stage kernels (docs/stage-model.md, "Isolated stage costs"): every stage of
+// a D=128 variant's stage graph has one, no stage outside the graph has one, and each runs
+// with the real kernel's grid, block and shared memory, so at its CTAs per SM.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "backends/cuda/decode_inputs.h"
+#include "backends/cuda/decode_launch.h"
+#include "core/stage_graph.h"
+#include "cuda_test_support.h"
+
+using namespace tilepath;
+using namespace tilepath::cuda;
+
+namespace {
+
+struct IsolatedCase {
+  std::string label;
+  OperatingPoint op;
+};
+void PrintTo(const IsolatedCase& c, std::ostream* os) { *os << c.label; }
+
+std::vector<IsolatedCase> isolated_cases() {
+  std::vector<IsolatedCase> cases;
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}) {
+    for (KPath path : valid_k_paths(kv)) {
+      for (TransformMode mode : valid_modes(kv, path)) {
+        OperatingPoint op;
+        op.batch = 2;
+        op.q_heads = 32;
+        op.kv_heads = 8;
+        op.head_dim = 128;
+        op.page_size = 16;
+        op.kv = kv;
+        op.k_path = path;
+        op.mode = mode;
+        op.context = 2048;
+        op.splits = 2;  // a combine stage too
+        std::ostringstream name;
+        name << to_string(kv) << "_" << to_string(path) << "_" << to_string(mode);
+        cases.push_back({name.str(), op});
+        if (kv == KvDtype::k8v8 && mode != TransformMode::separate_kv) {
+          op.context = 8192;  // 8192 tokens per CTA: the two-kv-head kernel (kv_heads_per_cta_for)
+          op.splits = 1;
+          cases.push_back({name.str() + "_kvh2", op});
+          op.k_repr = KRepr::prebias;
+          cases.push_back({name.str() + "_kvh2_prebias", op});
+          op.context = 2048;
+          op.splits = 2;
+          cases.push_back({name.str() + "_prebias", op});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+class IsolatedStages : public ::testing::TestWithParam<IsolatedCase> {
+ protected:
+  void SetUp() override {
+    const std::string reason = test::no_cuda_device_reason();
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;
+  }
+};
+
+int ctas_per_sm(const KernelInfo& info) {
+  int blocks = 0;
+  EXPECT_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, info.func, int(info.block.x * info.block.y),
+                                                          info.smem_dynamic_bytes),
+            cudaSuccess);
+  return blocks;
+}
+
+}  // namespace
+
+TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const numerics::KeyDistribution keys =
+      op.k_repr == KRepr::prebias ? numerics::KeyDistribution::qwen_bias : numerics::KeyDistribution::gaussian;
+  const HostDecodeCase host = make_host_case(op, /*seed=*/7, /*allow_tiling=*/false, kTileAboveHostBytes, keys);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  DeviceDecodeInputs inputs;
+  DecodeArgs args;
+  inputs.upload(host, op.splits, stream, args);
+
+  KernelInfo real;
+  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const int real_ctas_per_sm = ctas_per_sm(real);
+  ASSERT_GT(real_ctas_per_sm, 0);
+
+  const StageGraph graph = StageGraph::build(op);
+  for (int s = 0; s < TP_STAGE_COUNT; ++s) {
+    const Stage stage = static_cast<Stage>(s);
+    const bool in_graph = graph.has_stage(stage);
+    const Ablation isolate{AblationKind::isolate, s};
+    SCOPED_TRACE(std::string(to_string(stage)));
+    ASSERT_EQ(decode_variant_available(args, isolate), in_graph)
+        << (in_graph ? "no isolated kernel for a stage of the graph"
+                     : "an isolated kernel for a stage not in the graph");
+    if (!in_graph) continue;
+    KernelInfo info;
+    ASSERT_EQ(launch_decode(args, isolate, stream, &info), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    if (stage == Stage::combine) {
+      EXPECT_EQ(info.func, nullptr) << "combine alone launches no main kernel";
+      continue;
+    }
+    EXPECT_NE(std::string(info.name).find(std::string("_isolate_") + std::string(to_string(stage))), std::string::npos)
+        << info.name;
+    EXPECT_EQ(std::string(info.name).find("_kvh2") != std::string::npos,
+              std::string(real.name).find("_kvh2") != std::string::npos)
+        << info.name << " beside " << real.name;
+    EXPECT_EQ(info.grid.x, real.grid.x);
+    EXPECT_EQ(info.grid.y, real.grid.y);
+    EXPECT_EQ(info.grid.z, real.grid.z);
+    EXPECT_EQ(info.block.x, real.block.x);
+    EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
+    EXPECT_EQ(info.tile_tokens, real.tile_tokens);
+    EXPECT_EQ(ctas_per_sm(info), real_ctas_per_sm) << info.name << " beside " << real.name;
+  }
+  cudaStreamDestroy(stream);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllD128Variants, IsolatedStages, ::testing::ValuesIn(isolated_cases()),
+                         [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });
