@@ -4,7 +4,10 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+
+#include "core/perf/cuda_latency_model.h"
 
 namespace tilepath::perf {
 namespace {
@@ -142,6 +145,48 @@ Stage largest_stage_on(Agent agent, const StageCosts& c, TransformMode mode) {
   return best;
 }
 
+// NVIDIA GPUs run the CUDA backend's kernels: their launch plan and the fitted model of
+// core/perf/cuda_latency_model.h. Model-only where the fit comes from another GPU.
+CostEstimate estimate_cuda_kernels(const OperatingPoint& op, const GpuModel& gpu, CostEstimate e) {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::path(gpu.file).parent_path().parent_path().string();
+  const CudaKernelFit fit = load_cuda_kernel_fit(gpu.id, dir.empty() ? models_dir() : dir);
+  const CudaLatencyEstimate m = estimate_cuda_latency(op, gpu, fit);
+  const CudaKernelPlan& p = m.plan;
+  e.tile_tokens = p.tile_tokens;
+  e.tiles_per_cta = p.tiles_per_cta;
+  e.ctas = static_cast<int>(p.ctas);
+  e.splits = p.splits;
+  e.per_tile_us = m.stage_us;
+  e.ii_us = m.ii_us;
+  e.limiting_stage = m.limit == "memory" || m.limit == "ring latency"
+                         ? (k_is_fp8(op.kv) && !v_is_fp8(op.kv) ? Stage::v_load : Stage::k_load)
+                     : m.limit == "converter" ? (m.stage_us.has(Stage::k_prep) ? Stage::k_prep : Stage::v_prep)
+                                              : Stage::qk;
+  e.fill_us = fit.wave_fill_us;
+  e.once_per_step_us = or_zero(m.stage_us[Stage::q_quant]) + or_zero(m.stage_us[Stage::combine]);
+  e.launch_overhead_us = fit.launch_us;
+  e.tiles_walked = static_cast<double>(p.waves) * p.tiles_per_cta;
+  e.served_from_l2 = m.served_from_l2;
+  e.read_bandwidth_gbps = m.served_from_l2 ? gpu.l2_read_bandwidth_gbps : gpu.read_bandwidth_gbps;
+  e.ctas_per_sm = p.ctas_per_sm;
+  e.concurrent_ctas = static_cast<int>(p.resident_ctas);
+  e.block_threads = p.threads;
+  e.smem_bytes_per_cta = p.smem_bytes;
+  e.floor_us = e.bytes_moved / (e.read_bandwidth_gbps * 1e3);
+  e.latency_us = m.latency_us;
+  const bool model_only = fit.fitted_on != gpu.id;
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "CUDA kernels: step II %.3f us (%s); %lld CTAs (%lld resident, %d/SM), %d kv head(s)/CTA, splits %d, "
+                "%d warps x %d-stage ring, %lld waves; fit %s%s",
+                m.ii_us, m.limit.c_str(), p.ctas, p.resident_ctas, p.ctas_per_sm, p.kv_heads_per_cta, p.splits,
+                p.mma_warps_per_head, p.stages, p.waves, fit.file.c_str(),
+                model_only ? (", model-only: fitted on " + fit.fitted_on).c_str() : "");
+  e.notes = buf;
+  return e;
+}
+
 }  // namespace
 
 int auto_splits(const OperatingPoint& op, const GpuModel& gpu, int tile_tokens) {
@@ -190,6 +235,10 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
       return e;
     }
   }
+
+  // Hopper and Blackwell run the CUDA backend's sm_90a-shaped kernels.
+  if (gpu.vendor == "NVIDIA" && (gpu.arch.rfind("sm_9", 0) == 0 || gpu.arch.rfind("sm_10", 0) == 0))
+    return estimate_cuda_kernels(op, gpu, std::move(e));
 
   // ---- shape of the modelled CTA ----
   const int T = shape.tile_tokens;

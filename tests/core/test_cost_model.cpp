@@ -81,9 +81,10 @@ TEST(CostModel, H200FloorIsTheBytesOverTheMeasuredReadBandwidth) {
   const double bytes_per_us_at_4550_gbps = 4550e3;
   EXPECT_NEAR(e.floor_us, e.bytes_moved / bytes_per_us_at_4550_gbps, 1e-9 * e.floor_us);
   EXPECT_DOUBLE_EQ(e.read_bandwidth_gbps, 4550);
-  // A memory-bound case this large should be predicted close to (never below) the floor.
+  // A memory-bound case this large should be predicted close to (never below) the floor
+  // (the kernels measure 1.08-1.14x of it at large batch).
   EXPECT_GT(e.latency_us, e.floor_us);
-  EXPECT_LT(e.latency_us, 1.1 * e.floor_us);
+  EXPECT_LT(e.latency_us, 1.15 * e.floor_us);
   EXPECT_EQ(e.limiting_stage, Stage::k_load);
 }
 
@@ -95,7 +96,8 @@ TEST(CostModel, K8V8MovesFewerBytesAndIsFasterThanK16V16Cold) {
     ASSERT_TRUE(base.supported) << base.why_unsupported;
     int compared = 0;
     for (const OperatingPoint& op : all_variants(k16v16())) {
-      if (op.kv != KvDtype::k8v8) continue;
+      // separate_kv is limited by its converter warps, not by the bytes
+      if (op.kv != KvDtype::k8v8 || op.mode == TransformMode::separate_kv) continue;
       const CostEstimate e = estimate_costs(op, g);
       if (!e.supported) continue;
       SCOPED_TRACE(op.variant_label());
@@ -249,8 +251,10 @@ TEST(CostModel, KBiasOnlyForAPostRopePrebiasCache) {
   EXPECT_GT(stage(pre, Stage::k_prep), stage(transform, Stage::k_prep));
 }
 
+// The design note's agent formulas: the model of a kernel of the design note's shape (the
+// HIP kernels', on MI300X). NVIDIA GPUs model the CUDA kernels (test_cuda_kernel_model.cpp).
 TEST(CostModel, IiReproducesTheDesignNoteFormulas) {
-  const GpuModel h200 = gpu("h200");
+  const GpuModel h200 = gpu("mi300x");
   // Small batch, L2-warm: memory is cheap, so the compute stages matter.
   for (int batch : {1, 8, 64}) {
     OperatingPoint op = variant(KvDtype::k8v8, KPath::transform, TransformMode::full, batch, 1024);
@@ -264,6 +268,7 @@ TEST(CostModel, IiReproducesTheDesignNoteFormulas) {
 
     op.mode = TransformMode::separate_kv;
     const CostEstimate s = estimate_costs(op, h200);
+    if (!s.supported) continue;  // the HIP kernels have no separate_kv
     const double expected_separate =
         std::max({stage(s, Stage::k_load) + stage(s, Stage::v_load), stage(s, Stage::k_prep) + stage(s, Stage::v_prep),
                   stage(s, Stage::qk), stage(s, Stage::softmax), stage(s, Stage::pv) + stage(s, Stage::accum)});
@@ -274,7 +279,7 @@ TEST(CostModel, IiReproducesTheDesignNoteFormulas) {
 TEST(CostModel, IiAgreesWithTheStageGraphIiModel) {
   // The cost model's own II (used for its latency) must be what core's II model
   // computes from the same stage costs on the variant's stage graph.
-  for (const char* id : {"h200", "mi300x", "a100_sxm"}) {
+  for (const char* id : {"mi300x", "a100_sxm"}) {  // the design-note agent model (not the CUDA kernels')
     const GpuModel g = gpu(id);
     for (int batch : {1, 64}) {
       for (const OperatingPoint& op : all_variants(k16v16(batch, 2048))) {
@@ -294,7 +299,7 @@ TEST(CostModel, IiAgreesWithTheStageGraphIiModel) {
 }
 
 TEST(CostModel, LatencyIsOncePerStepPlusFillPlusTilesTimesIi) {
-  const GpuModel h200 = gpu("h200");
+  const GpuModel h200 = gpu("mi300x");  // the design-note agent model
   const CostEstimate e = estimate_costs(variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::full, 2, 8192), h200);
   ASSERT_TRUE(e.supported);
   const double pipeline = e.once_per_step_us + e.fill_us + (e.tiles_walked - 1) * e.ii_us + e.launch_overhead_us;
@@ -341,7 +346,10 @@ TEST(CostModel, L2WarmUsesL2BandwidthOnlyWhenTheKvFits) {
   EXPECT_FALSE(cold.served_from_l2);
   EXPECT_TRUE(warm.served_from_l2);
   EXPECT_DOUBLE_EQ(warm.read_bandwidth_gbps, h200.l2_read_bandwidth_gbps);
-  EXPECT_LT(warm.latency_us, cold.latency_us);
+  // One request's tiles are few and compute-limited in the CUDA kernels' model: the L2 can
+  // make the step faster, never slower.
+  EXPECT_LE(warm.latency_us, cold.latency_us);
+  EXPECT_LT(warm.floor_us, cold.floor_us);
   EXPECT_LE(warm.floor_us / warm.latency_us, 1.0);
 
   OperatingPoint big = k16v16(64, 4096);  // 1 GB of KV

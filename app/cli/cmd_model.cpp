@@ -1,0 +1,145 @@
+// `tilepath model check|fit`: how far the GPU model of the CUDA kernels
+// (core/perf/cuda_latency_model.h) is from the latencies a database measured, and fitting
+// its coefficients (models/fits/<gpu>.json) to them, shapes of a held-out list left out.
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command.h"
+#include "core/git_revision.h"
+#include "core/perf/cuda_model_fit.h"
+#include "core/store/run_store.h"
+
+namespace tilepath::cli {
+namespace {
+
+struct ModelFlags {
+  std::string db, gpu = "h200", held_out, out;
+  int iterations = 3000;
+  bool json = false;
+};
+
+// Every ok cuda case of the database with its measured latency.
+std::vector<perf::MeasuredLatency> measured_cuda_cases(const std::string& db) {
+  RunStore store = RunStore::open_read_only(db);
+  CaseFilter filter;
+  filter.backend = "cuda";
+  filter.status = CaseStatus::ok;
+  std::vector<perf::MeasuredLatency> out;
+  for (const CaseSummary& c : store.cases(filter))
+    if (auto latency = c.record.measurement("latency_us"); latency && *latency > 0)
+      out.push_back({c.record.op, *latency});
+  if (out.empty()) throw std::runtime_error(db + ": no measured cuda case");
+  return out;
+}
+
+struct Split {
+  std::vector<perf::MeasuredLatency> train, held_out, all;
+};
+
+Split split_cases(const ModelFlags& f) {
+  Split s;
+  s.all = measured_cuda_cases(f.db);
+  const perf::HeldOutShapes held = f.held_out.empty() ? perf::HeldOutShapes{} : perf::load_held_out_shapes(f.held_out);
+  for (const auto& c : s.all) (held.holds_out(c.op) ? s.held_out : s.train).push_back(c);
+  return s;
+}
+
+nlohmann::json errors_json(const perf::LatencyErrors& e) {
+  return {{"cases", e.cases}, {"median", e.median}, {"p90", e.p90}, {"worst", e.worst}};
+}
+
+nlohmann::json report(const Split& s, const perf::GpuModel& gpu, const perf::CudaKernelFit& fit) {
+  nlohmann::json j = {{"all", errors_json(perf::latency_errors(s.all, gpu, fit))}};
+  if (!s.held_out.empty()) {
+    j["train"] = errors_json(perf::latency_errors(s.train, gpu, fit));
+    j["held_out"] = errors_json(perf::latency_errors(s.held_out, gpu, fit));
+  }
+  for (const char* mode : {"none", "full", "k_only", "separate_kv"}) {
+    std::vector<perf::MeasuredLatency> of_mode;
+    for (const auto& c : s.all)
+      if (to_string(c.op.mode) == mode) of_mode.push_back(c);
+    if (!of_mode.empty()) j["by_mode"][mode] = errors_json(perf::latency_errors(of_mode, gpu, fit));
+  }
+  return j;
+}
+
+void print_report(const nlohmann::json& r) {
+  for (const char* part : {"train", "held_out", "all"}) {
+    if (!r.contains(part)) continue;
+    const auto& e = r[part];
+    std::printf("%-9s %5d cases  median %5.1f%%  p90 %5.1f%%  worst %5.1f%%\n", part, e["cases"].get<int>(),
+                100 * e["median"].get<double>(), 100 * e["p90"].get<double>(), 100 * e["worst"].get<double>());
+  }
+  for (const auto& [mode, e] : r["by_mode"].items())
+    std::printf("  %-12s %4d cases  median %5.1f%%  p90 %5.1f%%\n", mode.c_str(), e["cases"].get<int>(),
+                100 * e["median"].get<double>(), 100 * e["p90"].get<double>());
+}
+
+int check(const ModelFlags& f) {
+  const perf::GpuModel gpu = perf::load_gpu_model(f.gpu);
+  const perf::CudaKernelFit fit = perf::load_cuda_kernel_fit(gpu.id);
+  const nlohmann::json r = report(split_cases(f), gpu, fit);
+  if (f.json) {
+    std::printf("%s\n", nlohmann::json({{"gpu", gpu.id}, {"fit", fit.file}, {"errors", r}}).dump(2).c_str());
+  } else {
+    std::printf("%s: latency of the CUDA kernel model (%s) against %s\n", gpu.id.c_str(), fit.file.c_str(),
+                f.db.c_str());
+    print_report(r);
+  }
+  return kExitOk;
+}
+
+int fit(const ModelFlags& f) {
+  if (f.held_out.empty()) throw UsageError("--held-out: required, the shapes the fit must not see");
+  if (f.out.empty()) throw UsageError("--out: required, the fit file to write (models/fits/<gpu>.json)");
+  const perf::GpuModel gpu = perf::load_gpu_model(f.gpu);
+  const Split s = split_cases(f);
+  if (s.train.empty()) throw std::runtime_error(f.held_out + ": holds out every case; nothing left to fit on");
+  const perf::CudaKernelFit start = perf::load_cuda_kernel_fit(gpu.id);
+  // Two restarts from the last simplex's best point get the search out of a collapsed simplex.
+  perf::CudaKernelFit fitted = start;
+  for (int round = 0; round < 3; ++round) fitted = perf::fit_cuda_kernel(s.train, gpu, fitted, f.iterations);
+  const nlohmann::json r = report(s, gpu, fitted);
+  const std::string how = "fitted by `tilepath model fit --db " + f.db + " --gpu " + gpu.id + " --held-out " +
+                          f.held_out + "` on " + std::to_string(s.train.size()) + " measured cuda cases (source " +
+                          build_git_revision() + ")";
+  nlohmann::json coefficients = nlohmann::json::object();
+  const std::vector<double> values = perf::fit_values(fitted);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    coefficients[perf::cuda_kernel_fit_names()[i]] = {{"value", values[i]}, {"source", how}};
+  const nlohmann::json file = {{"fitted_on", gpu.id},
+                               {"description", "coefficients of the CUDA kernel model (docs/sim-model.md)"},
+                               {"coefficients", coefficients},
+                               {"held_out", f.held_out},
+                               {"errors", r}};
+  std::ofstream out(f.out);
+  if (!(out << file.dump(2) << "\n")) throw std::runtime_error(f.out + ": cannot write");
+  std::printf("wrote %s\n", f.out.c_str());
+  print_report(r);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_model_command(CLI::App& app) {
+  auto f = std::make_shared<ModelFlags>();
+  CLI::App* sub = app.add_subcommand("model", "The GPU model of the CUDA kernels against measured latencies");
+  sub->require_subcommand(1);
+  CLI::App* chk = sub->add_subcommand("check", "Latency errors of the model over a database's cuda cases");
+  CLI::App* ft = sub->add_subcommand("fit", "Fit the model's coefficients to a database, held-out shapes left out");
+  for (CLI::App* c : {chk, ft}) {
+    c->add_option("--db", f->db, "database with measured cuda cases")->required();
+    c->add_option("--gpu", f->gpu, "GPU model id (models/gpus)")->default_str("h200");
+    c->add_option("--held-out", f->held_out, "JSON list of shapes the fit never sees (models/fits/*-held-out.json)");
+  }
+  chk->add_flag("--json", f->json, "print JSON");
+  ft->add_option("--out", f->out, "fit file to write")->required();
+  ft->add_option("--iterations", f->iterations, "Nelder-Mead steps per round")->default_str("3000");
+  return {sub, [f, chk](const CliContext&) { return chk->parsed() ? check(*f) : fit(*f); }};
+}
+
+}  // namespace tilepath::cli

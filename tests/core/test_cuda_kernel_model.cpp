@@ -1,0 +1,144 @@
+// The GPU model of the CUDA kernels (core/perf/cuda_latency_model.h): its launch plan is
+// what the CUDA backend launched for every case of the bundled H200 database, its fit file
+// is checked field by field, and the committed fit meets its accuracy targets on shapes it
+// never saw (models/fits/h200-held-out.json).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/perf/cost_model.h"
+#include "core/perf/cuda_model_fit.h"
+#include "core/store/run_store.h"
+
+using namespace tilepath;
+using namespace tilepath::perf;
+
+namespace {
+
+const std::string kBundled = std::string(TILEPATH_SOURCE_DIR) + "/data/h200-sweep.sqlite";
+const std::string kModels = std::string(TILEPATH_SOURCE_DIR) + "/models";
+
+std::vector<CaseSummary> bundled_cuda_cases() {
+  CaseFilter filter;
+  filter.backend = "cuda";
+  filter.status = CaseStatus::ok;
+  return RunStore::open_read_only(kBundled).cases(filter);
+}
+
+nlohmann::json valid_fit() {
+  nlohmann::json coefficients = nlohmann::json::object();
+  for (const std::string& name : cuda_kernel_fit_names()) coefficients[name] = {{"value", 0.5}, {"source", "test"}};
+  return {{"fitted_on", "h200"}, {"coefficients", coefficients}};
+}
+
+}  // namespace
+
+TEST(CudaKernelPlan, IsWhatTheCudaBackendLaunchedForEveryBundledCase) {
+  const std::vector<CaseSummary> cases = bundled_cuda_cases();
+  ASSERT_GE(cases.size(), 1000u);
+  for (const CaseSummary& c : cases) {
+    const CaseRecord& r = c.record;
+    SCOPED_TRACE(r.case_key);
+    const CudaKernelPlan p = plan_cuda_kernel(r.op, 132);  // the H200's SMs
+    EXPECT_EQ(p.splits, r.kernel.splits);
+    EXPECT_EQ(p.ctas, static_cast<long long>(r.kernel.grid[0]) * r.kernel.grid[1] * r.kernel.grid[2]);
+    EXPECT_EQ(p.threads, r.kernel.block[0]);
+    EXPECT_EQ(p.smem_bytes, r.kernel.smem_dynamic_bytes);
+    EXPECT_EQ(p.ctas_per_sm, static_cast<int>(r.measurement("blocks_per_sm").value_or(-1)));
+    EXPECT_EQ(p.kv_heads_per_cta == 2, r.kernel.kernel_name.find("_kvh2") != std::string::npos) << r.kernel.kernel_name;
+  }
+}
+
+TEST(CudaKernelModel, CommittedFitMeetsItsTargetsOnHeldOutShapes) {
+  const GpuModel gpu = load_gpu_model("h200", kModels);
+  const CudaKernelFit fit = load_cuda_kernel_fit("h200", kModels);
+  const HeldOutShapes held = load_held_out_shapes(kModels + "/fits/h200-held-out.json");
+  std::vector<MeasuredLatency> held_out, all;
+  for (const CaseSummary& c : bundled_cuda_cases()) {
+    const MeasuredLatency m{c.record.op, *c.record.measurement("latency_us")};
+    all.push_back(m);
+    if (held.holds_out(m.op)) held_out.push_back(m);
+  }
+  ASSERT_GT(held_out.size(), 100u);
+  ASSERT_LT(held_out.size(), all.size());
+  const LatencyErrors h = latency_errors(held_out, gpu, fit), a = latency_errors(all, gpu, fit);
+  EXPECT_LE(h.median, 0.10);
+  EXPECT_LE(h.p90, 0.20);
+  EXPECT_LE(a.median, 0.15);
+}
+
+TEST(CudaKernelModel, AGpuWithoutItsOwnFitIsModelOnly) {
+  OperatingPoint op;
+  op.batch = 64;
+  op.context = 4096;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  const CostEstimate h200 = estimate_costs(op, load_gpu_model("h200", kModels));
+  const CostEstimate h100 = estimate_costs(op, load_gpu_model("h100_sxm", kModels));
+  EXPECT_EQ(h200.notes.find("model-only"), std::string::npos) << h200.notes;
+  EXPECT_NE(h100.notes.find("model-only: fitted on h200"), std::string::npos) << h100.notes;
+  EXPECT_EQ(h200.tile_tokens, 64);              // two MMA warps of 32 tokens per kv head
+  EXPECT_GT(h100.latency_us, h200.latency_us);  // less bandwidth for the same bytes
+}
+
+TEST(CudaKernelFitFile, NamesTheBadField) {
+  EXPECT_NO_THROW(parse_cuda_kernel_fit(valid_fit(), "f.json"));
+  auto expect_error = [](const nlohmann::json& j, const std::string& field) {
+    try {
+      parse_cuda_kernel_fit(j, "f.json");
+      ADD_FAILURE() << "accepted a fit without a valid " << field;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + field + "'"), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json j = valid_fit();
+  j["coefficients"]["launch_us"].erase("source");
+  expect_error(j, "coefficients.launch_us.source");
+  j = valid_fit();
+  j["coefficients"]["combine_us"]["value"] = -1;
+  expect_error(j, "coefficients.combine_us.value");
+  j = valid_fit();
+  j["coefficients"]["bandwidth_efficiency"]["value"] = 1.5;
+  expect_error(j, "coefficients.bandwidth_efficiency.value");
+  j = valid_fit();
+  j["coefficients"].erase("wave_fill_us");
+  expect_error(j, "coefficients.wave_fill_us");
+  j = valid_fit();
+  j.erase("fitted_on");
+  expect_error(j, "fitted_on");
+}
+
+TEST(HeldOutShapes, AnEntryMatchesOnEveryFieldItNames) {
+  HeldOutShapes held;
+  HeldOutShapes::Match by_context;
+  by_context.context = 2048;
+  HeldOutShapes::Match b16_k8v8;
+  b16_k8v8.batch = 16;
+  b16_k8v8.kv = "k8v8";
+  held.entries = {by_context, b16_k8v8};
+  OperatingPoint op;
+  op.batch = 16;
+  op.context = 4096;
+  op.kv = KvDtype::k8v8;
+  EXPECT_TRUE(held.holds_out(op));
+  op.kv = KvDtype::k16v16;
+  EXPECT_FALSE(held.holds_out(op));
+  op.context = 2048;
+  EXPECT_TRUE(held.holds_out(op));
+}
+
+TEST(CudaKernelFit, FittingFromAPerturbedStartLowersTheError) {
+  const GpuModel gpu = load_gpu_model("h200", kModels);
+  const CudaKernelFit committed = load_cuda_kernel_fit("h200", kModels);
+  std::vector<MeasuredLatency> cases;
+  for (const CaseSummary& c : bundled_cuda_cases())
+    if (c.record.op.batch == 64) cases.push_back({c.record.op, *c.record.measurement("latency_us")});
+  CudaKernelFit start = committed;
+  start.bandwidth_efficiency = 0.6;
+  start.launch_us = 20;
+  const double before = latency_errors(cases, gpu, start).median;
+  const CudaKernelFit fitted = fit_cuda_kernel(cases, gpu, start, 400);
+  EXPECT_LT(latency_errors(cases, gpu, fitted).median, 0.5 * before);
+  EXPECT_GT(fitted.bandwidth_efficiency, 0.8);  // B=64 is bandwidth-bound: the efficiency comes back
+}
