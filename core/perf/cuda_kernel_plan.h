@@ -1,10 +1,11 @@
 #pragma once
-// What the CUDA backend launches for an operating point, as host arithmetic that the
-// kernels (backends/cuda/kernels/decode_traits.cuh), the launcher
-// (backends/cuda/kernels/decode_launch.cu) and the GPU model of our kernels
-// (core/perf/cuda_latency_model.h) share: warps and ring depth per CTA, CTAs per SM,
-// kv heads per CTA, the split-KV count and the tile size. Header-only and
-// dependency-free, so nvcc compiles it into the kernels.
+// What the CUDA backend launches for an operating point, as host arithmetic for the GPU
+// model of our kernels (core/perf/cuda_latency_model.h): warps and ring depth per CTA,
+// CTAs per SM, kv heads per CTA, the split-KV count and the tile size. The same rules as
+// backends/cuda/kernels/decode_traits.cuh and decode_launch.cu (which are to include this
+// header instead of their own copies); tests/core/test_cuda_kernel_model.cpp checks the
+// plan against what the backend launched for every bundled case. Header-only and
+// dependency-free, so nvcc can compile it into the kernels.
 
 namespace tilepath::perf::cuda_plan {
 
