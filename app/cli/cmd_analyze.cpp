@@ -3,6 +3,7 @@
 // their sources, predicted and measured II, the limiting stage, slack, unknown stages,
 // and the break-even against K16/V8 with the V hidden fraction against K16/V16.
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "core/analysis/break_even_analysis.h"
 #include "core/analysis/case_analysis.h"
 #include "core/analysis/case_match.h"
+#include "core/analysis/kernel_ii_model.h"
 #include "core/store/run_store.h"
 
 namespace tilepath::cli {
@@ -64,6 +66,27 @@ CaseSummary pick_case(const std::vector<CaseSummary>& cases, const OperatingPoin
   return *analysis::find_stored_case(cases, op, scopes.front());
 }
 
+// The kernel II model of a cuda case with isolated stage costs (core/analysis/kernel_ii_model.h).
+std::optional<analysis::KernelIIPrediction> kernel_ii_of(const CaseSummary& c) {
+  if (c.backend != "cuda") return std::nullopt;
+  return analysis::predict_kernel_ii(c.record);
+}
+
+void print_kernel_ii(const analysis::KernelIIPrediction& k) {
+  const std::string lower_bound =
+      k.missing.empty() ? "" : " (a lower bound: no isolated " + stage_list(k.missing) + ")";
+  std::printf("kernel II       %s us per tile, %s us per 1k tokens%s\n", human_number(k.ii_us).c_str(),
+              human_number(k.ii_per_1k_tokens_us).c_str(), lower_bound.c_str());
+  std::printf("  limit         %s on %s, resource %s\n", std::string(to_string(k.limiting_stage)).c_str(),
+              std::string(analysis::to_string(k.limiting_agent)).c_str(), k.resource.c_str());
+  for (int a = 0; a < analysis::kKernelAgentCount; ++a)
+    if (k.present[a])
+      std::printf("  %-13s %s\n", std::string(analysis::to_string(analysis::KernelAgent(a))).c_str(),
+                  std::isfinite(k.busy_us[a]) ? (human_number(k.busy_us[a]) + " us per tile").c_str()
+                                              : "unknown (no isolated cost of its stages)");
+  std::printf("  unexplained   %s us per tile (measured minus kernel II)\n", human_number(k.unexplained_us).c_str());
+}
+
 void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
                 const std::optional<analysis::BreakEvenAnalysis>& b) {
   std::printf("case            #%lld %s on %s: %s\n", static_cast<long long>(c.case_id), c.backend.c_str(),
@@ -89,6 +112,7 @@ void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
     std::printf("predicted II    - (no stage costs stored)\n");
   }
   std::printf("measured II     %s us per tile\n", human_number(a.measured_ii_us).c_str());
+  if (const auto k = kernel_ii_of(c)) print_kernel_ii(*k);
   std::printf("unknown stages  %s\n", a.unknown_stages().empty() ? "none" : stage_list(a.unknown_stages()).c_str());
   if (!b) {
     std::printf("break-even      - (no K16/V8 case of this shape, backend and device is stored)\n");
@@ -133,6 +157,8 @@ int analyze(const AnalyzeFlags& f) {
     j["backend"] = c.backend;
     j["device"] = c.device;
     j["break_even"] = b ? b->to_json() : nlohmann::json(nullptr);
+    const auto k = kernel_ii_of(c);
+    j["kernel_ii"] = k ? k->to_json() : nlohmann::json(nullptr);
     if (!b)
       j["break_even_note"] = op.kv == KvDtype::k8v8 ? "no K16/V8 case of this shape, backend and device is stored"
                                                     : "the break-even compares a K8/V8 case with K16/V8";

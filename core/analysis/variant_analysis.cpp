@@ -52,6 +52,13 @@ VariantAnalysis analyze_variant(const OperatingPoint& op, const std::optional<Ca
     a.measured = c.costs;
     a.measured_from_model = c.costs.model_only();
     a.measured_ii_us = c.measured_ii_us;
+    a.tile_tokens = c.tile_tokens;
+    for (const StageCostRow& r : measured_case->record.stage_costs) {
+      if (!std::isfinite(r.cost_us)) continue;
+      if (r.method == CostMethod::isolated) a.isolated[r.stage] = r.cost_us;
+      if (r.method == CostMethod::removed) a.unhidden[r.stage] = r.cost_us;
+    }
+    if (measured_case->backend == "cuda") a.kernel_ii = predict_kernel_ii(measured_case->record);
   } else {
     a.graph = StageGraph::build(op);
     a.measured.stages = a.graph.stages();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/analysis/case_analysis.h"
+#include "core/analysis/kernel_ii_model.h"
 #include "core/analysis/stage_cost_choice.h"
 #include "core/ii_model.h"
 #include "core/pipeline_sim.h"
@@ -27,7 +28,14 @@ struct VariantAnalysis {
   StageCosts predicted;              // cost model per tile; NaN when unavailable
   std::optional<CaseSummary> source_case;
   double measured_ii_us = NAN;  // tile_interval_us of the case
-  IIPrediction ii;              // from the costs the schedule uses (unknown ones count as 0)
+  int tile_tokens = 0;          // KV tokens per tile of the case's kernel; 0 = not reported
+  // The case's isolated costs and the part of each the overlap leaves unhidden (its
+  // removed cost), per stage; NaN where not measured. The views draw both.
+  StageCosts isolated, unhidden;
+  // cuda cases with isolated costs: the kernel II model (its unexplained_us is the part
+  // of the measured interval no stage explains).
+  std::optional<KernelIIPrediction> kernel_ii;
+  IIPrediction ii;  // from the costs the schedule uses (unknown ones count as 0)
   bool ii_from_measured = false;
   PipelineSchedule schedule;
 

@@ -1,5 +1,6 @@
 #include "ui/views/stage_graph_scene.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -88,6 +89,15 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
 
   const bool has_ii = !a.schedule.stages.empty();
   std::map<Stage, QRectF> rects;
+  double largest_isolated = 0;
+  for (Stage s : a.graph.stages())
+    if (a.isolated.has(s)) largest_isolated = std::max(largest_isolated, a.isolated[s]);
+  auto* tile_caption = scene.addSimpleText(
+      a.tile_tokens > 0 ? QStringLiteral("tile: %1 tokens of one kv head; costs per tile").arg(a.tile_tokens)
+                        : QStringLiteral("tile size not reported; costs per tile"),
+      small);
+  tile_caption->setData(kTileCaptionKey, true);
+  tile_caption->setPos(0, -kRowStep / 2);
   for (Stage s : a.graph.stages()) {
     QPointF p = gridPosition(s);
     QRectF r(p, QSizeF(kNodeW, kNodeH));
@@ -124,6 +134,23 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     auto* predicted = new QGraphicsSimpleTextItem(costText("pred", a.predicted[s]), node);
     predicted->setFont(small);
     predicted->setPos(r.left() + 8, r.top() + 48);
+    if (a.isolated.has(s) && a.isolated[s] > 0 && largest_isolated > 0) {
+      const double full = (kNodeW - 16) * a.isolated[s] / largest_isolated;
+      const double unhidden = a.unhidden.has(s) ? full * std::clamp(a.unhidden[s] / a.isolated[s], 0.0, 1.0) : 0.0;
+      auto* bar = new QGraphicsRectItem(QRectF(r.left() + 8, r.bottom() - 9, std::max(2.0, full), 5), node);
+      bar->setPen(QPen(agentColour(agent).darker(160), 0.8));
+      bar->setBrush(QBrush(Qt::white));
+      bar->setData(kStageBarKey, qs(to_string(s)));
+      if (unhidden > 0)
+        (new QGraphicsRectItem(QRectF(r.left() + 8, r.bottom() - 9, unhidden, 5), node))
+            ->setBrush(QBrush(agentColour(agent).darker(160)));
+      const QString unhidden_text = a.unhidden.has(s)
+                                        ? stageCostText(a.unhidden[s], 3) + QStringLiteral(" µs (the bar's dark part)")
+                                        : QStringLiteral("not measured");
+      node->setToolTip(
+          node->toolTip() +
+          QStringLiteral("\nisolated %1 µs; unhidden %2").arg(stageCostText(a.isolated[s], 3), unhidden_text));
+    }
   }
 
   // Edges: data solid; loop-carried as a dashed loop over the node; buffer reuse dashed, curving back.
@@ -229,6 +256,14 @@ QStringList stageNodeNames(const QGraphicsScene& scene) {
   QStringList names;
   for (QGraphicsItem* item : scene.items())
     if (item->data(kStageNodeKey).isValid()) names << item->data(kStageNodeKey).toString();
+  names.sort();
+  return names;
+}
+
+QStringList isolatedBarNames(const QGraphicsScene& scene) {
+  QStringList names;
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kStageBarKey).isValid()) names << item->data(kStageBarKey).toString();
   names.sort();
   return names;
 }

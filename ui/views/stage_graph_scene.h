@@ -2,7 +2,9 @@
 // Draws one variant's stage graph into a QGraphicsScene: left to right, K chain
 // above, V chain below, softmax/PV/accumulate after; nodes coloured by agent,
 // labelled with measured and predicted cost per tile; the limiting stage gets a
-// thick border; data edges solid, loop-carried and buffer-reuse edges dashed.
+// thick border; data edges solid, loop-carried and buffer-reuse edges dashed. A stage
+// with an isolated cost gets a bar under its text: its length is the isolated cost (on
+// one scale for the whole graph), its dark part the unhidden part (the removed cost).
 
 #include <QStringList>
 
@@ -14,11 +16,18 @@ namespace tilepath::ui {
 
 // Node items carry their stage name under this data key (QGraphicsItem::data).
 inline constexpr int kStageNodeKey = 0;
+// The isolated-cost bar of a node (its full length: the isolated cost; its dark part: the
+// unhidden part, the removed cost) carries its stage name under this key.
+inline constexpr int kStageBarKey = 2;
+// The "tile: N tokens" caption carries true under this key.
+inline constexpr int kTileCaptionKey = 3;
 
 void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& analysis);
 // Stage names of the node items in the scene (sorted), e.g. for tests.
 QStringList stageNodeNames(const QGraphicsScene& scene);
 // The stage drawn as limiting ("" if none).
 QString limitingNodeName(const QGraphicsScene& scene);
+// Stage names of the nodes drawn with an isolated-cost bar (sorted).
+QStringList isolatedBarNames(const QGraphicsScene& scene);
 
 }  // namespace tilepath::ui

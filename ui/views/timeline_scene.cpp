@@ -139,6 +139,24 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
   drawIIs(predicted_ii, QPen(QColor(30, 30, 200), 1.5), kTop - 30, QStringLiteral("predicted II"));
   drawIIs(a.measured_ii_us, QPen(QColor(200, 30, 30), 1.5, Qt::DashLine), kTop - 18, QStringLiteral("measured II"));
 
+  // What no stage explains: the measured interval past the prediction (the kernel II model
+  // of isolated costs where there is one), drawn after the first predicted II.
+  const double explained_ii = a.kernel_ii ? a.kernel_ii->ii_us : predicted_ii;
+  const double unexplained = a.measured_ii_us - explained_ii;
+  if (std::isfinite(unexplained) && unexplained > 0 && explained_ii > 0) {
+    const double x0 = xOf(first_done + explained_ii), x1 = xOf(first_done + a.measured_ii_us);
+    auto* bar = scene.addRect(QRectF(x0, kTop - 8, std::max(1.5, x1 - x0), lanes_bottom - kTop + 8),
+                              QPen(QColor(200, 30, 30), 1), QBrush(QColor(200, 30, 30, 60), Qt::BDiagPattern));
+    bar->setData(kTimelineUnexplainedKey, unexplained);
+    bar->setZValue(1);
+    bar->setToolTip(
+        QStringLiteral("unexplained: %1 µs of the measured %2 µs interval that the %3 (%4 µs) does not "
+                       "account for")
+            .arg(QString::number(unexplained, 'g', 4), QString::number(a.measured_ii_us, 'g', 4),
+                 a.kernel_ii ? QStringLiteral("kernel II model of the isolated costs") : QStringLiteral("predicted II"),
+                 QString::number(explained_ii, 'g', 4)));
+  }
+
   // Summary and stage legend.
   double y = lanes_bottom + 46;
   auto* summary = scene.addSimpleText(
@@ -169,6 +187,12 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
     t->setPos(x + 18, y - 1);
     x += 34 + t->boundingRect().width();
   }
+}
+
+double timelineUnexplainedUs(const QGraphicsScene& scene) {
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kTimelineUnexplainedKey).isValid()) return item->data(kTimelineUnexplainedKey).toDouble();
+  return 0;
 }
 
 int timelineBlockCount(const QGraphicsScene& scene) {

@@ -1,0 +1,139 @@
+#include "core/analysis/kernel_ii_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analysis/case_analysis.h"
+#include "core/perf/cuda_latency_model.h"
+#include "core/stage_graph.h"
+
+namespace tilepath::analysis {
+namespace {
+
+constexpr double kHbmBoundFraction = 0.85;
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+bool per_tile(Stage s) { return s != Stage::q_quant && s != Stage::combine; }
+
+KernelAgent agent_of(Stage s, bool separate_kv) {
+  if (s == Stage::k_load || s == Stage::v_load) return KernelAgent::memory;
+  if (separate_kv && (s == Stage::k_prep || s == Stage::v_prep)) return KernelAgent::converter_warps;
+  return KernelAgent::mma_warps;
+}
+
+double cost_of(const CaseRecord& rec, Stage s, CostMethod m) {
+  for (const StageCostRow& r : rec.stage_costs)
+    if (r.stage == s && r.method == m && std::isfinite(r.cost_us)) return r.cost_us;
+  return NAN;
+}
+
+}  // namespace
+
+std::string_view to_string(KernelAgent a) {
+  switch (a) {
+    case KernelAgent::memory:
+      return "memory";
+    case KernelAgent::mma_warps:
+      return "mma_warps";
+    case KernelAgent::converter_warps:
+      return "converter_warps";
+  }
+  return "?";
+}
+
+std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int sm_count) {
+  const OperatingPoint op = kernel_operating_point(rec);
+  const StageGraph graph = StageGraph::build(op);
+  const bool separate = op.mode == TransformMode::separate_kv;
+  KernelIIPrediction p;
+  p.busy_us.fill(NAN);
+  p.present = {true, true, separate};
+  bool any = false;
+  for (Stage s : graph.stages()) {
+    if (!per_tile(s)) continue;
+    const double isolated = cost_of(rec, s, CostMethod::isolated);
+    if (!std::isfinite(isolated)) {
+      p.missing.push_back(s);
+      continue;
+    }
+    any = true;
+    // A slope below zero is noise around a stage too small to measure: it adds nothing.
+    p.isolated_us[s] = isolated;
+    double& busy = p.busy_us[static_cast<int>(agent_of(s, separate))];
+    busy = (std::isfinite(busy) ? busy : 0.0) + std::max(0.0, isolated);
+    const double removed = cost_of(rec, s, CostMethod::removed);
+    if (std::isfinite(removed) && isolated > 0) p.hidden_fraction[s] = std::clamp(1.0 - removed / isolated, 0.0, 1.0);
+  }
+  if (!any) return std::nullopt;
+  if (graph.has_stage(Stage::v_prep)) p.v_hidden_fraction = p.hidden_fraction[Stage::v_prep];
+
+  for (int a = 0; a < kKernelAgentCount; ++a)
+    if (std::isfinite(p.busy_us[a]) && p.busy_us[a] > p.ii_us) {
+      p.ii_us = p.busy_us[a];
+      p.limiting_agent = static_cast<KernelAgent>(a);
+    }
+  double largest = -1;
+  for (Stage s : graph.stages())
+    if (per_tile(s) && agent_of(s, separate) == p.limiting_agent && p.isolated_us.has(s) &&
+        p.isolated_us[s] > largest) {
+      largest = p.isolated_us[s];
+      p.limiting_stage = s;
+    }
+
+  const perf::CudaKernelPlan plan = perf::plan_cuda_kernel(op, sm_count);
+  p.tile_tokens = static_cast<int>(rec.measurement("tile_tokens").value_or(plan.tile_tokens));
+  p.ii_per_1k_tokens_us = p.tile_tokens > 0 ? p.ii_us * 1000.0 / p.tile_tokens : NAN;
+  const double k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
+  const double step_bytes = double(p.tile_tokens) * plan.kv_heads_per_cta * op.head_dim * (k_bytes + v_bytes);
+  const double memory_busy = p.busy_us[static_cast<int>(KernelAgent::memory)];
+  p.memory_gbps = memory_busy > 0 ? step_bytes * plan.resident_ctas / memory_busy * 1e-3 : NAN;  // bytes/us -> GB/s
+  const double read_gbps = rec.measurement("read_bandwidth_gbps").value_or(NAN);
+  switch (p.limiting_agent) {
+    case KernelAgent::memory:
+      p.resource = std::isfinite(read_gbps) && p.memory_gbps < kHbmBoundFraction * read_gbps ? "bytes_in_flight"
+                                                                                             : "hbm_bandwidth";
+      break;
+    case KernelAgent::mma_warps:
+      p.resource = "mma_warp_issue";
+      break;
+    case KernelAgent::converter_warps:
+      p.resource = "converter_warps";
+      break;
+  }
+  p.measured_ii_us = rec.measurement("tile_interval_us").value_or(NAN);
+  p.unexplained_us = p.measured_ii_us - p.ii_us;
+  return p;
+}
+
+nlohmann::json KernelIIPrediction::to_json() const {
+  nlohmann::json busy = nlohmann::json::object(), stages = nlohmann::json::object();
+  for (int a = 0; a < kKernelAgentCount; ++a)
+    if (present[a]) busy[std::string(to_string(static_cast<KernelAgent>(a)))] = number_or_null(busy_us[a]);
+  for (int i = 0; i < kStageCount; ++i) {
+    const Stage s = static_cast<Stage>(i);
+    if (!isolated_us.has(s)) continue;
+    stages[std::string(tilepath::to_string(s))] = {{"isolated_us", isolated_us[s]},
+                                                   {"hidden_fraction", number_or_null(hidden_fraction.us[i])}};
+  }
+  nlohmann::json missing_names = nlohmann::json::array();
+  for (Stage s : missing) missing_names.push_back(std::string(tilepath::to_string(s)));
+  return {{"ii_us", ii_us},
+          {"ii_per_1k_tokens_us", number_or_null(ii_per_1k_tokens_us)},
+          {"tile_tokens", tile_tokens},
+          {"busy_us", busy},
+          {"limiting_agent", std::string(to_string(limiting_agent))},
+          {"limiting_stage", std::string(tilepath::to_string(limiting_stage))},
+          {"resource", resource},
+          {"memory_gbps", number_or_null(memory_gbps)},
+          {"stages", stages},
+          {"missing_stages", missing_names},
+          {"ii_is_lower_bound", !missing.empty()},
+          {"v_hidden_fraction", number_or_null(v_hidden_fraction)},
+          {"measured_ii_us", number_or_null(measured_ii_us)},
+          {"unexplained_us", number_or_null(unexplained_us)}};
+}
+
+}  // namespace tilepath::analysis

@@ -1,0 +1,89 @@
+// The views draw where the time goes: the stage graph gives each stage with an isolated
+// cost a bar (its length the isolated cost, its dark part the unhidden part) and names
+// the tile size; the timeline draws the measured interval's unexplained remainder.
+
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QtTest>
+
+#include "core/analysis/variant_analysis.h"
+#include "ui/views/stage_graph_scene.h"
+#include "ui/views/timeline_scene.h"
+
+using namespace tilepath;
+using namespace tilepath::ui;
+
+namespace {
+
+// A cuda K8/V8 k_only case at B=64, S=4096 with isolated costs of every per-tile stage,
+// removed costs of two, and a measured interval 0.4 us longer than the kernel II model's.
+CaseSummary cuda_case() {
+  CaseSummary c;
+  c.backend = "cuda";
+  c.device = "NVIDIA H200";
+  CaseRecord& r = c.record;
+  r.op.batch = 64;
+  r.op.context = 4096;
+  r.op.kv = KvDtype::k8v8;
+  r.op.k_path = KPath::transform;
+  r.op.mode = TransformMode::k_only;
+  r.kernel.splits = 1;
+  r.measurements = {{"tile_tokens", 64, ""}, {"read_bandwidth_gbps", 4550, "GB/s"}, {"tile_interval_us", 2.3, "us"}};
+  const std::pair<Stage, double> isolated[] = {{Stage::k_load, 0.95}, {Stage::v_load, 0.95}, {Stage::k_prep, 0.3},
+                                               {Stage::qk, 0.2},      {Stage::softmax, 0.4}, {Stage::pv, 0.3},
+                                               {Stage::accum, 0.1}};
+  for (auto [s, us] : isolated) r.stage_costs.push_back({s, CostMethod::isolated, us});
+  r.stage_costs.push_back({Stage::softmax, CostMethod::removed, 0.1});
+  r.stage_costs.push_back({Stage::k_prep, CostMethod::removed, 0.3});
+  return c;
+}
+
+QGraphicsRectItem* barOf(const QGraphicsScene& scene, const QString& stage) {
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kStageBarKey).toString() == stage) return static_cast<QGraphicsRectItem*>(item);
+  return nullptr;
+}
+
+}  // namespace
+
+class TestStageTruthViews : public QObject {
+  Q_OBJECT
+ private slots:
+  void stageGraphDrawsIsolatedBarsAndTheTileSize() {
+    const CaseSummary c = cuda_case();
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    QCOMPARE(isolatedBarNames(scene), (QStringList{"accum", "k_load", "k_prep", "pv", "qk", "softmax", "v_load"}));
+    // One scale for the graph: the loads (0.95 us) are the longest bars, qk's is 0.2/0.95 of them.
+    QGraphicsRectItem* load = barOf(scene, "k_load");
+    QGraphicsRectItem* qk = barOf(scene, "qk");
+    QVERIFY(load && qk);
+    QVERIFY(qFuzzyCompare(qk->rect().width() / load->rect().width(), 0.2 / 0.95));
+    QVERIFY(barOf(scene, "softmax")->toolTip().isEmpty());  // the node carries the tooltip
+    bool caption = false;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kTileCaptionKey).isValid())
+        caption = static_cast<QGraphicsSimpleTextItem*>(item)->text().contains(QStringLiteral("64 tokens"));
+    QVERIFY2(caption, "the tile size in tokens is shown");
+  }
+
+  void timelineDrawsTheUnexplainedRemainder() {
+    CaseSummary c = cuda_case();
+    analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QVERIFY(a.kernel_ii.has_value());
+    QVERIFY(qFuzzyCompare(a.kernel_ii->ii_us, 1.9));  // memory: 0.95 + 0.95 > mma warps 1.3
+    QGraphicsScene scene;
+    buildTimelineScene(scene, a);
+    QVERIFY(qFuzzyCompare(timelineUnexplainedUs(scene), 2.3 - 1.9));
+    // A measured interval at or below the model: nothing unexplained to draw.
+    c.record.measurements[2].value = 1.8;
+    a = analysis::analyze_variant(c.record.op, c);
+    buildTimelineScene(scene, a);
+    QCOMPARE(timelineUnexplainedUs(scene), 0.0);
+  }
+};
+
+QTEST_MAIN(TestStageTruthViews)
+#include "test_stage_truth_views.moc"
