@@ -13,6 +13,7 @@
 #include "backends/cuda/kernels/combine_kernel.cuh"
 #include "backends/cuda/kernels/decode_traits.cuh"
 #include "backends/cuda/kernels/variant_table.h"
+#include "core/perf/cuda_kernel_plan.h"
 
 namespace tilepath::cuda {
 
@@ -20,11 +21,6 @@ namespace {
 
 using kernels::kHeadsPerCta;
 using kernels::VariantEntry;
-
-constexpr int kCtasPerSmGuess = 4;  // resident CTAs per SM of the FP8 D=128 variants (for the split count)
-constexpr int kMinTokensPerSplit = 256;
-constexpr int kMaxSplits = 128;
-constexpr int kTwoHeadMinTokensPerCta = 4096;  // kv_heads_per_cta_for
 
 const std::vector<VariantEntry>& variants() {
   static const std::vector<VariantEntry> table = [] {
@@ -182,38 +178,14 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 }
 
 int kv_heads_per_cta_for(const DecodeArgs& args) {
-  // Two kv heads per CTA read the same pages: for K8/V8 at D=128 that is 2-5% faster from
-  // 4096 tokens per CTA up (B=16/S=32768 +3.3%, B=64/S=32768 +5%, B=4/S=65536 +2.2%,
-  // B=64/S=4096 +0.3%) and slower below (B=16/S=8192 -1%, B=1/S=32768 -4%); K16/V16 is not
-  // faster (-1.3% at B=16/S=32768) (bench/results/ab/h200-ab-kv-heads-per-cta*.json).
-  // separate_kv pairs its converter and MMA warps within one kv head, so it keeps one.
-  const bool k8v8 = args.kv_dtype == TP_KV_K8V8 && args.mode != TP_MODE_SEPARATE_KV && args.head_dim == 128;
-  return k8v8 && args.kv_heads % 2 == 0 && args.split_tokens >= kTwoHeadMinTokensPerCta ? 2 : 1;
+  return perf::cuda_plan::kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.mode == TP_MODE_SEPARATE_KV,
+                                               args.head_dim, args.kv_heads, args.split_tokens);
 }
 
-int split_tokens_for(int max_len, int splits) {
-  splits = std::max(1, splits);
-  return std::max(32, ((std::max(1, max_len) + splits - 1) / splits + 31) / 32 * 32);
-}
+int split_tokens_for(int max_len, int splits) { return perf::cuda_plan::split_tokens_for(max_len, splits); }
 
 int choose_splits(int batch, int kv_heads, int max_len, int sm_count) {
-  if (batch < 1 || kv_heads < 1 || max_len < 1 || sm_count < 1) return 1;
-  const long long ctas = static_cast<long long>(batch) * kv_heads;
-  const long long slots = static_cast<long long>(sm_count) * kCtasPerSmGuess;
-  if (ctas >= slots) return 1;
-  const int most = std::max(1, std::min(kMaxSplits, max_len / kMinTokensPerSplit));
-  // time ~ waves(ctas·s) · (tokens per split + a fixed per-split cost of ~one warp tile round)
-  int best = 1;
-  double best_cost = 1e300;
-  for (int s = 1; s <= most; ++s) {
-    const double waves = std::ceil(static_cast<double>(ctas * s) / static_cast<double>(slots));
-    const double cost = waves * (static_cast<double>(max_len) / s + 128.0);
-    if (cost < best_cost * 0.999) {
-      best_cost = cost;
-      best = s;
-    }
-  }
-  return best;
+  return perf::cuda_plan::choose_splits(batch, kv_heads, max_len, sm_count);
 }
 
 }  // namespace tilepath::cuda

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "backends/cuda/decode_launch.h"
+#include "core/perf/cuda_kernel_plan.h"
 
 namespace tilepath::cuda::kernels {
 
@@ -23,58 +24,23 @@ enum class VOperand : int {
   fp8_mma = 2       // E4M3 in HBM, FP8xFP8 MMA against quantized P (mode k_only)
 };
 
-inline constexpr int kSmemPerBlockMax = 227 * 1024;
+inline constexpr int kSmemPerBlockMax = perf::cuda_plan::kSmemPerBlockMax;
 
 // Query heads one CTA holds: the n8 side of PV (QK pads them to m16). The launcher
 // (head_chunks_of) splits a GQA group into chunks of this many heads.
-inline constexpr int kHeadsPerCta = 8;
+inline constexpr int kHeadsPerCta = perf::cuda_plan::kHeadsPerCta;
 
-// Warps x ring stages per CTA. Two MMA warps with a 3-deep
+// Warps x ring stages per CTA (core/perf/cuda_kernel_plan.h, shared with the GPU model of
+// these kernels). Two MMA warps with a 3-deep
 // ring each keep 2 tiles in flight per warp; small CTAs let several share an SM, so
 // B x Hk CTAs run in one wave where they can (with 4 warps per CTA, B=64 takes 1.9 waves
 // and each wave pays its own ramp-up, ~5 us measured). Per SM the bytes in flight stay
 // ~128 KB (FP8 D=128: 4 CTAs x 2 warps x 2 tiles x 8 KB), well above the ~35 KB that
 // 34.5 GB/s per SM at ~1 us loaded latency needs.
-struct RingShape {
-  int mma_warps;
-  int stages;
-};
-inline constexpr int kSmemPerBlockFor2PerSm = 113 * 1024;  // 228 KB/SM, 1 KB reserved per block
-
-constexpr int ring_bytes(const RingShape& r, int raw_stage_bytes, int staged_bytes_per_warp) {
-  return r.mma_warps * (r.stages * raw_stage_bytes + staged_bytes_per_warp);
-}
-
-// separate_kv is limited by its converter warps (one per MMA warp), so its shape is as
-// many converter/MMA pairs per SM as the staged 16-bit slots allow.
-constexpr RingShape choose_separate_kv_shape(int raw_stage_bytes, int staged_bytes_per_warp) {
-  constexpr RingShape two_per_sm[] = {{4, 4}, {4, 3}, {4, 2}};
-  // Not {3, 3} (two tiles in flight per converter, one pair fewer): for the mixed dtypes
-  // it is slower than {4, 2} (k8v16 B=64,S=4096: 332 vs 289 us, docs/perf-notes.md,
-  // "separate_kv"): the converter warps, not the bytes in flight, limit this mode.
-  constexpr RingShape one_per_sm[] = {{4, 4}, {4, 3}, {4, 2}, {2, 3}, {2, 2}, {1, 2}};
-  for (const RingShape& r : two_per_sm)
-    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor2PerSm) return r;
-  for (const RingShape& r : one_per_sm)
-    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
-  return {0, 0};
-}
-
-inline constexpr int kSmemPerBlockFor4PerSm = 56 * 1024;
-
-// First a shape that fits 4 CTAs per SM (B=64 x Hk=8 = 512 CTAs in one wave of 528):
-// 3 stages for FP8 K and V, 2 for the mixed dtypes (a 3-stage mixed ring would fit only
-// 3 per SM: 1.3 waves, with a thin tail). Otherwise the deepest ring that fits (BF16:
-// 2 per SM, two even waves at B=64).
-constexpr RingShape choose_ring_shape(int raw_stage_bytes, int staged_bytes_per_warp, bool separate_kv) {
-  if (separate_kv) return choose_separate_kv_shape(raw_stage_bytes, staged_bytes_per_warp);
-  constexpr RingShape preferred[] = {{2, 3}, {2, 2}, {1, 3}, {1, 2}};
-  for (const RingShape& r : preferred)
-    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockFor4PerSm) return r;
-  for (const RingShape& r : preferred)
-    if (ring_bytes(r, raw_stage_bytes, staged_bytes_per_warp) <= kSmemPerBlockMax) return r;
-  return {0, 0};
-}
+using perf::cuda_plan::choose_ring_shape;
+using perf::cuda_plan::RingShape;
+inline constexpr int kSmemPerBlockFor2PerSm = perf::cuda_plan::kSmemPerBlockFor2PerSm;
+inline constexpr int kSmemPerBlockFor4PerSm = perf::cuda_plan::kSmemPerBlockFor4PerSm;
 
 // kKvPerCta: kv heads one CTA covers, kWarpsPerHead MMA warps each. Warps of
 // different heads read the same pages (adjacent rows of one token); 2 measured faster
