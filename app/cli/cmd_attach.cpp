@@ -1,6 +1,9 @@
-// `tilepath attach --db DB --file F [--ncu] <op flags | --case ID>`: keeps a file (e.g. a raw
-// Nsight Compute report) as an artifact of a stored case; with --ncu also the numbers read
-// from it (achieved occupancy, DRAM throughput, duration, SM clock, per-reason stalls).
+// `tilepath attach --db DB --file F [--ncu | --ncu-csv] <op flags | --case ID>`: keeps a file
+// (e.g. a raw Nsight Compute report) as an artifact of a stored case; with --ncu also the
+// numbers read from ncu's text output (achieved occupancy, DRAM throughput, duration, SM
+// clock, per-reason stalls), with --ncu-csv those of its CSV output (core/perf/ncu_csv.h:
+// DRAM bytes read and written, L2 hit rate, achieved occupancy, duration, stalls,
+// shared-memory bank conflicts, instructions per pipe) of the main kernel's launch.
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +23,7 @@
 #include "app/cli/command.h"
 #include "app/cli/op_flags.h"
 #include "app/cli/output_file.h"
+#include "core/perf/ncu_csv.h"
 #include "core/perf/ncu_report.h"
 #include "core/store/run_store.h"
 
@@ -30,7 +34,7 @@ struct AttachFlags {
   OpFlags op;
   std::string db, file, name, mime = "text/plain", backend = "cuda", device;
   long long case_id = 0;
-  bool ncu = false, json = false;
+  bool ncu = false, ncu_csv = false, json = false;
   CLI::App* sub = nullptr;
 };
 
@@ -197,6 +201,7 @@ int attach(const AttachFlags& f) {
   if (name.empty()) throw UsageError("--name must not be empty");
   if (f.mime.empty()) throw UsageError("--mime must not be empty");
 
+  if (f.ncu && f.ncu_csv) throw UsageError("--ncu and --ncu-csv: give one (the file is ncu's text or its CSV output)");
   Artifact artifact{name, f.mime, read_bytes(f.file)};
   std::optional<perf::NcuReport> report;
   CaseAnnotation annotation;
@@ -208,6 +213,25 @@ int attach(const AttachFlags& f) {
       throw UsageError("--file " + std::string(e.what()));  // what() starts with the file name
     }
     annotation = ncu_annotation(*report, f.file);
+  }
+  std::vector<perf::NcuCsvMeasurement> csv_measurements;
+  if (f.ncu_csv) {
+    try {
+      const perf::NcuCsvReport csv = perf::parse_ncu_csv(
+          std::string_view(reinterpret_cast<const char*>(artifact.data.data()), artifact.data.size()), f.file);
+      const perf::NcuCsvLaunch* main = csv.first_launch_of("decode_attention_kernel");
+      if (!main)
+        throw UsageError("--file " + f.file + ": no launch of decode_attention_kernel among its " +
+                         std::to_string(csv.launches.size()) +
+                         " (profile with --kernel-name regex:decode_attention_kernel)");
+      csv_measurements = perf::ncu_csv_measurements(*main, f.file);
+    } catch (const perf::NcuReportError& e) {
+      throw UsageError("--file " + std::string(e.what()));
+    }
+    for (const perf::NcuCsvMeasurement& m : csv_measurements) {
+      annotation.measurements.push_back({m.name, m.value, m.unit});
+      if (m.name == "ncu_achieved_occupancy_pct") annotation.occupancy_achieved = m.value / 100.0;
+    }
   }
   annotation.artifacts.push_back(artifact);
 
@@ -266,6 +290,9 @@ int attach(const AttachFlags& f) {
   for (const ArtifactInfo& a : result.replaced_artifacts)
     std::printf("replaced  the artifact '%s' stored before (%lld bytes, sha256 %s)\n", a.name.c_str(),
                 static_cast<long long>(a.size), a.sha256.substr(0, 16).c_str());
+  if (f.ncu_csv)
+    std::printf("ncu csv   %zu measurements of the main kernel's launch stored as ncu_*%s\n", csv_measurements.size(),
+                annotation.occupancy_achieved ? " (and occupancy_achieved)" : "");
   if (report) {
     std::printf(
         "ncu       DRAM throughput %s%%, duration %s us, SM %s GHz, achieved occupancy %s%% (stored as %s)\n",
@@ -300,6 +327,9 @@ Command add_attach_command(CLI::App& app) {
   sub->add_option("--mime", f->mime, "media type")->default_str("text/plain");
   sub->add_flag("--ncu", f->ncu,
                 "the file is Nsight Compute text output: also store occupancy_achieved and ncu_* measurements");
+  sub->add_flag("--ncu-csv", f->ncu_csv,
+                "the file is Nsight Compute CSV output (--csv --page raw --print-units base): also store the main "
+                "kernel's ncu_* measurements and occupancy_achieved");
   sub->add_option("--case", f->case_id, "the case id (instead of the operating-point flags)");
   sub->add_option("--backend", f->backend, "backend of the case (with the operating-point flags)")->default_str("cuda");
   sub->add_option("--device", f->device, "device name of the case's run (default: any)");

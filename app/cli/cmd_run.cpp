@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include "app/cli/cancel_signal.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/command.h"
+#include "app/cli/ncu_profile.h"
 #include "app/cli/op_flags.h"
 #include "app/cli/record_json.h"
 #include "app/cli/seed_flag.h"
@@ -28,7 +30,7 @@ struct RunFlags {
   std::string backend, db, gpu = "h200", save_tensors, keys = "gaussian";
   int device = 0, repeats = 20, warmup = 5;
   std::uint64_t seed = 0;
-  bool no_ablations = false, json = false;
+  bool no_ablations = false, json = false, profile = false;
 };
 
 double measured(const CaseRecord& rec, const char* name) { return rec.measurement(name).value_or(NAN); }
@@ -131,15 +133,27 @@ int run_one(const RunFlags& f, const CliContext& context) {
     print_error("tilepath run", "cancelled; nothing stored");
     return kExitCancelled;
   }
+  std::optional<ProfileOutcome> profile;
+  if (f.profile) {
+    // The same seed (0: fresh inputs, as the case had): the profiled counters do not depend on the values.
+    profile = profile_case(store, rec, {f.backend, f.device, std::string(numerics::to_string(keys)), f.seed});
+    if (profile->ran) rec = store.load_case(rec.id);  // with the ncu_* measurements
+  }
   if (f.json) {
     nlohmann::json j = case_record_json(rec);
     j["run_uuid"] = run.uuid;
     j["backend"] = run.backend;
     j["device"] = run.device;
     j["db"] = f.db;
+    if (profile) j["profile"] = {{"ran", profile->ran}, {"why", profile->why}, {"artifact", profile->artifact}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     print_summary(rec, run, f.db);
+    if (profile && profile->ran)
+      std::printf("profile         ncu: %d ncu_* measurements stored, raw CSV kept as artifact %s\n",
+                  profile->measurements, profile->artifact.c_str());
+    else if (profile)
+      std::printf("profile         skipped: %s\n", profile->why.c_str());
   }
   return exit_code(rec.status);
 }
@@ -163,6 +177,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--gpu", f->gpu, "GPU model for simulating backends (models/gpus)")->default_str("h200");
   sub->add_option("--save-tensors", f->save_tensors, "write inputs and output as .npy + manifest.json into DIR");
   sub->add_flag("--no-ablations", f->no_ablations, "skip stage-cost ablations and the tile-interval measurement");
+  sub->add_flag("--profile", f->profile,
+                "cuda: run the case's main kernel once more under ncu (--clock-control none, when ncu is on PATH) and "
+                "store what it measured with the case, the raw CSV as an artifact");
   sub->add_flag("--json", f->json, "print the stored case as JSON");
   return {sub, [f](const CliContext& context) { return run_one(*f, context); }};
 }

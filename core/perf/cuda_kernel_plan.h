@@ -1,11 +1,12 @@
 #pragma once
-// What the CUDA backend launches for an operating point, as host arithmetic for the GPU
-// model of our kernels (core/perf/cuda_latency_model.h): warps and ring depth per CTA,
-// CTAs per SM, kv heads per CTA, the split-KV count and the tile size. The same rules as
-// backends/cuda/kernels/decode_traits.cuh and decode_launch.cu (which are to include this
-// header instead of their own copies); tests/core/test_cuda_kernel_model.cpp checks the
-// plan against what the backend launched for every bundled case. Header-only and
-// dependency-free, so nvcc can compile it into the kernels.
+// What the CUDA backend launches for an operating point, as host arithmetic that the
+// kernels (backends/cuda/kernels/decode_traits.cuh), the launcher
+// (backends/cuda/kernels/decode_launch.cu) and the GPU model of our kernels
+// (core/perf/cuda_latency_model.h) share: warps and ring depth per CTA, CTAs per SM,
+// kv heads per CTA, the split-KV count and the tile size.
+// tests/core/test_cuda_kernel_model.cpp checks the model's plan against what the backend
+// launched for every bundled case. Header-only and dependency-free, so nvcc compiles it
+// into the kernels.
 
 namespace tilepath::perf::cuda_plan {
 
@@ -89,8 +90,11 @@ inline int choose_splits(int batch, int kv_heads, int max_len, int sm_count) {
   return best;
 }
 
-// Kv heads one CTA covers (1 or 2): two for K8/V8 at D=128 (not separate_kv) once a CTA's
-// token range reaches 4096 (decode_launch.cu says where that measured faster).
+// Kv heads one CTA covers (1 or 2). Two kv heads per CTA read the same pages: for K8/V8 at
+// D=128 that is 2-5% faster from 4096 tokens per CTA up (B=16/S=32768 +3.3%, B=64/S=32768
+// +5%, B=4/S=65536 +2.2%, B=64/S=4096 +0.3%) and slower below (B=16/S=8192 -1%, B=1/S=32768
+// -4%); K16/V16 is not faster (-1.3% at B=16/S=32768) (bench/results/ab/h200-ab-kv-heads-per-cta*.json).
+// separate_kv pairs its converter and MMA warps within one kv head, so it keeps one.
 inline int kv_heads_per_cta_for(bool k8v8, bool separate_kv, int head_dim, int kv_heads, int split_tokens) {
   constexpr int kTwoHeadMinTokensPerCta = 4096;
   return k8v8 && !separate_kv && head_dim == 128 && kv_heads % 2 == 0 && split_tokens >= kTwoHeadMinTokensPerCta ? 2

@@ -130,6 +130,30 @@ TEST_F(AttachTest, NcuReportLandsOnTheCaseWithItsNumbers) {
   EXPECT_EQ(occupancy_rows, 1);
 }
 
+TEST_F(AttachTest, NcuCsvLandsOnTheCaseWithTheMainKernelsNumbers) {
+  const std::string csv = path("ncu.csv");
+  write_file(csv, fixture("ncu-raw-k8v8.csv"));
+  CliResult r = attach({"--ncu-csv", "--file", csv, "--mime", "text/csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("10 measurements of the main kernel's launch stored as ncu_*"), std::string::npos) << r.out;
+  RunStore store = RunStore::open_read_only(db_);
+  CaseRecord rec = store.load_case(case_id_, /*with_artifacts=*/true);
+  EXPECT_EQ(rec.measurement("ncu_dram_bytes_read"), 537395200.0);  // the main kernel's, not combine's
+  EXPECT_EQ(rec.measurement("ncu_l2_hit_rate_pct"), 3.12);
+  EXPECT_DOUBLE_EQ(rec.kernel.occupancy_achieved, 0.2347);
+  int csv_artifacts = 0;
+  for (const Artifact& a : rec.artifacts)
+    if (a.name == "ncu.csv") {
+      ++csv_artifacts;
+      EXPECT_EQ(a.mime, "text/csv");
+    }
+  EXPECT_EQ(csv_artifacts, 1);
+  // ncu's text output is not its CSV: refused, naming the file, the database untouched.
+  const std::string before = read_file(db_);
+  expect_refused(attach({"--ncu-csv", "--file", report_}), "no ncu CSV header", before);
+  expect_refused(attach({"--ncu-csv", "--ncu", "--file", csv}), "give one", before);
+}
+
 TEST_F(AttachTest, PlainFileByCaseIdWithAName) {
   write_file(path("notes.bin"), std::string("a\0b", 3));
   CliResult r = run_cli({"attach", "--db", db_, "--case", std::to_string(case_id_), "--file", path("notes.bin"),

@@ -9,10 +9,11 @@
 #           cuobjdump resource usage and an opcode summary of the plugin's SASS
 #   tests   the GPU tests (gtest XML + log)
 #   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
-#   ncu     Nsight Compute (--clock-control none) on the main kernel of K8/V8
-#           (transform/k_only and fp8_qk/k_only) and K16/V16 at B=64, S=4096, cold,
-#           with the per-reason stall metrics; each raw report is kept in logs and
-#           attached (`tilepath attach --ncu`) to the matching case of the sweep database
+#   ncu     Nsight Compute (--clock-control none, CSV of the raw page) on the main kernel
+#           of one case of every kernel family at B=64, S=4096, cold: DRAM bytes, L2 hit
+#           rate, achieved occupancy, stalls per reason, shared-memory bank conflicts,
+#           instructions per pipe; each CSV is kept in logs and attached
+#           (`tilepath attach --ncu-csv`) to the matching case of the sweep database
 #   peers   bench/peers.py (issue 5), if present
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck on one small
 #           case of every kernel family (split-KV + combine, two kv heads per CTA,
@@ -109,31 +110,31 @@ PY
   ls -la "$DB"
 }
 
+# The metrics core/perf/ncu_csv.cpp reads (ncu_csv_metric_list(); tests/core/test_ncu_csv.cpp
+# checks that this line says the same).
+NCU_CSV_METRICS='dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__inst_executed_pipe_.*\.sum'
+
 run_ncu() {
   step ncu
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
-  # Per-reason stalls: smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio is
-  # the cycles between two issued instructions of a warp that <reason> accounts for
-  # (the reasons add up to WarpStateStats' "Warp Cycles Per Issued Instruction").
-  local stall_metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
-  for v in "k8v8 transform k_only" "k8v8 fp8_qk k_only" "k16v16 k16 none"; do
+  # One case of every kernel family (dtype x path x mode) at B=64, S=4096, cold: ncu's CSV
+  # (the raw page, base units) of the main kernel, attached with its numbers
+  # (`tilepath attach --ncu-csv`) to the matching case of the sweep database.
+  for v in "k16v16 k16 none" "k16v8 k16 full" "k16v8 k16 separate_kv" "k8v16 transform full" \
+           "k8v16 transform separate_kv" "k8v16 fp8_qk none" "k8v8 transform full" "k8v8 transform k_only" \
+           "k8v8 transform separate_kv" "k8v8 fp8_qk full" "k8v8 fp8_qk k_only" "k8v8 fp8_qk separate_kv"; do
     set -- $v
-    local report="$LOGS/ncu-$1-$2-$3.txt"
-    # The same operating point for the profiled run and for finding its case in the sweep database.
+    local report="$LOGS/ncu-$1-$2-$3.csv"
     local op=(--kv "$1" --k-path "$2" --mode "$3" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
               --head-dim 128 --page-size 16 --cache hbm_cold)
-    timeout 120 ncu --clock-control none --kernel-name regex:decode_attention_kernel --launch-count 1 \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-        --section LaunchStats --section SchedulerStats --metrics "$stall_metrics" \
+    timeout 180 ncu --clock-control none --csv --page raw --print-units base --metrics "$NCU_CSV_METRICS" \
+        --kernel-name regex:decode_attention_kernel --launch-count 1 \
         "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${op[@]}" --repeats 1 --warmup 0 --no-ablations \
         >"$report" 2>&1
-    grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Duration|Registers Per" "$report" | head -n 8
-    # The raw report onto the matching case of the sweep database (the sweep step runs
-    # first in the same call), with occupancy_achieved and the ncu_* measurements. A
-    # database without that case makes attach say which cases it has; the step goes on.
+    echo "ncu $1/$2/$3: $(grep -c '^"[0-9]' "$report") launch row(s)"
     if [ -f "$DB" ]; then
-      "$TILEPATH" attach --db "$DB" --ncu --file "$report" --backend cuda "${op[@]}" 2>&1 | tee -a "$LOGS/attach.log" \
-        || echo "attach of $report failed (the report stays in logs)"
+      "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${op[@]}" 2>&1 \
+        | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
     else
       echo "no sweep database at $DB: $report stays in logs only"
     fi
