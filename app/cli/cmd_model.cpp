@@ -1,14 +1,20 @@
-// `tilepath model check|fit`: how far the GPU model of the CUDA kernels
-// (core/perf/cuda_latency_model.h) is from the latencies a database measured, and fitting
-// its coefficients (models/fits/<gpu>.json) to them, shapes of a held-out list left out.
+// `tilepath model check|fit|ii`: how far the GPU model of the CUDA kernels
+// (core/perf/cuda_latency_model.h) is from the latencies a database measured, fitting its
+// coefficients (models/fits/<gpu>.json) to them, shapes of a held-out list left out, and how
+// far the kernel II model of the isolated stage costs (core/analysis/kernel_ii_model.h) is
+// from the measured tile intervals.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command.h"
+#include "core/analysis/kernel_ii_model.h"
 #include "core/git_revision.h"
 #include "core/perf/cuda_model_fit.h"
 #include "core/store/run_store.h"
@@ -123,6 +129,60 @@ int fit(const ModelFlags& f) {
   return kExitOk;
 }
 
+// |kernel II - measured tile interval| / measured over every ok cuda case with a tile
+// interval; a case whose kernel II is a lower bound (a stage without an isolated cost)
+// is counted apart, not in the errors.
+int kernel_ii(const ModelFlags& f) {
+  RunStore store = RunStore::open_read_only(f.db);
+  CaseFilter filter;
+  filter.backend = "cuda";
+  filter.status = CaseStatus::ok;
+  std::map<std::string, std::vector<double>> errors;  // "all" and per mode
+  int cases = 0, lower_bounds = 0, without_interval = 0, without_isolated = 0;
+  for (const CaseSummary& c : store.cases(filter)) {
+    ++cases;
+    const auto p = analysis::predict_kernel_ii(c.record);
+    if (!p) {
+      ++without_isolated;
+    } else if (!p->missing.empty()) {
+      ++lower_bounds;
+    } else if (!std::isfinite(p->measured_ii_us) || p->measured_ii_us <= 0) {
+      ++without_interval;
+    } else {
+      const double e = std::abs(p->ii_us - p->measured_ii_us) / p->measured_ii_us;
+      errors["all"].push_back(e);
+      errors[std::string(to_string(c.record.op.mode))].push_back(e);
+    }
+  }
+  const auto quantile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
+  };
+  nlohmann::json j = {{"db", f.db},
+                      {"cases", cases},
+                      {"compared", errors["all"].size()},
+                      {"lower_bounds", lower_bounds},
+                      {"without_isolated_costs", without_isolated},
+                      {"without_tile_interval", without_interval}};
+  for (const auto& [group, e] : errors)
+    if (!e.empty()) j["errors"][group] = {{"cases", e.size()}, {"median", quantile(e, 0.5)}, {"p90", quantile(e, 0.9)}};
+  if (f.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s: kernel II of the isolated stage costs against the measured tile interval, %d cuda cases\n",
+              f.db.c_str(), cases);
+  std::printf(
+      "compared %zu; lower bounds (a stage without an isolated cost) %d; no isolated cost %d; no tile "
+      "interval %d\n",
+      errors["all"].size(), lower_bounds, without_isolated, without_interval);
+  for (const auto& [group, e] : errors)
+    if (!e.empty())
+      std::printf("  %-12s %4zu cases  median %5.1f%%  p90 %5.1f%%\n", group.c_str(), e.size(), 100 * quantile(e, 0.5),
+                  100 * quantile(e, 0.9));
+  return kExitOk;
+}
+
 }  // namespace
 
 Command add_model_command(CLI::App& app) {
@@ -137,9 +197,15 @@ Command add_model_command(CLI::App& app) {
     c->add_option("--held-out", f->held_out, "JSON list of shapes the fit never sees (models/fits/*-held-out.json)");
   }
   chk->add_flag("--json", f->json, "print JSON");
+  CLI::App* ii = sub->add_subcommand(
+      "ii", "Kernel II of the isolated stage costs against the measured tile intervals of a database's cuda cases");
+  ii->add_option("--db", f->db, "database with measured cuda cases")->required();
+  ii->add_flag("--json", f->json, "print JSON");
   ft->add_option("--out", f->out, "fit file to write")->required();
   ft->add_option("--iterations", f->iterations, "Nelder-Mead steps per round")->default_str("3000");
-  return {sub, [f, chk](const CliContext&) { return chk->parsed() ? check(*f) : fit(*f); }};
+  return {sub, [f, chk, ii](const CliContext&) {
+            return chk->parsed() ? check(*f) : ii->parsed() ? kernel_ii(*f) : fit(*f);
+          }};
 }
 
 }  // namespace tilepath::cli
