@@ -370,11 +370,13 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   e.latency_us = e.once_per_step_us + e.fill_us + (e.tiles_walked - 1) * e.ii_us +
                  transfer_us(other_bytes, e.read_bandwidth_gbps) + e.launch_overhead_us;
 
-  char buf[256];
-  std::snprintf(buf, sizeof(buf),
-                "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d, %d-stage ring%s; %.1f tiles walked",
-                e.ii_us, std::string(to_string(e.limiting_stage)).c_str(), e.ctas, e.concurrent_ctas, e.ctas_per_sm,
-                e.splits, depth, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
+  char buf[320];
+  std::snprintf(
+      buf, sizeof(buf),
+      "II %.3f us limited by %s; %d CTAs (%d resident, %d/SM), splits %d, %d-stage ring%s; %.1f tiles walked; "
+      "model-only: datasheet rates, not fitted to measurements",
+      e.ii_us, std::string(to_string(e.limiting_stage)).c_str(), e.ctas, e.concurrent_ctas, e.ctas_per_sm, e.splits,
+      depth, e.served_from_l2 ? ", KV served from L2" : "", e.tiles_walked);
   e.notes = buf;
   return e;
 }

@@ -78,6 +78,8 @@ TEST(CudaKernelModel, AGpuWithoutItsOwnFitIsModelOnly) {
   const CostEstimate h100 = estimate_costs(op, load_gpu_model("h100_sxm", kModels));
   EXPECT_EQ(h200.notes.find("model-only"), std::string::npos) << h200.notes;
   EXPECT_NE(h100.notes.find("model-only: fitted on h200"), std::string::npos) << h100.notes;
+  const CostEstimate mi300x = estimate_costs(op, load_gpu_model("mi300x", kModels));
+  EXPECT_NE(mi300x.notes.find("model-only: datasheet rates"), std::string::npos) << mi300x.notes;
   EXPECT_EQ(h200.tile_tokens, 64);              // two MMA warps of 32 tokens per kv head
   EXPECT_GT(h100.latency_us, h200.latency_us);  // less bandwidth for the same bytes
 }
