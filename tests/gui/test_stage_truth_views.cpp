@@ -5,9 +5,12 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QListWidget>
+#include <QTableWidget>
 #include <QtTest>
 
 #include "core/analysis/variant_analysis.h"
+#include "ui/views/profiler_panel.h"
 #include "ui/views/stage_graph_scene.h"
 #include "ui/views/timeline_scene.h"
 
@@ -82,6 +85,29 @@ class TestStageTruthViews : public QObject {
     a = analysis::analyze_variant(c.record.op, c);
     buildTimelineScene(scene, a);
     QCOMPARE(timelineUnexplainedUs(scene), 0.0);
+  }
+
+  void profilerPanelListsNcuMetricsStallsFirstByCostAndOpensTheRawReport() {
+    CaseRecord rec = cuda_case().record;
+    rec.id = 7;
+    rec.measurements.push_back({"ncu_stall_barrier_cycles", 0.35, "cycle"});
+    rec.measurements.push_back({"ncu_stall_long_scoreboard_cycles", 1.8, "cycle"});
+    rec.measurements.push_back({"ncu_dram_bytes_read", 537395200, "byte"});
+    const std::string csv = "\"ID\",\"Kernel Name\"\n";
+    rec.artifacts.push_back({"ncu-profile.csv", "text/csv", std::vector<std::uint8_t>(csv.begin(), csv.end())});
+    rec.artifacts.push_back({"blob.bin", "application/octet-stream", {1, 0, 2}});
+    ProfilerPanel panel;
+    panel.setCase(rec);
+    QTableWidget* t = panel.metricsTable();
+    QCOMPARE(t->rowCount(), 3);  // only the ncu_* measurements
+    QCOMPARE(t->item(0, 0)->text(), QStringLiteral("ncu_dram_bytes_read"));
+    QCOMPARE(t->item(1, 0)->text(), QStringLiteral("ncu_stall_long_scoreboard_cycles"));  // the larger stall first
+    QCOMPARE(t->item(2, 0)->text(), QStringLiteral("ncu_stall_barrier_cycles"));
+    QCOMPARE(panel.artifactList()->count(), 2);
+    QCOMPARE(panel.artifactText(QStringLiteral("ncu-profile.csv")), QString::fromStdString(csv));
+    QVERIFY(panel.artifactText(QStringLiteral("blob.bin")).contains(QStringLiteral("binary")));
+    panel.setCase(CaseRecord{});
+    QCOMPARE(t->rowCount(), 0);
   }
 };
 

@@ -15,6 +15,7 @@
 #include "ui/models/case_comparison_model.h"
 #include "ui/models/cases_model.h"
 #include "ui/models/runs_model.h"
+#include "ui/views/profiler_panel.h"
 
 namespace tilepath::ui {
 
@@ -120,10 +121,14 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   compare_layout->setContentsMargins(0, 0, 0, 0);
   compare_layout->addWidget(new QLabel(tr("<b>Compare</b> — select two cases (Ctrl+click)")));
   compare_layout->addWidget(comparison_table_, 1);
+  profiler_ = new ProfilerPanel;
+  auto* compare_and_profile = new QSplitter(Qt::Vertical);
+  compare_and_profile->addWidget(compare_box);
+  compare_and_profile->addWidget(profiler_);
 
   auto* right = new QSplitter(Qt::Horizontal);
   right->addWidget(cases_box);
-  right->addWidget(compare_box);
+  right->addWidget(compare_and_profile);
   right->setStretchFactor(0, 1);
   right->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical);
@@ -174,6 +179,9 @@ void RunsView::onCaseSelectionChanged() {
   if (rows.size() >= 2) b = session_->loadCase(rows[1].data(CasesModel::CaseIdRole).toLongLong());
   comparison_model_->setCases(a, b);
   comparison_table_->resizeColumnsToContents();
+  profiler_->setCase(rows.isEmpty() ? CaseRecord{}
+                                    : session_->loadCase(rows[0].data(CasesModel::CaseIdRole).toLongLong(),
+                                                         /*withArtifacts=*/true));
   if (!rows.isEmpty()) {
     int source = cases_proxy_->mapToSource(rows.front()).row();
     if (source >= 0) emit caseSelected(cases_model_->caseAt(source));

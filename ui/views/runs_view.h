@@ -1,6 +1,6 @@
 #pragma once
-// Runs view: runs table, cases table (filter + sort through a proxy), and a
-// side-by-side comparison of the two selected cases.
+// Runs view: runs table, cases table (filter + sort through a proxy), a side-by-side
+// comparison of the two selected cases and the profiler panel of the first.
 
 #include <optional>
 
@@ -19,6 +19,7 @@ class CaseComparisonModel;
 class CasesModel;
 class CaseFilterProxy;
 class DatabaseSession;
+class ProfilerPanel;
 class RunsModel;
 
 class RunsView : public QWidget {
@@ -30,6 +31,7 @@ class RunsView : public QWidget {
   CaseComparisonModel* comparisonModel() const { return comparison_model_; }
   QTableView* casesTable() const { return cases_table_; }
   QTableView* runsTable() const { return runs_table_; }
+  ProfilerPanel* profilerPanel() const { return profiler_; }
   // The cases table as the user sees it (filtered, sorted), e.g. for CSV export.
   const QAbstractItemModel* visibleCases() const;
   void setFilterText(const QString& text);
@@ -50,6 +52,7 @@ class RunsView : public QWidget {
   CaseFilterProxy* cases_proxy_;
   CaseComparisonModel* comparison_model_;
   QTableView *runs_table_, *cases_table_, *comparison_table_;
+  ProfilerPanel* profiler_;
   QLineEdit* filter_;
   QLabel* counts_;
   void onCaseSelectionChanged();
