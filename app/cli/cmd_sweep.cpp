@@ -10,6 +10,8 @@
 #include "app/cli/cancel_signal.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/command.h"
+#include "app/cli/ncu_profile.h"
+#include "app/cli/op_flags.h"
 #include "app/cli/progress_bar.h"
 #include "core/sweep.h"
 
@@ -18,7 +20,7 @@ namespace {
 
 struct SweepFlags {
   std::string spec, backend, db;
-  bool json = false, dry_run = false;
+  bool json = false, dry_run = false, profile = false;
   std::int64_t max_cases = kDefaultMaxSweepCases;
 };
 
@@ -74,6 +76,26 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
     bar.finish();
   }
 
+  // --profile: every ok case this sweep ran, once more under ncu (app/cli/ncu_profile.h).
+  int profiled = 0;
+  std::string profile_skipped;
+  if (f.profile && outcome.run_id > 0) {
+    CaseFilter filter;
+    filter.run_id = outcome.run_id;
+    filter.status = CaseStatus::ok;
+    const std::vector<CaseSummary> ran = store.cases(filter);
+    for (std::size_t i = 0; i < ran.size() && !cancel_flag().load(); ++i) {
+      const ProfileOutcome p =
+          profile_case(store, ran[i].record, {backend.name(), spec.settings.device, spec.settings.key_distribution, 0});
+      if (!p.ran) {
+        profile_skipped = p.why;
+        break;
+      }
+      ++profiled;
+      if (!f.json) std::printf("profiled %zu/%zu  %s\n", i + 1, ran.size(), describe_case(ran[i].record.op).c_str());
+    }
+  }
+
   if (f.json) {
     nlohmann::json j = {{"spec", spec.name},
                         {"backend", backend.name()},
@@ -86,12 +108,14 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
                         {"cancelled", outcome.cancelled},
                         {"run_id", outcome.run_id},
                         {"skipped_invalid", spec.skipped_invalid}};
+    if (f.profile) j["profile"] = {{"profiled", profiled}, {"skipped", profile_skipped}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("sweep %s on %s: %d cases, %d run, %d already stored, %d failed, %d unsupported%s -> %s\n",
                 spec.name.c_str(), backend.name().c_str(), outcome.total, outcome.ran, outcome.skipped_existing,
                 outcome.failed, outcome.unsupported, outcome.cancelled ? ", CANCELLED (rerun to resume)" : "",
                 f.db.c_str());
+    if (f.profile && !profile_skipped.empty()) std::printf("profile skipped: %s\n", profile_skipped.c_str());
   }
   return outcome.cancelled ? kExitCancelled : kExitOk;
 }
@@ -108,6 +132,9 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--max-cases", f->max_cases, "refuse a spec whose axes expand to more combinations than N")
       ->default_str(std::to_string(kDefaultMaxSweepCases));
   sub->add_flag("--dry-run", f->dry_run, "parse and expand the spec, print the case count, run nothing");
+  sub->add_flag("--profile", f->profile,
+                "cuda: afterwards, every ok case the sweep ran once more under ncu (as `run --profile`), what ncu "
+                "measured stored with the case");
   return {sub, [f](const CliContext& context) { return run_sweep_command(*f, context); }};
 }
 

@@ -14,6 +14,7 @@
 #include "backends/cuda/event_timer.h"
 #include "backends/cuda/kernel_metadata.h"
 #include "backends/cuda/output_check.h"
+#include "backends/cuda/sass_opcode_counts.h"
 #include "backends/cuda/stage_cost_derivation.h"
 #include "core/numerics/fp8.h"
 #include "core/stage.h"
@@ -330,22 +331,31 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     storage.add_metric("stream_same_bytes_fraction", stream_same_bytes_us / main.median_us, "");
   }
 
-  const nlohmann::json kernel = {{"name", meta.name},
-                                 {"mangled_name", meta.mangled_name},
-                                 {"cubin_sha256", meta.cubin_sha256},
-                                 {"cubin_bytes", meta.cubin_bytes},
-                                 {"cubin_note", meta.cubin_note},
-                                 {"regs_per_thread", meta.regs_per_thread},
-                                 {"smem_static_bytes", meta.smem_static_bytes},
-                                 {"smem_dynamic_bytes", meta.smem_dynamic_bytes},
-                                 {"local_bytes_per_thread", meta.local_bytes_per_thread},
-                                 {"blocks_per_sm", meta.blocks_per_sm},
-                                 {"occupancy_theoretical", meta.occupancy_theoretical},
-                                 {"waves", meta.waves},
-                                 {"grid", {meta.grid.x, meta.grid.y, meta.grid.z}},
-                                 {"block", {meta.block.x, meta.block.y, meta.block.z}},
-                                 {"splits", args.splits},
-                                 {"tile_tokens", meta.tile_tokens}};
+  // SASS opcode counts of the main kernel (cuobjdump of this plugin, once per kernel).
+  const SassLookup& sass = sass_of(meta.mangled_name);
+  nlohmann::json sass_json = {{"note", sass.error}};
+  if (sass.error.empty()) {
+    for (const char* opcode : kReportedSassOpcodes)
+      storage.add_metric(std::string("sass_") + opcode, sass.counts.count(opcode), "inst");
+    storage.add_metric("sass_instructions", sass.counts.instructions, "inst");
+    sass_json = {{"source", sass.source}, {"instructions", sass.counts.instructions}, {"opcodes", sass.counts.opcodes}};
+  }
+  nlohmann::json kernel = {{"name", meta.name},
+                           {"mangled_name", meta.mangled_name},
+                           {"cubin_sha256", meta.cubin_sha256},
+                           {"cubin_bytes", meta.cubin_bytes},
+                           {"cubin_note", meta.cubin_note},
+                           {"regs_per_thread", meta.regs_per_thread},
+                           {"smem_static_bytes", meta.smem_static_bytes},
+                           {"smem_dynamic_bytes", meta.smem_dynamic_bytes},
+                           {"local_bytes_per_thread", meta.local_bytes_per_thread},
+                           {"blocks_per_sm", meta.blocks_per_sm},
+                           {"occupancy_theoretical", meta.occupancy_theoretical},
+                           {"waves", meta.waves},
+                           {"grid", {meta.grid.x, meta.grid.y, meta.grid.z}},
+                           {"block", {meta.block.x, meta.block.y, meta.block.z}},
+                           {"splits", args.splits},
+                           {"tile_tokens", meta.tile_tokens}};
   const nlohmann::json samples = {
       {"seed", std::to_string(seed)},
       {"cache", std::string(to_string(op.cache))},
@@ -365,6 +375,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         {"waves", geometry.waves}}},
       {"correctness", check.what_was_checked},
       {"timings", timings}};
+  kernel["sass"] = sass_json;
   storage.add_artifact("kernel.json", "application/json", kernel.dump(2));
   storage.add_artifact("samples.json", "application/json", samples.dump());
 }
