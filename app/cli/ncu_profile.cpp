@@ -12,29 +12,14 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/find_on_path.h"
 #include "core/op_fields.h"
 #include "core/perf/ncu_csv.h"
 
 namespace tilepath::cli {
 namespace fs = std::filesystem;
 
-std::string find_ncu() {
-  const char* path = std::getenv("PATH");
-  if (!path) return "";
-  std::string dirs = path;
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t end = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!dir.empty()) {
-      const fs::path candidate = fs::path(dir) / "ncu";
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    }
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return "";
-}
+std::string find_ncu() { return find_on_path("ncu"); }
 
 std::vector<std::string> ncu_command(const std::string& ncu, const std::string& tilepath, const OperatingPoint& op,
                                      const ProfileRequest& r, const std::string& scratch_db) {

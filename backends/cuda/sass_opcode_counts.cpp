@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "backends/cuda/embedded_cubins.h"
+#include "core/find_on_path.h"
 
 namespace tilepath::cuda {
 namespace {
@@ -20,18 +21,8 @@ std::string_view trim(std::string_view s) {
 }
 
 std::string find_cuobjdump() {
-  if (const char* path = std::getenv("PATH")) {
-    std::string dirs = path;
-    std::size_t start = 0;
-    while (start <= dirs.size()) {
-      const std::size_t end = dirs.find(':', start);
-      const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      const std::string candidate = dir + "/cuobjdump";
-      if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  const std::string on_path = find_on_path("cuobjdump");
+  if (!on_path.empty()) return on_path;
   return ::access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "";
 }
 
