@@ -11,6 +11,7 @@
 #include "backends/cpu/decode_kernel.h"
 #include "backends/cpu/read_bandwidth.h"
 #include "core/numerics/case_gate.h"
+#include "core/numerics/fnuz_decode_emulation.h"
 #include "core/stage.h"
 
 namespace tilepath::cpu {
@@ -120,8 +121,11 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
         op.rope == RopeLayout::pre_rope || !problem.k_bias.empty()
             ? numerics::RopeTable::build(*std::max_element(problem.lengths.begin(), problem.lengths.end()), op.head_dim)
             : numerics::RopeTable{};
+    // gfx942 numerics: the same values in E4M3 FNUZ bytes with doubled scales (exact).
+    const DecodeProblem fnuz_problem = options.fnuz ? numerics::to_fnuz_cache(problem) : DecodeProblem{};
     DecodeLaunch launch;
-    launch.problem = &problem;
+    launch.problem = options.fnuz ? &fnuz_problem : &problem;
+    launch.fnuz = options.fnuz;
     launch.rope = &rope;
     launch.threads = options.threads;
     launch.splits = op.splits > 0 ? op.splits : choose_splits(problem, options.threads);
@@ -219,7 +223,8 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     const DecodeProblem full_precision =
         numerics::make_full_precision_requests(op, options.seed, options.keys, verified);
     std::vector<double> reference;
-    m.gate = numerics::case_gate(problem, verified, checked, full_precision, &reference);
+    m.gate = numerics::case_gate(problem, verified, checked, full_precision, options.fnuz ? nullptr : &reference);
+    if (options.fnuz) reference = numerics::reference_decode(problem, verified, numerics::QQuantization::e4m3_fnuz);
     m.gate.rows_total = op.batch * op.kv_heads;
     m.reference_ms = elapsed_us(start) / 1000;
     m.error = numerics::compare(checked, reference);

@@ -25,6 +25,10 @@ struct MeasureOptions {
   numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian;
   std::string save_tensors_dir;  // "" = don't save
   int threads = 1;
+  // gfx942 numerics (device 1): the kernels run on the cache re-encoded to E4M3 FNUZ with Q
+  // and P quantized to FNUZ (DecodeLaunch::fnuz); the kernel check's reference quantizes Q
+  // to FNUZ too (QQuantization::e4m3_fnuz).
+  bool fnuz = false;
 };
 
 struct CaseMeasurement {

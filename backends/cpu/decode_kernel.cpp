@@ -65,7 +65,7 @@ struct WorkItem {
 void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head, TileScratch& s) {
   const DecodeProblem& p = *plan.problem;
   const int D = plan.head_dim, G = plan.group_size;
-  const auto& table = e4m3_table();
+  const auto& table = plan.fnuz ? e4m3_fnuz_table() : e4m3_table();
   const std::size_t head_row = p.k_scale.size() > 1 ? kv_head : 0;
   for (int g = 0; g < G; ++g) {
     const std::size_t row = static_cast<std::size_t>(b) * p.op.q_heads + kv_head * G + g;
@@ -87,7 +87,7 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
   }
   // k_only: P8 carries kPScale; a per-head v_scale joins it here (MXFP8 V: pv applied the block scales).
   const float v_scale = plan.v_block_scaled ? 1.0f : p.v_scale[p.v_scale.size() > 1 ? kv_head : 0];
-  s.out_scale = plan.v == VOperand::e4m3_direct ? v_scale / kPScale : 1.0f;
+  s.out_scale = plan.v == VOperand::e4m3_direct ? v_scale / plan.p_scale : 1.0f;
   std::fill(s.m.begin(), s.m.end(), -INFINITY);
   std::fill(s.l.begin(), s.l.end(), 0.0f);
   std::fill(s.acc.begin(), s.acc.end(), 0.0f);
@@ -132,7 +132,13 @@ template <class Ablation, bool Timed>
 DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
   const DecodeProblem& p = *launch.problem;
   const OperatingPoint& op = p.op;
-  const VariantPlan plan = make_variant_plan(p, launch.rope);
+  VariantPlan plan = make_variant_plan(p, launch.rope);
+  if (launch.fnuz) {
+    if (plan.k_block_scaled || plan.v_block_scaled || plan.rope || plan.bias_rope)
+      throw std::invalid_argument("cpu kernel: gfx942 numerics take a plain post-RoPE cache (no mxfp8 or prebias)");
+    plan.fnuz = true;
+    plan.p_scale = numerics::kFnuzPScale;
+  }
   const std::vector<std::int32_t>& lengths = launch.lengths.empty() ? p.lengths : launch.lengths;
   const int D = op.head_dim, G = plan.group_size, splits = std::max(1, launch.splits);
   const std::size_t out_rows = static_cast<std::size_t>(op.batch) * op.q_heads;
@@ -148,7 +154,8 @@ DecodeOutcome run_decode_impl(const DecodeLaunch& launch) {
     step.q_scale.assign(out_rows, 1.0f);
     stage<Ablation, Timed, TP_STAGE_Q_QUANT>(main_ns, [&] {
       for (std::size_t row = 0; row < out_rows; ++row) {
-        step.q_scale[row] = numerics::quantize_q_row_e4m3(&p.q[row * D], D, &step.q8[row * D]);
+        step.q_scale[row] = plan.fnuz ? numerics::quantize_q_row_e4m3_fnuz(&p.q[row * D], D, &step.q8[row * D])
+                                      : numerics::quantize_q_row_e4m3(&p.q[row * D], D, &step.q8[row * D]);
       }
     });
   }

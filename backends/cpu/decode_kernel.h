@@ -29,6 +29,9 @@ struct DecodeLaunch {
   bool stage_timers = false;        // time every named stage call (isolated costs)
   // The kernel's cos/sin cache: required for a pre_rope op and for a post_rope prebias op.
   const numerics::RopeTable* rope = nullptr;
+  // gfx942 numerics: the problem's FP8 bytes are E4M3 FNUZ (numerics::to_fnuz_cache), Q and
+  // k_only's P are quantized to FNUZ as the HIP kernels do (VariantPlan::fnuz).
+  bool fnuz = false;
   // Called on the launching thread between its work items; return true to cancel.
   std::function<bool(double fraction)> poll;
 };

@@ -86,17 +86,30 @@ void cpu_shutdown(void) {
   state().initialised = false;
 }
 
-int32_t cpu_device_count(void) { return 1; }
+// Device 0: this processor with the OCP E4M3 numerics of the CUDA path. Device 1: the same
+// processor emulating gfx942's numerics (E4M3 FNUZ cache, Q and P quantized to FNUZ) so the
+// HIP path's numbers can be checked without an AMD GPU.
+constexpr int kFnuzDevice = 1;
+int32_t cpu_device_count(void) { return 2; }
+
+// Why device 1 cannot run op ("" when it can): the HIP kernels' plain, post-RoPE cache.
+std::string fnuz_unsupported_reason(const OperatingPoint& op) {
+  if (op.k_repr != KRepr::plain)
+    return "k_repr: device 1 (gfx942 numerics) emulates the HIP kernels, which take a plain cache; allowed: plain";
+  if (op.rope != RopeLayout::post_rope)
+    return "rope: device 1 (gfx942 numerics) takes a post-RoPE cache; allowed: post_rope";
+  return "";
+}
 
 const char* cpu_no_device_reason(void) { return ""; }
 
 int cpu_device_info(int32_t device, tp_device_info* out) {
-  if (device != 0 || out == nullptr) return 1;
+  if ((device != 0 && device != kFnuzDevice) || out == nullptr) return 1;
   if (!state().initialised) cpu_init(nullptr, 0);
   const auto& s = state();
   tp_device_info info{};
   info.struct_size = sizeof(tp_device_info);
-  copy_text(info.name, s.device.name);
+  copy_text(info.name, device == kFnuzDevice ? s.device.name + " (E4M3 FNUZ numerics of gfx942)" : s.device.name);
   copy_text(info.arch, "x86_64");
   info.sm_count = s.device.hardware_threads;
   info.memory_bytes = s.device.memory_bytes;
@@ -112,8 +125,9 @@ int cpu_device_info(int32_t device, tp_device_info* out) {
 }
 
 int cpu_supports(int32_t device, const tp_case* c, char* why, size_t why_len) {
-  if (device != 0) {
-    copy_text(why, why_len, "cpu backend: device " + std::to_string(device) + " does not exist (only device 0)");
+  if (device != 0 && device != kFnuzDevice) {
+    copy_text(why, why_len,
+              "cpu backend: device " + std::to_string(device) + " does not exist (0: OCP E4M3, 1: gfx942 numerics)");
     return 0;
   }
   if (c == nullptr) {
@@ -123,7 +137,8 @@ int cpu_supports(int32_t device, const tp_case* c, char* why, size_t why_len) {
   try {
     const OperatingPoint op = from_tp_case(*c);
     op.validate();
-    const std::string reason = unsupported_reason(op);
+    std::string reason = unsupported_reason(op);
+    if (reason.empty() && device == kFnuzDevice) reason = fnuz_unsupported_reason(op);
     copy_text(why, why_len, reason);
     return reason.empty() ? 1 : 0;
   } catch (const std::exception& e) {
@@ -176,8 +191,9 @@ void fill_result(const OperatingPoint& op, const CaseMeasurement& m, int threads
 int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options, tp_result* out) {
   if (out == nullptr) return TP_ERR_INVALID;
   if (!state().initialised) cpu_init(nullptr, 0);
-  if (device != 0)
-    return finish(out, TP_ERR_INVALID, "device: " + std::to_string(device) + " does not exist; allowed: 0");
+  if (device != 0 && device != kFnuzDevice)
+    return finish(out, TP_ERR_INVALID,
+                  "device: " + std::to_string(device) + " does not exist; allowed: 0 (OCP E4M3), 1 (gfx942 numerics)");
   if (c == nullptr) return finish(out, TP_ERR_INVALID, "case: NULL");
 
   OperatingPoint op;
@@ -189,11 +205,15 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   }
   if (const std::string reason = unsupported_reason(op); !reason.empty())
     return finish(out, TP_ERR_UNSUPPORTED, reason);
+  if (device == kFnuzDevice)
+    if (const std::string reason = fnuz_unsupported_reason(op); !reason.empty())
+      return finish(out, TP_ERR_UNSUPPORTED, reason);
 
   if (const std::string why = plugin::launch_count_problem(options); !why.empty())
     return finish(out, TP_ERR_INVALID, why);
   MeasureOptions measure;
   measure.threads = state().device.hardware_threads;
+  measure.fnuz = device == kFnuzDevice;
   tp_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;
   const volatile int32_t* cancel = nullptr;

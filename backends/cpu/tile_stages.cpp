@@ -67,6 +67,14 @@ inline void decode_row_e4m3(const std::uint8_t* raw, int n, float* out) {
   for (int i = 0; i < n; ++i) out[i] = e4m3_value(raw[i]);
 }
 
+// One FP8 row -> float in the plan's format: OCP E4M3 (the vectorized bit decode) or, for
+// gfx942 numerics, E4M3 FNUZ (its exhaustively tested table).
+inline void decode_row_fp8(const VariantPlan& plan, const std::uint8_t* raw, int n, float* out) {
+  if (!plan.fnuz) return decode_row_e4m3(raw, n, out);
+  const auto& table = e4m3_fnuz_table();
+  for (int i = 0; i < n; ++i) out[i] = table[raw[i]];
+}
+
 // One MXFP8 row -> float: each element times its 32-element block's 2^X. Exact: an E4M3
 // value (4 significant bits) times a power of two stays a float (down to 2^-136 for
 // the smallest code and scale, inside float's subnormals), so it equals mxfp8_value.
@@ -131,6 +139,15 @@ const std::array<float, 256>& e8m0_table() {
   return table;
 }
 
+const std::array<float, 256>& e4m3_fnuz_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int code = 0; code < 256; ++code) t[code] = numerics::e4m3_fnuz_to_float(static_cast<std::uint8_t>(code));
+    return t;
+  }();
+  return table;
+}
+
 const std::array<float, 256>& e4m3_table() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> t{};
@@ -186,6 +203,9 @@ void k_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     // MXFP8: K = e4m3 * 2^X of the element's 32-element block (no bias: k_repr is one field).
     const int blocks = D / numerics::kMxBlockSize;
     for (int t = 0; t < tile.tokens; ++t) decode_row_mxfp8(&raw[t * D], &s.k_mx_raw[t * blocks], D, &k[t * D]);
+  } else if (plan.fnuz) {
+    decode_row_fp8(plan, raw, tile.tokens * D, k);
+    for (int i = 0; i < tile.tokens * D; ++i) k[i] *= scale;
   } else if (p.k_bias.empty() || plan.rope == nullptr) {
     // (a post-RoPE prebias cache gets its bias back in score space, in k_bias)
 #pragma omp simd
@@ -218,7 +238,7 @@ void qk(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
         key = s.row.data();
         break;
       case KOperand::e4m3_fp8_qk:
-        decode_row_e4m3(&s.k_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+        decode_row_fp8(plan, &s.k_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
         key = s.row.data();
         break;
     }
@@ -299,6 +319,11 @@ void v_prep(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
     return;
   }
   const float scale = head_scale(plan.problem->v_scale, tile.kv_head);
+  if (plan.fnuz) {
+    decode_row_fp8(plan, raw, tile.tokens * plan.head_dim, v);
+    for (int i = 0; i < tile.tokens * plan.head_dim; ++i) v[i] *= scale;
+    return;
+  }
 #pragma omp simd
   for (int i = 0; i < tile.tokens * plan.head_dim; ++i) v[i] = e4m3_value(raw[i]) * scale;
 }
@@ -309,11 +334,13 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
   std::fill(s.tile_out.begin(), s.tile_out.end(), 0.0f);
   const float* weights = s.probs.data();
   if (plan.v == VOperand::e4m3_direct) {
-    // P8 = e4m3(P * kPScale): the FP8 PV operand; the factor returns in accum's out_scale.
+    // P8 = e4m3(P * p_scale): the FP8 PV operand; the factor returns in accum's out_scale.
+    const auto& fnuz = e4m3_fnuz_table();
     for (int g = 0; g < G; ++g) {
       for (int t = 0; t < tile.tokens; ++t) {
-        s.p8[g * kTileTokens + t] =
-            e4m3_value(numerics::inline_codec::float_to_e4m3(s.probs[g * kTileTokens + t] * kPScale));
+        const float scaled = s.probs[g * kTileTokens + t] * plan.p_scale;
+        s.p8[g * kTileTokens + t] = plan.fnuz ? fnuz[numerics::float_to_e4m3_fnuz(scaled)]
+                                              : e4m3_value(numerics::inline_codec::float_to_e4m3(scaled));
       }
     }
     weights = s.p8.data();
@@ -336,7 +363,7 @@ void pv(const VariantPlan& plan, const TileRef& tile, TileScratch& s) {
           decode_row_mxfp8(&s.v_raw[static_cast<std::size_t>(t) * D],
                            &s.v_mx_raw[static_cast<std::size_t>(t) * (D / numerics::kMxBlockSize)], D, s.row.data());
         } else {
-          decode_row_e4m3(&s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
+          decode_row_fp8(plan, &s.v_raw[static_cast<std::size_t>(t) * D], D, s.row.data());
         }
         value = s.row.data();
         break;

@@ -14,6 +14,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/fp8_fnuz.h"
 #include "core/numerics/rope.h"
 
 namespace tilepath::cpu {
@@ -49,6 +50,12 @@ struct VariantPlan {
   // post_rope prebias: the cache holds K_t - RoPE_t(b), so k_bias adds the score-space
   // correction q.RoPE_t(b) to every tile (both K paths).
   const numerics::RopeTable* bias_rope = nullptr;
+  // gfx942 numerics (the cpu backend's device 1): FP8 bytes are E4M3 FNUZ (the cache as
+  // numerics::to_fnuz_cache re-encodes it, scales doubled), Q quantized to FNUZ at amax/240
+  // and k_only's P as FNUZ(P * p_scale) with p_scale = numerics::kFnuzPScale, as the HIP
+  // kernels do. Plain K only (no MXFP8, no pre-RoPE or prebias cache).
+  bool fnuz = false;
+  float p_scale = numerics::kE4M3Max;  // kPScale; kFnuzPScale with fnuz
 };
 
 // rope: the kernel's cos/sin cache, required for a pre_rope op and for a post_rope prebias op.
@@ -56,6 +63,8 @@ VariantPlan make_variant_plan(const numerics::DecodeProblem& p, const numerics::
 
 // E4M3 code -> float, exact (the CPU's stand-in for cvt.e4m3x2 -> f16x2).
 const std::array<float, 256>& e4m3_table();
+// E4M3 FNUZ code -> float, exact (numerics::e4m3_fnuz_to_float; 0x80 is NaN).
+const std::array<float, 256>& e4m3_fnuz_table();
 // E8M0 code -> 2^(code - 127) as a float, exact (numerics::e8m0_to_float; 0xFF is NaN).
 const std::array<float, 256>& e8m0_table();
 // The stages decode with vectorizable bit arithmetic; true when it equals the table for

@@ -101,21 +101,22 @@ std::vector<float> read_npy_f4(const std::filesystem::path& file) {
   return values;
 }
 
-RunOutcome run(const OperatingPoint& op, tp_run_options options, bool keep_output = false) {
+RunOutcome run(const OperatingPoint& op, tp_run_options options, bool keep_output = false, int device = 0) {
   const tp_backend_api* api = load_cpu_plugin();
   RunOutcome outcome;
   if (api == nullptr) return outcome;
   std::string dir;
   if (keep_output) {
-    dir = (std::filesystem::temp_directory_path() / ("tilepath_cpu_test_" + std::to_string(::getpid()) + "_" +
-                                                     std::to_string(std::hash<std::string>{}(op.key()))))
+    dir = (std::filesystem::temp_directory_path() /
+           ("tilepath_cpu_test_" + std::to_string(::getpid()) + "_" +
+            std::to_string(std::hash<std::string>{}(op.key())) + "_d" + std::to_string(device)))
               .string();
     std::filesystem::remove_all(dir);
     options.save_tensors_dir = dir.c_str();
   }
   const tp_case c = to_tp_case(op);
   outcome.result.struct_size = sizeof(tp_result);
-  outcome.status = api->run_case(0, &c, &options, &outcome.result);
+  outcome.status = api->run_case(device, &c, &options, &outcome.result);
   outcome.message = outcome.result.message;
   if (keep_output && outcome.status == TP_OK) {
     outcome.out = read_npy_f4(std::filesystem::path(dir) / "out.npy");
@@ -145,7 +146,7 @@ TEST(CpuBackend, LoadsThroughTheCAbi) {
   EXPECT_STREQ(api->name, "cpu");
   EXPECT_EQ(api->abi_major, static_cast<uint32_t>(TILEPATH_ABI_MAJOR));
   EXPECT_GE(api->struct_size, sizeof(tp_backend_api));
-  ASSERT_EQ(api->device_count(), 1);
+  ASSERT_EQ(api->device_count(), 2);  // 1: the same processor with gfx942's FNUZ numerics
   EXPECT_STREQ(api->no_device_reason(), "");
   tp_device_info info{};
   info.struct_size = sizeof info;
@@ -155,7 +156,9 @@ TEST(CpuBackend, LoadsThroughTheCAbi) {
   EXPECT_EQ(info.sm_count, static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_GT(info.memory_bytes, 0u);
   EXPECT_GT(info.bandwidth_gbps, 0.0);
-  EXPECT_NE(api->device_info(1, &info), 0);
+  ASSERT_EQ(api->device_info(1, &info), 0);
+  EXPECT_NE(std::string(info.name).find("E4M3 FNUZ numerics of gfx942"), std::string::npos) << info.name;
+  EXPECT_NE(api->device_info(2, &info), 0);
 
   // A host speaking another major gets nothing.
   void* handle = dlopen((std::string(TILEPATH_PLUGIN_DIR) + "/libtilepath_backend_cpu.so").c_str(), RTLD_NOW);
@@ -763,4 +766,57 @@ TEST(CpuBackend, LaunchCountsOutOfRangeAreRefusedNamingTheField) {
     EXPECT_EQ(r.message.rfind(field, 0), 0u) << r.message;
     EXPECT_NE(r.message.find(std::to_string(TP_MAX_LAUNCHES)), std::string::npos) << r.message;
   }
+}
+
+// Device 1 emulates gfx942's numerics: the cache re-encoded to E4M3 FNUZ (exact, scales
+// doubled), Q and k_only's P quantized to FNUZ. Every plain variant passes its kernel check
+// there; where neither Q nor P is quantized the output is the OCP device's bit for bit (the
+// FNUZ decode gives the same values), and where Q is quantized (fp8_qk) it is not.
+TEST(CpuBackend, Gfx942NumericsDeviceRunsEveryPlainVariant) {
+  int identical = 0, different = 0;
+  for (KvDtype kv : {KvDtype::k16v16, KvDtype::k8v16, KvDtype::k16v8, KvDtype::k8v8}) {
+    for (KPath path : valid_k_paths(kv)) {
+      for (TransformMode mode : valid_modes(kv, path)) {
+        OperatingPoint op = small_op(kv);
+        op.k_path = path;
+        op.mode = mode;
+        SCOPED_TRACE(op.variant_label());
+        RunOutcome ocp = run(op, quick_options(11), /*keep_output=*/true, 0);
+        RunOutcome fnuz = run(op, quick_options(11), /*keep_output=*/true, 1);
+        ASSERT_EQ(fnuz.status, TP_OK) << fnuz.message;
+        ASSERT_EQ(ocp.status, TP_OK) << ocp.message;
+        EXPECT_LE(fnuz.result.rel_l2_error, fnuz.result.tolerance);
+        ASSERT_EQ(fnuz.out.size(), ocp.out.size());
+        const bool quantizes = path == KPath::fp8_qk || (v_is_fp8(kv) && mode == TransformMode::k_only);
+        if (quantizes) {
+          EXPECT_NE(fnuz.out, ocp.out) << "Q or P quantized to FNUZ must change the output";
+          ++different;
+        } else {
+          EXPECT_EQ(fnuz.out, ocp.out) << "the FNUZ cache holds the same values";
+          ++identical;
+        }
+        load_cpu_plugin()->release_result(&ocp.result);
+        load_cpu_plugin()->release_result(&fnuz.result);
+      }
+    }
+  }
+  EXPECT_EQ(identical, 7);  // k16v16; k8v16 transform x2; k16v8 x2; k8v8 transform full, separate_kv
+  EXPECT_EQ(different, 5);  // k8v16 fp8_qk; k8v8 transform k_only, fp8_qk x3
+}
+
+TEST(CpuBackend, Gfx942NumericsDeviceRefusesWhatTheHipKernelsDoNotRunNamingTheField) {
+  const tp_backend_api* api = load_cpu_plugin();
+  ASSERT_NE(api, nullptr);
+  OperatingPoint op = small_op(KvDtype::k8v8);
+  op.k_repr = KRepr::prebias;
+  const tp_case c = to_tp_case(op);
+  char why[256] = "";
+  EXPECT_EQ(api->supports(0, &c, why, sizeof why), 1) << why;
+  EXPECT_EQ(api->supports(1, &c, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("k_repr"), std::string::npos) << why;
+  EXPECT_NE(std::string(why).find("allowed: plain"), std::string::npos) << why;
+  RunOutcome r = run(op, quick_options(), false, 1);
+  EXPECT_EQ(r.status, TP_ERR_UNSUPPORTED) << r.message;
+  EXPECT_EQ(api->supports(2, &c, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("does not exist"), std::string::npos) << why;
 }
