@@ -85,7 +85,8 @@ void load_q(const VariantPlan& plan, const StepBuffers& step, int b, int kv_head
       s.bias_scale[g] = plan.softmax_scale;
     }
   }
-  // k_only: P8 carries kPScale; a per-head v_scale joins it here (MXFP8 V: pv applied the block scales).
+  // k_only: P8 carries p_scale (kPScale, or kFnuzPScale for gfx942 numerics); a per-head v_scale joins
+  // it here (MXFP8 V: pv applied the block scales).
   const float v_scale = plan.v_block_scaled ? 1.0f : p.v_scale[p.v_scale.size() > 1 ? kv_head : 0];
   s.out_scale = plan.v == VOperand::e4m3_direct ? v_scale / plan.p_scale : 1.0f;
   std::fill(s.m.begin(), s.m.end(), -INFINITY);
