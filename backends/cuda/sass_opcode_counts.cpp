@@ -104,19 +104,20 @@ const SassLookup& sass_of(const std::string& mangled_name) {
     return out;
   }
   int status = 0;
-  std::map<std::string, SassCounts> functions = parse_cuobjdump_sass(
+  const std::map<std::string, SassCounts> one = parse_cuobjdump_sass(
       run_command("'" + tool + "' --dump-sass --function " + mangled_name + " '" + self + "'", &status));
-  if (functions.find(mangled_name) == functions.end()) {
+  const std::map<std::string, SassCounts>* functions = &one;
+  if (one.find(mangled_name) == one.end()) {
     // A cuobjdump whose --function does not take mangled names: the whole plugin's SASS,
     // once, and the kernel from there.
     static int all_status = 0;
     static const std::map<std::string, SassCounts> all =
         parse_cuobjdump_sass(run_command("'" + tool + "' --dump-sass '" + self + "'", &all_status));
-    functions = all;
+    functions = &all;
     status = all_status;
     out.source = tool + " --dump-sass " + self;
   }
-  if (const auto it = functions.find(mangled_name); it != functions.end()) {
+  if (const auto it = functions->find(mangled_name); it != functions->end()) {
     out.counts = it->second;
   } else {
     out.error = out.source + " exited with " + std::to_string(status) + " and no SASS of that kernel";

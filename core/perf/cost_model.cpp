@@ -30,12 +30,6 @@ constexpr double kSoftmaxFixedUs = 0.10;
 constexpr double kSoftmaxFp32OpsPerScore = 5;
 // Q quantization: an amax reduction and a barrier before the FP8 Q can be used.
 constexpr double kQQuantFixedUs = 0.20;
-// The KV counts as L2-resident only when it fills at most this share of L2
-// (the rest holds Q, O, page tables and other tenants' lines).
-constexpr double kL2UsableFraction = 0.75;
-// L2 hit latency relative to DRAM latency, for the in-flight-bytes bound
-// (0.42 measured on the H200: 142 ns vs 335 ns idle pointer chase).
-constexpr double kL2LatencyFraction = 0.4;
 // The models' dram_latency is an idle pointer chase; a request in a chip-wide stream
 // queues behind others. Twice the idle latency is an estimate, not a measurement.
 constexpr double kLoadedLatencyFactor = 2.0;
@@ -298,7 +292,7 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
 
   // ---- memory: the read bandwidth shared by all CTAs resident at once ----
   const double kv_bytes = static_cast<double>(op.total_tokens()) * op.kv_heads * D * (k_bytes + v_bytes);
-  e.served_from_l2 = op.cache == CacheState::l2_warm && kv_bytes <= kL2UsableFraction * gpu.l2_bytes;
+  e.served_from_l2 = kv_served_from_l2(op.cache == CacheState::l2_warm, kv_bytes, gpu);
   e.read_bandwidth_gbps = e.served_from_l2 ? gpu.l2_read_bandwidth_gbps : gpu.read_bandwidth_gbps;
   const double latency_ns = gpu.dram_latency_ns * kLoadedLatencyFactor * (e.served_from_l2 ? kL2LatencyFraction : 1.0);
   // Little's law: a CTA cannot stream faster than its ring's bytes in flight per memory latency.

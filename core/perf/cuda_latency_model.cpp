@@ -15,9 +15,7 @@ namespace {
 
 namespace plan = cuda_plan;
 
-constexpr double kL2UsableFraction = 0.75;  // as the cost model: KV served from L2 when it fills at most this
-constexpr double kL2LatencyFraction = 0.4;  // L2 hit latency over DRAM latency (142 vs 335 ns on the H200)
-constexpr int kMmaRows = 16;                // QK pads the <= 8 query heads of a CTA to m16
+constexpr int kMmaRows = 16;  // QK pads the <= 8 query heads of a CTA to m16
 constexpr double kSoftmaxFp32OpsPerScore = 5;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
@@ -120,7 +118,7 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   const int d = op.head_dim;
   const double k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
   const double kv_bytes = static_cast<double>(op.total_tokens()) * op.kv_heads * d * (k_bytes + v_bytes);
-  e.served_from_l2 = op.cache == CacheState::l2_warm && kv_bytes <= kL2UsableFraction * gpu.l2_bytes;
+  e.served_from_l2 = kv_served_from_l2(op.cache == CacheState::l2_warm, kv_bytes, gpu);
 
   // Memory: one CTA step (tile_tokens of each of its kv heads) at the resident CTAs' share.
   const double step_tokens = static_cast<double>(p.tile_tokens) * p.kv_heads_per_cta;
