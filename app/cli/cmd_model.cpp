@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command.h"
+#include "app/cli/op_flags.h"
 #include "core/analysis/kernel_ii_model.h"
 #include "core/git_revision.h"
 #include "core/perf/cuda_model_fit.h"
@@ -26,6 +27,7 @@ struct ModelFlags {
   std::string db, gpu = "h200", held_out, out;
   int iterations = 3000;
   bool json = false;
+  bool per_case = false;
 };
 
 // Every ok cuda case of the database with its measured latency.
@@ -138,6 +140,12 @@ int kernel_ii(const ModelFlags& f) {
   filter.backend = "cuda";
   filter.status = CaseStatus::ok;
   std::map<std::string, std::vector<double>> errors;  // "all" and per mode
+  struct Compared {
+    double error;
+    std::string label;
+    nlohmann::json row;
+  };
+  std::vector<Compared> compared;
   int cases = 0, lower_bounds = 0, without_interval = 0, without_isolated = 0;
   for (const CaseSummary& c : store.cases(filter)) {
     ++cases;
@@ -152,8 +160,14 @@ int kernel_ii(const ModelFlags& f) {
       const double e = std::abs(p->ii_us - p->measured_ii_us) / p->measured_ii_us;
       errors["all"].push_back(e);
       errors[std::string(to_string(c.record.op.mode))].push_back(e);
+      nlohmann::json row = p->to_json();
+      row["case"] = describe_case(c.record.op);
+      row["relative_error"] = e;
+      compared.push_back({e, row["case"].get<std::string>(), std::move(row)});
     }
   }
+  // Worst first: the cases the model misses are what a reader looks for.
+  std::sort(compared.begin(), compared.end(), [](const Compared& a, const Compared& b) { return a.error > b.error; });
   const auto quantile = [](std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
     return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
@@ -166,6 +180,10 @@ int kernel_ii(const ModelFlags& f) {
                       {"without_tile_interval", without_interval}};
   for (const auto& [group, e] : errors)
     if (!e.empty()) j["errors"][group] = {{"cases", e.size()}, {"median", quantile(e, 0.5)}, {"p90", quantile(e, 0.9)}};
+  if (f.per_case) {
+    j["per_case"] = nlohmann::json::array();
+    for (const Compared& c : compared) j["per_case"].push_back(c.row);
+  }
   if (f.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
@@ -180,6 +198,16 @@ int kernel_ii(const ModelFlags& f) {
     if (!e.empty())
       std::printf("  %-12s %4zu cases  median %5.1f%%  p90 %5.1f%%\n", group.c_str(), e.size(), 100 * quantile(e, 0.5),
                   100 * quantile(e, 0.9));
+  const std::size_t shown = f.per_case ? compared.size() : std::min<std::size_t>(compared.size(), 10);
+  if (shown > 0)
+    std::printf("%s (predicted / measured tile interval, limiting agent):\n",
+                f.per_case ? "every compared case, worst first" : "the 10 worst cases (--per-case lists all)");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const nlohmann::json& r = compared[i].row;
+    std::printf("  %6.1f%%  %8.3f / %8.3f us  %-15s  %s\n", 100 * compared[i].error, r["ii_us"].get<double>(),
+                r["measured_ii_us"].get<double>(), r["limiting_agent"].get<std::string>().c_str(),
+                compared[i].label.c_str());
+  }
   return kExitOk;
 }
 
@@ -201,6 +229,7 @@ Command add_model_command(CLI::App& app) {
       "ii", "Kernel II of the isolated stage costs against the measured tile intervals of a database's cuda cases");
   ii->add_option("--db", f->db, "database with measured cuda cases")->required();
   ii->add_flag("--json", f->json, "print JSON");
+  ii->add_flag("--per-case", f->per_case, "every compared case, worst first (text), or a per_case array (JSON)");
   ft->add_option("--out", f->out, "fit file to write")->required();
   ft->add_option("--iterations", f->iterations, "Nelder-Mead steps per round")->default_str("3000");
   return {sub, [f, chk, ii](const CliContext&) {

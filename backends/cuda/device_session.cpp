@@ -165,7 +165,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       cold ? std::function<void()>([this] { flusher_.flush(stream_); }) : std::function<void()>();
   nlohmann::json timings = nlohmann::json::object();
   // The case latency uses the requested warm-up (and at least kMinWarmupMs of device
-  // work) and repeats; the ablation and short-context variants (differences, not
+  // work) and repeats; the ablation and partner-context variants (differences, not
   // reported latencies; they run right after it on a warm GPU) use half the repeats
   // (at least 10) and at most 2 warm-ups to keep sweeps inside a lease.
   const auto time_variant = [&](const Ablation& ablation, const std::string& label) {
@@ -209,24 +209,39 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   const bool has_load_only = decode_variant_available(args, load_only);
   // Ablations only for correct kernels: a failed case is stored as failed anyway.
   if (check.passed && want_interval) {
-    const std::vector<int> short_lengths = shortened_lengths(lengths);
-    geometry.tiles_short = tiles_per_cta(short_lengths, splits, meta.tile_tokens);
-    if (geometry.tiles_short < geometry.tiles) {
-      report(0.45, "tile interval (short context)");
-      inputs_.set_lengths(std::vector<std::int32_t>(short_lengths.begin(), short_lengths.end()), stream_, args);
-      latencies.full_short_us = time_variant(Ablation{}, "full_short_context").median_us;
+    const std::vector<int> partner = slope_partner_lengths(lengths, splits, meta.tile_tokens);
+    geometry.tiles_partner = tiles_per_cta(partner, splits, meta.tile_tokens);
+    const bool longer = *std::max_element(partner.begin(), partner.end()) > max_len;
+    if (geometry.tiles_partner != geometry.tiles) {
+      report(0.45, "tile interval (partner context)");
+      if (longer) {
+        // More tokens than the case's cache holds: a cache of the longer lengths, same grid.
+        OperatingPoint partner_op = op;
+        partner_op.context = *std::max_element(partner.begin(), partner.end());
+        if (!op.context_lengths.empty()) partner_op.context_lengths = partner;
+        const HostDecodeCase partner_host =
+            make_host_case(partner_op, seed, /*allow_tiling=*/true, kTileAboveHostBytes, *keys);
+        inputs_.upload(partner_host, splits, stream_, args);
+      } else {
+        inputs_.set_lengths(std::vector<std::int32_t>(partner.begin(), partner.end()), stream_, args);
+      }
+      latencies.full_partner_us = time_variant(Ablation{}, "full_partner_context").median_us;
       if (want_costs && has_load_only)
-        latencies.load_only_short_us = time_variant(load_only, "load_only_short_context").median_us;
+        latencies.load_only_partner_us = time_variant(load_only, "load_only_partner_context").median_us;
       if (want_costs) {
         for (int stage : kIsolatedTileStages) {
           const Ablation isolate{AblationKind::isolate, stage};
           if (!decode_variant_available(args, isolate)) continue;
-          const std::string label = isolated_label(stage) + "_short_context";
+          const std::string label = isolated_label(stage) + "_partner_context";
           report(0.45, label.c_str());
-          latencies.isolated_short_us[stage] = time_variant(isolate, label).median_us;
+          latencies.isolated_partner_us[stage] = time_variant(isolate, label).median_us;
         }
       }
-      inputs_.set_lengths(host.lengths, stream_, args);
+      if (longer) {
+        inputs_.upload(host, splits, stream_, args);
+      } else {
+        inputs_.set_lengths(host.lengths, stream_, args);
+      }
     }
   }
   if (check.passed && want_costs) {
@@ -254,8 +269,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
     }
     for (int stage : kIsolatedTileStages) {
       const Ablation isolate{AblationKind::isolate, stage};
-      // Only with its short-context partner: an isolated cost is the slope of the two.
-      if (!std::isfinite(latencies.isolated_short_us[stage]) || !decode_variant_available(args, isolate)) continue;
+      // Only with its partner-context run: an isolated cost is the slope of the two.
+      if (!std::isfinite(latencies.isolated_partner_us[stage]) || !decode_variant_available(args, isolate)) continue;
       const std::string label = isolated_label(stage);
       report(0.85, label.c_str());
       latencies.isolated_us[stage] = time_variant(isolate, label).median_us;
@@ -321,9 +336,9 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   storage.add_metric("waves", geometry.waves, "waves");
   storage.add_metric("blocks_per_sm", meta.blocks_per_sm, "blocks");
   storage.add_metric("local_bytes_per_thread", meta.local_bytes_per_thread, "B");
-  if (std::isfinite(latencies.full_short_us)) {
-    storage.add_metric("latency_short_context_us", latencies.full_short_us, "us");
-    storage.add_metric("tiles_per_cta_short_context", geometry.tiles_short, "tiles");
+  if (std::isfinite(latencies.full_partner_us)) {
+    storage.add_metric("latency_partner_context_us", latencies.full_partner_us, "us");
+    storage.add_metric("tiles_per_cta_partner_context", geometry.tiles_partner, "tiles");
   }
   if (cold) storage.add_metric("l2_flush_bytes", double(flusher_.bytes()), "B");
   if (std::isfinite(stream_same_bytes_us)) {
@@ -371,7 +386,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         {"max_us", bandwidth.max_us}}},
       {"geometry",
        {{"tiles_per_cta", geometry.tiles},
-        {"tiles_per_cta_short_context", geometry.tiles_short},
+        {"tiles_per_cta_partner_context", geometry.tiles_partner},
         {"waves", geometry.waves}}},
       {"correctness", check.what_was_checked},
       {"timings", timings}};

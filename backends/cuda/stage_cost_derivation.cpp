@@ -13,35 +13,43 @@ int tiles_per_cta(const std::vector<int>& lengths, int splits, int tile_tokens) 
   return (per_split + tile_tokens - 1) / tile_tokens;
 }
 
-std::vector<int> shortened_lengths(const std::vector<int>& lengths) {
-  std::vector<int> out(lengths.size());
-  std::transform(lengths.begin(), lengths.end(), out.begin(), [](int len) { return std::max(1, (len + 1) / 2); });
-  return out;
+std::vector<int> slope_partner_lengths(const std::vector<int>& lengths, int splits, int tile_tokens) {
+  std::vector<int> shorter(lengths.size());
+  std::transform(lengths.begin(), lengths.end(), shorter.begin(), [](int len) { return std::max(1, (len + 1) / 2); });
+  const int tiles = tiles_per_cta(lengths, splits, tile_tokens);
+  if (tiles - tiles_per_cta(shorter, splits, tile_tokens) >= kMinSlopeTiles) return shorter;
+  std::vector<int> longer(lengths.size());
+  const int extra = kMinSlopeTiles * std::max(1, tile_tokens) * std::max(1, splits);
+  std::transform(lengths.begin(), lengths.end(), longer.begin(), [extra](int len) { return len + extra; });
+  return longer;
+}
+
+// The slope of x over the two contexts, per tile of one CTA and wave; either context may
+// be the longer one.
+static double slope_per_tile(double at_case, double at_partner, const TileGeometry& g) {
+  const int delta_tiles = g.tiles - g.tiles_partner;
+  if (delta_tiles == 0 || g.waves <= 0) return NAN;
+  return (at_case - at_partner) / (double(g.waves) * delta_tiles);
 }
 
 double tile_interval_us(const AblationLatencies& a, const TileGeometry& g) {
-  const int delta_tiles = g.tiles - g.tiles_short;
-  if (delta_tiles <= 0 || g.waves <= 0) return NAN;
-  return (a.full_us - a.full_short_us) / (double(g.waves) * delta_tiles);
+  return slope_per_tile(a.full_us, a.full_partner_us, g);
 }
 
 double load_only_interval_us(const AblationLatencies& a, const TileGeometry& g) {
-  const int delta_tiles = g.tiles - g.tiles_short;
-  if (delta_tiles <= 0 || g.waves <= 0) return NAN;
-  return (a.load_only_us - a.load_only_short_us) / (double(g.waves) * delta_tiles);
+  return slope_per_tile(a.load_only_us, a.load_only_partner_us, g);
 }
 
 std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g) {
   std::vector<tp_stage_cost> out;
   const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);
-  const int delta_tiles = g.tiles - g.tiles_short;
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
     if (std::isfinite(a.removed_us[s])) out.push_back({s, TP_COST_REMOVED, (a.full_us - a.removed_us[s]) / per_tile});
     if (std::isfinite(a.twice_us[s])) out.push_back({s, TP_COST_DOUBLED, (a.twice_us[s] - a.full_us) / per_tile});
     if (s == TP_STAGE_COMBINE) {
       if (std::isfinite(a.isolated_us[s])) out.push_back({s, TP_COST_ISOLATED, a.isolated_us[s]});
-    } else if (std::isfinite(a.isolated_us[s]) && std::isfinite(a.isolated_short_us[s]) && delta_tiles > 0) {
-      const double slope = (a.isolated_us[s] - a.isolated_short_us[s]) / (double(std::max(1, g.waves)) * delta_tiles);
+    } else if (const double slope = slope_per_tile(a.isolated_us[s], a.isolated_partner_us[s], g);
+               std::isfinite(slope)) {
       out.push_back({s, TP_COST_ISOLATED, slope});
     }
   }

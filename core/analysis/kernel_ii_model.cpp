@@ -70,15 +70,35 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
   if (!any) return std::nullopt;
   if (graph.has_stage(Stage::v_prep)) p.v_hidden_fraction = p.hidden_fraction[Stage::v_prep];
 
+  // The two loads share the ring's slots and the L2: measured apart, each has half the
+  // kernel's bytes in flight and footprint, so their sum is not the ring's time. The
+  // load_only kernel measures the ring whole.
+  double& memory = p.busy_us[static_cast<int>(KernelAgent::memory)];
+  p.memory_source = "k_load + v_load";
+  if (const auto ring = rec.measurement("tile_interval_load_only_us"); ring && std::isfinite(*ring)) {
+    memory = std::max(0.0, *ring);
+    p.memory_source = "load_only";
+    // Measured whole, the ring needs neither load apart for the II.
+    std::erase_if(p.missing, [](Stage s) { return s == Stage::k_load || s == Stage::v_load; });
+  }
+  // separate_kv: a converter warp waits on the ring and converts in turn.
+  double& converter = p.busy_us[static_cast<int>(KernelAgent::converter_warps)];
+  if (separate && std::isfinite(memory)) converter = (std::isfinite(converter) ? converter : 0.0) + memory;
+
   for (int a = 0; a < kKernelAgentCount; ++a)
     if (std::isfinite(p.busy_us[a]) && p.busy_us[a] > p.ii_us) {
       p.ii_us = p.busy_us[a];
       p.limiting_agent = static_cast<KernelAgent>(a);
     }
+  // The limiting agent's largest stage; the converter warps' stages include the ring's loads.
+  const auto on_limiting_agent = [&](Stage s) {
+    const KernelAgent a = agent_of(s, separate);
+    return a == p.limiting_agent ||
+           (separate && p.limiting_agent == KernelAgent::converter_warps && a == KernelAgent::memory);
+  };
   double largest = -1;
   for (Stage s : graph.stages())
-    if (per_tile(s) && agent_of(s, separate) == p.limiting_agent && p.isolated_us.has(s) &&
-        p.isolated_us[s] > largest) {
+    if (per_tile(s) && on_limiting_agent(s) && p.isolated_us.has(s) && p.isolated_us[s] > largest) {
       largest = p.isolated_us[s];
       p.limiting_stage = s;
     }
@@ -124,6 +144,7 @@ nlohmann::json KernelIIPrediction::to_json() const {
           {"ii_per_1k_tokens_us", number_or_null(ii_per_1k_tokens_us)},
           {"tile_tokens", tile_tokens},
           {"busy_us", busy},
+          {"memory_source", memory_source},
           {"limiting_agent", std::string(to_string(limiting_agent))},
           {"limiting_stage", std::string(tilepath::to_string(limiting_stage))},
           {"resource", resource},

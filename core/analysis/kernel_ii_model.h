@@ -3,9 +3,13 @@
 // (docs/stage-model.md, "Kernel II model"): the stages serialised on the warps that run
 // them in our kernels, and the limit named as a stage, an agent and a resource.
 //
-//   memory           k_load + v_load                 (the ring of every MMA or converter warp)
+//   memory           the ring alone: the load_only kernel's tile interval (K and V
+//                    through the real ring, the kernel's own L2 footprint), else
+//                    k_load + v_load
 //   mma_warps        every per-tile compute stage    (separate_kv: qk, k_bias, softmax, pv, accum)
-//   converter_warps  k_prep + v_prep                 (separate_kv only)
+//   converter_warps  memory + k_prep + v_prep        (separate_kv only: the converter warps
+//                                                     own the ring, so its waits and their
+//                                                     conversions take turns on one warp)
 //   II = max over the agents of their busy time per tile
 //
 // Isolated costs are measured at the real kernel's CTAs per SM, so the sharing of the SM
@@ -37,6 +41,10 @@ struct KernelIIPrediction {
   // Busy time per tile of each agent; NaN when none of its stages has an isolated cost.
   std::array<double, kKernelAgentCount> busy_us{};
   std::array<bool, kKernelAgentCount> present{};  // the kernel has the agent (converter warps: separate_kv)
+  // Where the memory agent's time comes from: "load_only" (measured whole) or
+  // "k_load + v_load" (the sum of the two isolated loads, for kernels without a load_only
+  // variant).
+  std::string memory_source;
   KernelAgent limiting_agent = KernelAgent::memory;
   Stage limiting_stage = Stage::k_load;
   // hbm_bandwidth: memory limits at >= 85% of the measured read bandwidth;

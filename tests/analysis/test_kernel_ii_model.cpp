@@ -85,7 +85,7 @@ TEST(KernelIIModel, MemoryLimitIsHbmBandwidthOrTooFewBytesInFlight) {
   EXPECT_EQ(p->resource, "bytes_in_flight");
 }
 
-TEST(KernelIIModel, SeparateKvConvertsOnItsConverterWarps) {
+TEST(KernelIIModel, SeparateKvConvertsOnTheConverterWarpsThatOwnTheRing) {
   CaseRecord r = k8v8_case(TransformMode::separate_kv);
   add(r, Stage::k_load, CostMethod::isolated, 0.5);
   add(r, Stage::v_load, CostMethod::isolated, 0.5);
@@ -98,7 +98,9 @@ TEST(KernelIIModel, SeparateKvConvertsOnItsConverterWarps) {
   add(r, Stage::v_prep, CostMethod::removed, 0.2);
   const auto p = predict_kernel_ii(r);
   ASSERT_TRUE(p);
-  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::converter_warps)], 1.7);
+  // The ring's loads (1.0) and the conversions (1.7) take turns on the converter warps.
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::converter_warps)], 2.7);
+  EXPECT_DOUBLE_EQ(p->ii_us, 2.7);
   EXPECT_EQ(p->limiting_agent, KernelAgent::converter_warps);
   EXPECT_EQ(p->limiting_stage, Stage::k_prep);
   EXPECT_EQ(p->resource, "converter_warps");
@@ -119,4 +121,54 @@ TEST(KernelIIModel, AnAgentWithoutAnyIsolatedStageIsUnknownNotIdle) {
   EXPECT_TRUE(p->to_json()["busy_us"]["mma_warps"].is_null());
   EXPECT_EQ(p->missing.size(), 6u);  // k_prep, qk, softmax, v_prep, pv, accum
   EXPECT_EQ(p->limiting_agent, KernelAgent::memory);
+}
+
+TEST(KernelIIModel, TheLoadOnlyKernelMeasuresTheRingWhole) {
+  CaseRecord r = k8v8_case(TransformMode::full);
+  // Apart, each load has half the bytes in flight and half the L2 footprint: their sum
+  // (2.4) is not the ring's time; the load_only kernel's tile interval (1.85) is.
+  add(r, Stage::k_load, CostMethod::isolated, 1.2);
+  add(r, Stage::v_load, CostMethod::isolated, 1.2);
+  add(r, Stage::qk, CostMethod::isolated, 0.5);
+  add(r, Stage::softmax, CostMethod::isolated, 0.2);
+  add(r, Stage::pv, CostMethod::isolated, 0.3);
+  add(r, Stage::accum, CostMethod::isolated, 0.1);
+  add(r, Stage::k_prep, CostMethod::isolated, 0.3);
+  add(r, Stage::v_prep, CostMethod::isolated, 0.3);
+  r.measurements.push_back({"tile_interval_load_only_us", 1.85, "us"});
+  auto p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->memory_source, "load_only");
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::memory)], 1.85);
+  EXPECT_DOUBLE_EQ(p->ii_us, 1.85);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::memory);
+  EXPECT_EQ(p->to_json()["memory_source"], "load_only");
+  // Without the loads apart the ring is still known: the II is no lower bound.
+  r.stage_costs.erase(r.stage_costs.begin(), r.stage_costs.begin() + 2);
+  p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->missing.empty());
+  EXPECT_DOUBLE_EQ(p->ii_us, 1.85);
+}
+
+TEST(KernelIIModel, SeparateKvRingWaitsLimitTheConverterWarpsOfAMixedDtype) {
+  CaseRecord r = k8v8_case(TransformMode::separate_kv);
+  r.op.kv = KvDtype::k16v8;
+  r.op.k_path = KPath::k16;
+  add(r, Stage::k_load, CostMethod::isolated, 1.0);
+  add(r, Stage::v_load, CostMethod::isolated, 0.8);
+  add(r, Stage::v_prep, CostMethod::isolated, 0.4);
+  add(r, Stage::qk, CostMethod::isolated, 0.4);
+  add(r, Stage::softmax, CostMethod::isolated, 0.1);
+  add(r, Stage::pv, CostMethod::isolated, 0.3);
+  add(r, Stage::accum, CostMethod::isolated, 0.05);
+  r.measurements.push_back({"tile_interval_load_only_us", 1.4, "us"});
+  const auto p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::memory)], 1.4);
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::converter_warps)], 1.8);  // 1.4 + 0.4
+  EXPECT_DOUBLE_EQ(p->ii_us, 1.8);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::converter_warps);
+  EXPECT_EQ(p->limiting_stage, Stage::k_load);  // the converter warps mostly wait on K
+  EXPECT_EQ(p->resource, "converter_warps");
 }

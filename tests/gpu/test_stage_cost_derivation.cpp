@@ -58,22 +58,46 @@ TEST(KvHeadsPerCta, TwoForK8V8AtD128FromFourThousandTokensPerCta) {
   EXPECT_EQ(kv_heads_per_cta_for(a), 1);
 }
 
-TEST(ShortenedLengths, HalvesRoundingUpAndKeepsAtLeastOneToken) {
-  EXPECT_EQ(shortened_lengths({1, 2, 3, 4096}), (std::vector<int>{1, 1, 2, 2048}));
+TEST(SlopePartnerLengths, HalvesRoundingUpWhenThatLeavesEnoughTiles) {
+  // 64-token tiles, one split: 4096 tokens are 64 tiles, 2048 are 32.
+  EXPECT_EQ(slope_partner_lengths({1, 2, 3, 4096}, 1, 64), (std::vector<int>{1, 1, 2, 2048}));
+}
+
+TEST(SlopePartnerLengths, FewTilesGetALongerPartnerOfAtLeastTheMinimumSpan) {
+  // 1024 tokens over 4 splits of 128-token tiles: 2 tiles per CTA, halved only 1.
+  const std::vector<int> partner = slope_partner_lengths({1024, 1000}, 4, 128);
+  EXPECT_EQ(partner, (std::vector<int>{1024 + kMinSlopeTiles * 128 * 4, 1000 + kMinSlopeTiles * 128 * 4}));
+  EXPECT_EQ(tiles_per_cta({1024, 1000}, 4, 128), 2);
+  EXPECT_GE(tiles_per_cta(partner, 4, 128) - 2, kMinSlopeTiles);
+  // Exactly the minimum span when halved: halving stays.
+  EXPECT_EQ(slope_partner_lengths({1024}, 1, 64), (std::vector<int>{512}));  // 16 vs 8 tiles
 }
 
 TEST(TileInterval, SlopeOverTwoContextsPerWave) {
   AblationLatencies a;
   a.full_us = 110;
-  a.full_short_us = 60;
+  a.full_partner_us = 60;
   TileGeometry g{20, 10, 2};
   EXPECT_DOUBLE_EQ(tile_interval_us(a, g), 50.0 / (2 * 10));
   a.load_only_us = 90;
-  a.load_only_short_us = 50;
+  a.load_only_partner_us = 50;
   EXPECT_DOUBLE_EQ(load_only_interval_us(a, g), 40.0 / (2 * 10));
-  g.tiles_short = 20;  // no change in tiles: no slope
+  g.tiles_partner = 20;  // no change in tiles: no slope
   EXPECT_TRUE(std::isnan(tile_interval_us(a, g)));
   EXPECT_TRUE(std::isnan(load_only_interval_us(a, g)));
+}
+
+TEST(TileInterval, ALongerPartnerGivesTheSameSlope) {
+  AblationLatencies a;
+  a.full_us = 60;           // the case: 10 tiles
+  a.full_partner_us = 110;  // its partner: 20 tiles
+  TileGeometry g{10, 20, 2};
+  EXPECT_DOUBLE_EQ(tile_interval_us(a, g), 50.0 / (2 * 10));
+  a.isolated_us[TP_STAGE_QK] = 15;
+  a.isolated_partner_us[TP_STAGE_QK] = 25;
+  const std::vector<tp_stage_cost> costs = derive_stage_costs(a, g);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs[0].cost_us, 10.0 / (2 * 10));
 }
 
 TEST(StageCosts, RemovedDoubledAndIsolatedSlopes) {
@@ -83,13 +107,13 @@ TEST(StageCosts, RemovedDoubledAndIsolatedSlopes) {
   a.twice_us[TP_STAGE_QK] = 130;
   a.twice_us[TP_STAGE_SOFTMAX] = 104;
   a.isolated_us[TP_STAGE_K_LOAD] = 70;  // the K-only load kernel: 30 us over 5 tiles
-  a.isolated_short_us[TP_STAGE_K_LOAD] = 40;
+  a.isolated_partner_us[TP_STAGE_K_LOAD] = 40;
   a.isolated_us[TP_STAGE_QK] = 25;  // qk alone: 10 us over 5 tiles
-  a.isolated_short_us[TP_STAGE_QK] = 15;
-  a.isolated_us[TP_STAGE_SOFTMAX] = 30;   // no short-context partner: no slope
+  a.isolated_partner_us[TP_STAGE_QK] = 15;
+  a.isolated_us[TP_STAGE_SOFTMAX] = 30;   // no partner-context run: no slope
   a.isolated_us[TP_STAGE_COMBINE] = 4.5;  // combine alone, once per step
   a.load_only_us = 90;                    // both loads: a latency metric, no stage cost
-  a.load_only_short_us = 50;
+  a.load_only_partner_us = 50;
   TileGeometry g{10, 5, 1};
   const std::vector<tp_stage_cost> costs = derive_stage_costs(a, g);
   auto cost = [&](int method, int stage) -> double {

@@ -122,18 +122,22 @@ void append_two_head_family(std::vector<VariantEntry>& out, int kv, int path, in
 
 namespace tilepath::cuda::kernels {
 
-// A post-RoPE prebias K8/V8 variant at D = 128 with one and two kv heads per CTA, and
-// their k_bias ablations (only k_bias's: each ablation is another kernel to compile).
+// A post-RoPE prebias K8/V8 variant at D = 128 with one and two kv heads per CTA, their
+// k_bias ablations (only k_bias's: each ablation is another kernel to compile) and their
+// load_only kernel (the ring measured whole, at the prebias kernel's own occupancy).
 template <KOperand KO, VOperand VO>
 void append_prebias_family(std::vector<VariantEntry>& out, int kv, int path, int mode) {
-  constexpr AblationKind kNone = AblationKind::none, kRemove = AblationKind::remove, kTwice = AblationKind::twice;
+  constexpr AblationKind kNone = AblationKind::none, kRemove = AblationKind::remove, kTwice = AblationKind::twice,
+                         kLoadOnly = AblationKind::load_only;
   constexpr int kBias = TP_STAGE_K_BIAS;
   out.push_back(variant_entry<KO, VO, false, 128, kNone, -1, 1, true>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, false, 128, kRemove, kBias, 1, true>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, false, 128, kTwice, kBias, 1, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kLoadOnly, -1, 1, true>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, false, 128, kNone, -1, 2, true>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, false, 128, kRemove, kBias, 2, true>(kv, path, mode));
   out.push_back(variant_entry<KO, VO, false, 128, kTwice, kBias, 2, true>(kv, path, mode));
+  out.push_back(variant_entry<KO, VO, false, 128, kLoadOnly, -1, 2, true>(kv, path, mode));
 }
 
 }  // namespace tilepath::cuda::kernels
