@@ -661,9 +661,10 @@ def main():
     # ---- stage costs
     w("### Stage costs of the fastest K8/V8 case (us per tile)")
     w("")
-    w("From `stage_costs`: `isolated` (load-only kernel's slope, split between K and V by byte share), "
-      "`removed` = T(full) - T(stage removed), `doubled` = T(stage twice) - T(full), each per tile. Values "
-      "near zero or negative are within the timing noise: the stage hides under the loads.")
+    w("From `stage_costs`: `isolated` = the slope of the stage's own kernel (the stage alone at the real "
+      "kernel's occupancy, docs/stage-model.md), `removed` = T(full) - T(stage removed), `doubled` = "
+      "T(stage twice) - T(full), each per tile. Removed values near zero or negative are within the timing "
+      "noise: the stage hides under the others.")
     w("")
     sr = []
     for p, k8, _, _ in rows:
@@ -680,6 +681,44 @@ def main():
     w("")
     w("(i = isolated, r = removed, d = doubled; '-' = the variant has no such stage.)")
     w("")
+
+    # ---- kernel II model against the measured tile interval
+    kii = load_json(os.path.join(root, "bench/results/kernel-ii/h200-kernel-ii.json"))
+    w("### Kernel II model against the measured tile interval")
+    w("")
+    if not kii:
+        w("`bench/results/kernel-ii/h200-kernel-ii.json` is " + ABSENT + ".")
+    else:
+        w("`tilepath model ii --db data/h200-sweep.sqlite` (`bench/results/kernel-ii/`): the II of the isolated "
+          "stage costs serialised on the warps that run them (docs/stage-model.md, \"Kernel II model\"), never "
+          "reading the case's own tile interval or latency, against the measured tile interval; "
+          f"{kii.get('compared')} of {kii.get('cases')} cuda cases compared. |predicted - measured| / measured:")
+        w("")
+        er = [[g, str(e.get("cases")), f(100 * e["median"], 1, "%"), f(100 * e["p90"], 1, "%")]
+              for g, e in sorted(kii.get("errors", {}).items())]
+        w(table(["cases", "count", "median", "p90"], er))
+        w("")
+        per = {r["case"]: r for r in kii.get("per_case", [])}
+        ir = []
+        for p, k8, _, _ in rows:
+            if not k8:
+                continue
+            c = k8[0]
+            # The CLI's case label (describe_case): kv/k_path[/mode] B=.. S=.. ... cache
+            prefix = f"{c['kv']}/{c['k_path']}" + ("" if c["mode"] == MODE_NONE else f"/{c['mode']}")
+            label = next((k for k in per if k.startswith(prefix + f" B={p['batch']} S={p['context']} ")
+                          and k.endswith("hbm_cold")), None)
+            r = per.get(label)
+            if r is None:
+                continue
+            ir.append([f"B={p['batch']}, S={p['context']}", variant_name(k8[0]), f(r["ii_us"], 3),
+                       f(r["measured_ii_us"], 3), f(100 * r["relative_error"], 1, "%"),
+                       f"{r['limiting_stage']} ({r['limiting_agent']}, {r['resource']})", r.get("memory_source", ABSENT)])
+        if ir:
+            w("The fastest K8/V8 case at each peer shape (HBM-cold):")
+            w("")
+            w(table(["shape", "variant", "kernel II us", "tile interval us", "error", "limit", "memory agent from"], ir))
+            w("")
 
     # ---- all K8/V8 variants
     w("### Every K8/V8 path and mode at the peer shapes (sweep, HBM-cold)")

@@ -66,8 +66,10 @@ Variant describe(const OperatingPoint& op, const GpuModel& gpu) {
   v.v_prep = v8 && op.mode != TransformMode::k_only;
   v.p_quant = v8 && op.mode == TransformMode::k_only;
   v.k_bias = restores_bias_in_scores(op);
-  v.qk_path = v.q_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
-  v.pv_path = v.p_quant ? fp8_matrix_path(gpu) : "bf16_bf16";
+  // MXFP8 operands go to the block-scaled MMA, which applies their scales.
+  const std::string fp8_path = op.k_repr == KRepr::mxfp8 ? "mxf8_mxf8" : fp8_matrix_path(gpu);
+  v.qk_path = v.q_quant ? fp8_path : "bf16_bf16";
+  v.pv_path = v.p_quant ? fp8_path : "bf16_bf16";
   return v;
 }
 
@@ -201,10 +203,18 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   e.launch_overhead_us = gpu.launch_overhead_us;
 
   if (op.k_repr == KRepr::mxfp8) {
-    // Block-scaled operands need a block-scaled MMA (Blackwell); not modelled yet.
-    e.supported = false;
-    e.why_unsupported = "k_repr: the cost model has no mxfp8 kernels; allowed: plain|prebias";
-    return e;
+    // Modelled where a block-scaled MMA exists (the NVIDIA kernels' model): the scales are
+    // read with the elements and applied by the MMA, or in the tile where an operand is
+    // converted.
+    const MatrixPath* block_scaled = gpu.path("mxf8_mxf8");
+    if (block_scaled == nullptr || !block_scaled->supported || gpu.vendor != "NVIDIA") {
+      e.supported = false;
+      e.why_unsupported =
+          "k_repr: mxfp8 is modelled on GPUs with a block-scaled MMA (matrix path mxf8_mxf8, e.g. "
+          "b200); " +
+          gpu.id + " has none; allowed here: plain|prebias";
+      return e;
+    }
   }
   const Variant v = describe(op, gpu);
   const KernelShape shape = kernel_shape(gpu);

@@ -27,7 +27,10 @@ CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count) {
   const bool separate = op.mode == TransformMode::separate_kv;
   const int d = op.head_dim;
   const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
-  const int raw_stage = plan::kWarpTokens * d * (k_bytes + v_bytes);
+  // MXFP8: one UE8M0 scale byte per 32 elements along D of each FP8 tensor, in the same slot
+  const int fp8_tensors = (k_is_fp8(op.kv) ? 1 : 0) + (v_is_fp8(op.kv) ? 1 : 0);
+  const int raw_stage = plan::kWarpTokens * d * (k_bytes + v_bytes) +
+                        (op.k_repr == KRepr::mxfp8 ? plan::kWarpTokens * (d / 32) * fp8_tensors : 0);
   // separate_kv stages what the MMA warps read: F16 K (FP8 K stays FP8 on fp8_qk) and F16 V
   const int staged_k = op.k_path == KPath::fp8_qk ? 1 : 2;
   const int staged_per_warp = separate ? 2 * plan::kWarpTokens * d * (staged_k + 2) : 0;
@@ -116,7 +119,11 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   e.plan = plan_cuda_kernel(op, gpu.sm_count);
   const CudaKernelPlan& p = e.plan;
   const int d = op.head_dim;
-  const double k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
+  // MXFP8 (a block-scaled MMA such as Blackwell's tcgen05.mma kind::mxf8f6f4): each FP8
+  // element carries 1/32 of a UE8M0 scale byte, and the MMA applies the scales itself.
+  const bool mx = op.k_repr == KRepr::mxfp8;
+  const double fp8_bytes = mx ? 1.0 + 1.0 / 32 : 1.0;
+  const double k_bytes = k_is_fp8(op.kv) ? fp8_bytes : 2, v_bytes = v_is_fp8(op.kv) ? fp8_bytes : 2;
   const double kv_bytes = static_cast<double>(op.total_tokens()) * op.kv_heads * d * (k_bytes + v_bytes);
   e.served_from_l2 = kv_served_from_l2(op.cache == CacheState::l2_warm, kv_bytes, gpu);
 
@@ -141,17 +148,23 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   if (k_is_fp8(op.kv) && op.k_path == KPath::transform) converted += step_tokens * d;
   if (v_is_fp8(op.kv) && op.mode != TransformMode::k_only) converted += step_tokens * d;
   const double mma_flop = 2.0 * kMmaRows * step_tokens * d;  // the m16 tile of a CTA's <= 8 query heads
-  const double qk = mma_flop / rate(fp8_qk ? "e4m3_e4m3" : "bf16_bf16");
-  const double pv = mma_flop / rate(fp8_pv ? "e4m3_e4m3" : "bf16_bf16");
+  const char* fp8_path = mx ? "mxf8_mxf8" : "e4m3_e4m3";
+  const double qk = mma_flop / rate(fp8_qk ? fp8_path : "bf16_bf16");
+  const double pv = mma_flop / rate(fp8_pv ? fp8_path : "bf16_bf16");
   const double scores = kMmaRows * step_tokens;
   double softmax = scores / exp + scores * kSoftmaxFp32OpsPerScore / fp32 + (fp8_pv ? scores / cvt : 0.0);
   // k_bias: per row, a sincos and four FMAs per channel pair, then a 16-bit MMA of QK's
   // shape against the cos/sin table
   const double pairs = kMmaRows * d / 2.0 * p.kv_heads_per_cta;
   const double k_bias = restores_bias_in_scores(op) ? pairs * (2 / exp + 4 / fp32) + mma_flop / rate("bf16_bf16") : 0.0;
-  // pre-RoPE prebias: the exact bias added back to every converted K element
-  const double k_prep_extra =
-      op.k_repr == KRepr::prebias && op.rope == RopeLayout::pre_rope ? step_tokens * d / fp32 : 0.0;
+  // pre-RoPE prebias: the exact bias added back to every converted K element; MXFP8
+  // converted in the tile: each element times its block's scale
+  const bool k_converted = k_is_fp8(op.kv) && op.k_path == KPath::transform;
+  const bool v_converted = v_is_fp8(op.kv) && op.mode != TransformMode::k_only;
+  const double k_prep_extra = (op.k_repr == KRepr::prebias && op.rope == RopeLayout::pre_rope) || (mx && k_converted)
+                                  ? step_tokens * d / fp32
+                                  : 0.0;
+  const double v_prep_extra = mx && v_converted ? step_tokens * d / fp32 : 0.0;
   const double share = std::max(1, p.ctas_per_sm);
   const double on_mma = share * fit.compute_efficiency, on_converter = share * fit.converter_efficiency;
   StageCosts& c = e.stage_us;
@@ -159,18 +172,18 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   if (k_is_fp8(op.kv) && op.k_path == KPath::transform)
     c[Stage::k_prep] = (step_tokens * d / cvt + k_prep_extra) * (p.converter_warps ? on_converter : on_mma);
   if (v_is_fp8(op.kv) && op.mode != TransformMode::k_only)
-    c[Stage::v_prep] = step_tokens * d / cvt * (p.converter_warps ? on_converter : on_mma);
+    c[Stage::v_prep] = (step_tokens * d / cvt + v_prep_extra) * (p.converter_warps ? on_converter : on_mma);
   c[Stage::qk] = qk * on_mma;
   if (k_bias > 0) c[Stage::k_bias] = k_bias * on_mma;
   c[Stage::softmax] = softmax * on_mma;
   c[Stage::pv] = pv * on_mma;
   c[Stage::accum] = kMmaRows * d * p.kv_heads_per_cta / fp32 * on_mma;  // O *= alpha
   const double mma_warps =
-      (qk + pv + softmax + k_bias + (p.converter_warps ? 0.0 : converted / cvt + k_prep_extra)) * share;
+      (qk + pv + softmax + k_bias + (p.converter_warps ? 0.0 : converted / cvt + k_prep_extra + v_prep_extra)) * share;
   e.compute_us = mma_warps * fit.compute_efficiency;
   std::string compute_limit = "compute";
   if (p.converter_warps) {
-    const double converters = converted / cvt * on_converter;
+    const double converters = (converted / cvt + k_prep_extra + v_prep_extra) * on_converter;
     if (converters > e.compute_us) e.compute_us = converters, compute_limit = "converter";
   }
 

@@ -84,6 +84,53 @@ TEST(CudaKernelModel, AGpuWithoutItsOwnFitIsModelOnly) {
   EXPECT_GT(h100.latency_us, h200.latency_us);  // less bandwidth for the same bytes
 }
 
+TEST(CudaKernelModel, B200ReadsMxfp8ScalesAndFeedsTheBlockScaledMma) {
+  OperatingPoint op;
+  op.batch = 64;
+  op.context = 4096;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  const GpuModel b200 = load_gpu_model("b200", kModels);
+  const CostEstimate plain = estimate_costs(op, b200);
+  op.k_repr = KRepr::mxfp8;
+  const CostEstimate mx = estimate_costs(op, b200);
+  ASSERT_TRUE(mx.supported) << mx.why_unsupported;
+  EXPECT_EQ(mx.qk_matrix_path, "mxf8_mxf8");
+  EXPECT_EQ(mx.pv_matrix_path, "mxf8_mxf8");  // k_only: P and V both block-scaled
+  EXPECT_NE(mx.notes.find("model-only"), std::string::npos) << mx.notes;
+  // 1/32 more bytes per FP8 element; memory-bound at this shape, so about that much slower.
+  EXPECT_NEAR(mx.bytes_moved / plain.bytes_moved, 1.0 + 1.0 / 32, 0.002);
+  EXPECT_GT(mx.latency_us, plain.latency_us);
+  EXPECT_LT(mx.latency_us, plain.latency_us * 1.06);
+  EXPECT_FALSE(mx.per_tile_us.has(Stage::k_prep));  // the MMA applies the scales
+  // Converted in the tile (transform), each element is also multiplied by its block's scale.
+  op.k_path = KPath::transform;
+  op.mode = TransformMode::full;
+  const CostEstimate mx_transform = estimate_costs(op, b200);
+  op.k_repr = KRepr::plain;
+  const CostEstimate plain_transform = estimate_costs(op, b200);
+  ASSERT_TRUE(mx_transform.supported);
+  EXPECT_EQ(mx_transform.qk_matrix_path, "bf16_bf16");
+  EXPECT_GT(mx_transform.per_tile_us[Stage::k_prep], plain_transform.per_tile_us[Stage::k_prep]);
+}
+
+TEST(CudaKernelModel, Mxfp8NeedsABlockScaledMma) {
+  OperatingPoint op;
+  op.batch = 64;
+  op.context = 4096;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  op.k_repr = KRepr::mxfp8;
+  for (const char* gpu : {"h200", "mi300x"}) {
+    const CostEstimate e = estimate_costs(op, load_gpu_model(gpu, kModels));
+    EXPECT_FALSE(e.supported) << gpu;
+    EXPECT_NE(e.why_unsupported.find("k_repr"), std::string::npos) << e.why_unsupported;
+    EXPECT_NE(e.why_unsupported.find("mxf8_mxf8"), std::string::npos) << e.why_unsupported;
+  }
+}
+
 TEST(CudaKernelFitFile, NamesTheBadField) {
   EXPECT_NO_THROW(parse_cuda_kernel_fit(valid_fit(), "f.json"));
   auto expect_error = [](const nlohmann::json& j, const std::string& field) {
