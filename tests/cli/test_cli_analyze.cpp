@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_process.h"
@@ -56,14 +57,10 @@ TEST_F(CliAnalyzeTest, PrintsTheBreakEvenOfTheBundledHeadlineCase) {
   for (const char* key :
        {"stages", "predicted_ii_us", "measured_ii_us", "limiting_stage", "unknown_stages", "break_even"})
     EXPECT_TRUE(j.contains(key)) << key;
-  // accum is never measured by the cuda sweep: unknown, never 0.
-  EXPECT_NE(std::find(j["unknown_stages"].begin(), j["unknown_stages"].end(), "accum"), j["unknown_stages"].end());
-  EXPECT_TRUE(j["ii_is_lower_bound"].get<bool>());
-  for (const json& s : j["stages"]) {
-    if (s["stage"] == "accum") {
-      EXPECT_TRUE(s["cost_us"].is_null());
-    }
-  }
+  // The bundled run measured every stage of the graph alone: none unknown.
+  EXPECT_TRUE(j["unknown_stages"].empty()) << j["unknown_stages"].dump();
+  EXPECT_FALSE(j["ii_is_lower_bound"].get<bool>());
+  for (const json& s : j["stages"]) EXPECT_TRUE(s["cost_us"].is_number()) << s.dump();
 
   const json& b = j["break_even"];
   ASSERT_TRUE(b.is_object()) << j.dump(2);
@@ -82,26 +79,51 @@ TEST_F(CliAnalyzeTest, PrintsTheBreakEvenOfTheBundledHeadlineCase) {
   EXPECT_DOUBLE_EQ(b["t_k8v8_us"].get<double>(), *k8v8->record.measurement("latency_us"));
   EXPECT_DOUBLE_EQ(b["v_hidden_fraction"].get<double>(), expected->v_hidden_fraction);
 
-  // The text form names the break-even and the unknown stage too.
+  // The text form names the break-even too.
   CliResult text = run_cli(concat({"analyze", "--db", db}, kHeadline));
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("break-even against K16/V8"), std::string::npos) << text.out;
+}
+
+TEST_F(CliAnalyzeTest, AStageWithNoMeasurementIsUnknownNeverZero) {
+  // The headline case with accum's costs taken out, as a run that never measured it.
+  const std::string db = copy_of(kBundled, "no-accum.sqlite");
+  {
+    const RunStore store = RunStore::open_read_only(db);
+    const std::optional<CaseSummary> c = analysis::find_stored_case(store.cases(), OperatingPoint{});
+    ASSERT_TRUE(c.has_value());
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    const std::string sql = "DELETE FROM stage_costs WHERE stage = 'accum' AND case_id = " + std::to_string(c->case_id);
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+    EXPECT_GT(sqlite3_changes(raw), 0);
+    sqlite3_close(raw);
+  }
+  CliResult r = run_cli(concat({"analyze", "--db", db, "--json"}, kHeadline));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NE(std::find(j["unknown_stages"].begin(), j["unknown_stages"].end(), "accum"), j["unknown_stages"].end());
+  EXPECT_TRUE(j["ii_is_lower_bound"].get<bool>());
+  for (const json& s : j["stages"])
+    if (s["stage"] == "accum") EXPECT_TRUE(s["cost_us"].is_null()) << s.dump();
+  CliResult text = run_cli(concat({"analyze", "--db", db}, kHeadline));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("unknown stages  accum"), std::string::npos) << text.out;
 }
 
 TEST_F(CliAnalyzeTest, TheBundledDatabaseIsCurrentAndItsPredictionsListTheirUnknownStages) {
   const RunStore store = RunStore::open_read_only(kBundled);
   EXPECT_EQ(store.schema_version(), RunStore::current_schema_version());
-  int with_accum_unknown = 0, predictions = 0;
+  int with_unknown = 0, predictions = 0;
   for (const CaseSummary& c : store.cases()) {
     for (const PredictionRow& p : c.record.predictions) {
       ++predictions;
       ASSERT_TRUE(p.unknown_stages.has_value()) << "case " << c.case_id << ": run `tilepath db reanalyze`";
-      with_accum_unknown += std::count(p.unknown_stages->begin(), p.unknown_stages->end(), "accum") > 0;
+      with_unknown += !p.unknown_stages->empty();
     }
   }
   EXPECT_GT(predictions, 0);
-  EXPECT_EQ(with_accum_unknown, predictions);  // no cuda kernel measures accum on its own
+  EXPECT_EQ(with_unknown, 0);  // the bundled run measured every stage of every variant alone
 }
 
 TEST_F(CliAnalyzeTest, AnOlderFileIsRefusedWithTheUpgradeCommandAndUpgradeThenReanalyzeFixIt) {

@@ -47,15 +47,27 @@ TEST(CliModel, FitWritesEveryCoefficientWithTheCommandThatFittedIt) {
   fs::remove_all(dir);
 }
 
-TEST(CliModel, KernelIiComparesOnlyCasesWithEveryStageIsolated) {
-  // The bundled cases carry isolated loads only: every one is a lower bound, none compared.
-  CliResult bundled = run_cli({"model", "ii", "--db", kBundled, "--json"});
+TEST(CliModel, KernelIiOfTheBundledRunMeetsTheMedianTargetsInEveryMode) {
+  // Every stage of every bundled variant was measured alone; 2 cases have no tile interval.
+  CliResult bundled = run_cli({"model", "ii", "--db", kBundled, "--json", "--per-case"});
   ASSERT_EQ(bundled.exit_code, 0) << bundled.err;
   const json b = json::parse(bundled.out);
   EXPECT_EQ(b["cases"], 1120);
-  EXPECT_EQ(b["compared"], 0);
-  EXPECT_EQ(b["lower_bounds"].get<int>() + b["without_isolated_costs"].get<int>(), 1120);
+  EXPECT_EQ(b["compared"], 1118);
+  EXPECT_EQ(b["lower_bounds"], 0);
+  EXPECT_EQ(b["without_isolated_costs"], 0);
+  EXPECT_LE(b["errors"]["all"]["median"].get<double>(), 0.10);
+  for (const char* mode : {"none", "full", "k_only", "separate_kv"})
+    EXPECT_LE(b["errors"][mode]["median"].get<double>(), 0.15) << mode;
+  // --per-case: every compared case, worst first, each with its own error.
+  ASSERT_EQ(b["per_case"].size(), 1118u);
+  for (std::size_t i = 1; i < b["per_case"].size(); ++i)
+    EXPECT_GE(b["per_case"][i - 1]["relative_error"].get<double>(), b["per_case"][i]["relative_error"].get<double>());
+  EXPECT_TRUE(b["per_case"][0].contains("case"));
+  EXPECT_TRUE(b["per_case"][0].contains("memory_source"));
+}
 
+TEST(CliModel, KernelIiComparesOnlyCasesWithEveryStageIsolated) {
   // One case with every per-tile stage isolated: memory 1.9 us > MMA warps 1.3 us, measured 2.0.
   const std::string dir = make_temp_dir("model-ii");
   const std::string db = dir + "/ii.sqlite";
