@@ -211,14 +211,14 @@ class SweepProgress final : public ProgressObserver {
   std::string label_;
 };
 
-std::string case_label(const OperatingPoint& op, int index, int total) {
+}  // namespace
+
+std::string sweep_case_label(const OperatingPoint& op, int index, int total) {
   std::ostringstream s;
   s << "case " << index + 1 << "/" << total << " " << op.variant_label() << " B=" << op.batch << " S=" << op.context
     << " " << to_string(op.cache);
   return s.str();
 }
-
-}  // namespace
 
 SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
   const std::string top_keys = "name, description, backend, settings, base, axes";
@@ -310,7 +310,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
   for (int i = 0; i < outcome.total; ++i) {
     const OperatingPoint& op = spec.cases[static_cast<std::size_t>(i)];
     std::string key = case_key(op, spec.settings);
-    std::string label = case_label(op, i, outcome.total);
+    std::string label = sweep_case_label(op, i, outcome.total);
     progress.set_case(i, label);
     if (store.has_case(info.backend, info.device, key)) {
       ++outcome.skipped_existing;

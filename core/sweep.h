@@ -31,6 +31,9 @@ inline constexpr std::int64_t kDefaultMaxSweepCases = 100000;
 SweepSpec parse_sweep_spec(const nlohmann::json& j, std::int64_t max_cases = kDefaultMaxSweepCases);
 SweepSpec load_sweep_spec(const std::string& path, std::int64_t max_cases = kDefaultMaxSweepCases);
 
+// "case 3/840 k8v8/fp8_qk/k_only B=64 S=4096 hbm_cold": how progress names a sweep's case.
+std::string sweep_case_label(const OperatingPoint& op, int index, int total);
+
 struct SweepOutcome {
   int total = 0, ran = 0, skipped_existing = 0, failed = 0, unsupported = 0;
   bool cancelled = false;

@@ -1,5 +1,6 @@
 // `tilepath sweep SPEC.json`: a resumable cartesian sweep into the database.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,16 +14,54 @@
 #include "app/cli/ncu_profile.h"
 #include "app/cli/op_flags.h"
 #include "app/cli/progress_bar.h"
+#include "app/cli/worker_pool.h"
 #include "core/sweep.h"
 
 namespace tilepath::cli {
 namespace {
 
 struct SweepFlags {
-  std::string spec, backend, db;
-  bool json = false, dry_run = false, profile = false;
+  std::string spec, backend, db, devices, shard;
+  bool json = false, dry_run = false, profile = false, in_process = false;
   std::int64_t max_cases = kDefaultMaxSweepCases;
+  double case_timeout_s = 1800;
 };
+
+// "all" or a comma-separated list of distinct device indices of the backend.
+std::vector<int> parse_devices(const std::string& text, const Backend& backend) {
+  const int count = static_cast<int>(backend.devices().size());
+  std::vector<int> out;
+  if (text == "all") {
+    for (int d = 0; d < count; ++d) out.push_back(d);
+    return out;
+  }
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+    const int d = digits ? std::stoi(item) : -1;
+    if (d < 0 || d >= count || std::find(out.begin(), out.end(), d) != out.end())
+      throw UsageError("--devices: '" + item + "' is not a distinct device of backend " + backend.name() +
+                       "; allowed: all, or indices 0.." + std::to_string(count - 1) + " separated by commas");
+    out.push_back(d);
+    at = comma + 1;
+  }
+  return out;
+}
+
+// "I/N" with 0 <= I < N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  const auto number = [](const std::string& t) {
+    return !t.empty() && t.size() <= 6 && t.find_first_not_of("0123456789") == std::string::npos ? std::stoi(t) : -1;
+  };
+  const int i = slash == std::string::npos ? -1 : number(text.substr(0, slash));
+  const int n = slash == std::string::npos ? -1 : number(text.substr(slash + 1));
+  if (i < 0 || n < 1 || i >= n)
+    throw UsageError("--shard: '" + text + "' is not I/N; allowed: I/N with 0 <= I < N (e.g. 0/4 .. 3/4)");
+  return {i, n};
+}
 
 SweepSpec load_spec(const std::string& path, std::int64_t max_cases) {
   try {
@@ -63,27 +102,61 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
                 spec.skipped_invalid, backend_name.c_str());
     return kExitOk;
   }
+  const auto [shard, shards] = f.shard.empty() ? std::pair{0, 1} : parse_shard(f.shard);
+  if (!(f.case_timeout_s > 0)) throw UsageError("--case-timeout must be > 0 seconds");
   PluginHost host;
   host.discover();
   const Backend& backend = choose_backend(host, backend_name, spec.settings.device);
-  RunStore store = open_for_sweep(f.db, spec, backend);
+  const std::vector<int> devices =
+      f.devices.empty() ? std::vector<int>{spec.settings.device} : parse_devices(f.devices, backend);
+  if (f.in_process && (devices.size() > 1 || shards > 1))
+    throw UsageError("--in-process runs one device and the whole spec; drop --devices/--shard or --in-process");
+  SweepSpec this_shard = spec;  // what this process runs: the cases whose index % N == I
+  this_shard.cases.clear();
+  for (std::size_t i = 0; i < spec.cases.size(); ++i)
+    if (static_cast<int>(i) % shards == shard) this_shard.cases.push_back(spec.cases[i]);
+  RunStore store = open_for_sweep(f.db, this_shard, backend);
 
   install_cancel_handlers();
   SweepOutcome outcome;
+  std::vector<std::int64_t> run_ids;
+  std::vector<PoisonCase> poison;
+  int restarts = 0;
   {
-    ProgressBar bar(static_cast<int>(spec.cases.size()), &cancel_flag());
-    outcome = run_sweep(spec, backend, store, context.command_line, &bar, &cancel_flag());
+    ProgressBar bar(static_cast<int>(this_shard.cases.size()), &cancel_flag());
+    if (f.in_process) {
+      outcome = run_sweep(spec, backend, store, context.command_line, &bar, &cancel_flag());
+      if (outcome.run_id > 0) run_ids.push_back(outcome.run_id);
+    } else {
+      WorkerSweepOptions o;
+      o.spec_path = f.spec;
+      o.max_cases = f.max_cases;
+      o.db = f.db;
+      o.devices = devices;
+      o.case_timeout_s = f.case_timeout_s;
+      o.shard = shard;
+      o.shards = shards;
+      o.command_line = context.command_line;
+      WorkerSweepOutcome w = run_sweep_in_workers(spec, backend, store, o, &bar, &cancel_flag());
+      outcome = w.sweep;
+      run_ids = w.run_ids;
+      poison = w.poison;
+      restarts = w.worker_restarts;
+    }
     bar.finish();
   }
 
   // --profile: every ok case this sweep ran, once more under ncu (app/cli/ncu_profile.h).
   int profiled = 0;
   std::string profile_skipped;
-  if (f.profile && outcome.run_id > 0) {
-    CaseFilter filter;
-    filter.run_id = outcome.run_id;
-    filter.status = CaseStatus::ok;
-    const std::vector<CaseSummary> ran = store.cases(filter);
+  if (f.profile && !run_ids.empty()) {
+    std::vector<CaseSummary> ran;
+    for (std::int64_t id : run_ids) {
+      CaseFilter filter;
+      filter.run_id = id;
+      filter.status = CaseStatus::ok;
+      for (CaseSummary& c : store.cases(filter)) ran.push_back(std::move(c));
+    }
     for (std::size_t i = 0; i < ran.size() && !cancel_flag().load(); ++i) {
       const ProfileOutcome p =
           profile_case(store, ran[i].record, {backend.name(), spec.settings.device, spec.settings.key_distribution, 0});
@@ -107,7 +180,13 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
                         {"unsupported", outcome.unsupported},
                         {"cancelled", outcome.cancelled},
                         {"run_id", outcome.run_id},
+                        {"run_ids", run_ids},
+                        {"devices", devices},
+                        {"shard", std::to_string(shard) + "/" + std::to_string(shards)},
+                        {"worker_restarts", restarts},
                         {"skipped_invalid", spec.skipped_invalid}};
+    j["poison"] = nlohmann::json::array();
+    for (const PoisonCase& p : poison) j["poison"].push_back({{"case", p.label}, {"why", p.why}});
     if (f.profile) j["profile"] = {{"profiled", profiled}, {"skipped", profile_skipped}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -116,6 +195,9 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
                 outcome.failed, outcome.unsupported, outcome.cancelled ? ", CANCELLED (rerun to resume)" : "",
                 f.db.c_str());
     if (f.profile && !profile_skipped.empty()) std::printf("profile skipped: %s\n", profile_skipped.c_str());
+    if (restarts > 0) std::printf("workers restarted %d time(s)\n", restarts);
+    for (const PoisonCase& p : poison)
+      std::printf("poison (stored as failed): %s: %s\n", p.label.c_str(), p.why.c_str());
   }
   return outcome.cancelled ? kExitCancelled : kExitOk;
 }
@@ -132,6 +214,19 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--max-cases", f->max_cases, "refuse a spec whose axes expand to more combinations than N")
       ->default_str(std::to_string(kDefaultMaxSweepCases));
   sub->add_flag("--dry-run", f->dry_run, "parse and expand the spec, print the case count, run nothing");
+  sub->add_option("--devices", f->devices,
+                  "all, or device indices separated by commas: one worker process each, on one database (default: "
+                  "the spec's settings.device)");
+  sub->add_option("--shard", f->shard,
+                  "I/N: run only the cases whose index in the expanded spec is I mod N (one part of a job array; "
+                  "tilepath merge unites the parts)");
+  sub->add_option("--case-timeout", f->case_timeout_s,
+                  "seconds a case may run before its worker is killed and the case retried once, then stored as "
+                  "failed")
+      ->default_str("1800");
+  sub->add_flag("--in-process", f->in_process,
+                "run the plugin in this process instead of a worker (one device, whole spec; a plugin crash ends "
+                "the sweep)");
   sub->add_flag("--profile", f->profile,
                 "cuda: afterwards, every ok case the sweep ran once more under ncu (as `run --profile`), what ncu "
                 "measured stored with the case");

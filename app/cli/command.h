@@ -48,6 +48,7 @@ Command add_analyze_command(CLI::App& app);
 Command add_db_command(CLI::App& app);
 Command add_dispatch_command(CLI::App& app);
 Command add_gate_command(CLI::App& app);
+Command add_worker_command(CLI::App& app);
 Command add_model_command(CLI::App& app);
 
 }  // namespace tilepath::cli

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                                    add_predict_command(app),  add_analyze_command(app), add_graph_command(app),
                                    add_export_command(app),   add_merge_command(app),   add_report_command(app),
                                    add_attach_command(app),   add_db_command(app),      add_dispatch_command(app),
-                                   add_gate_command(app),     add_model_command(app)};
+                                   add_gate_command(app),     add_model_command(app),   add_worker_command(app)};
 
   CliContext context;
   for (int i = 0; i < argc; ++i) context.command_line += (i ? " " : "") + std::string(argv[i]);

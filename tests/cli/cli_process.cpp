@@ -22,7 +22,7 @@ int exit_code_of(int status) {
 
 }  // namespace
 
-CliProcess::CliProcess(std::vector<std::string> args) {
+CliProcess::CliProcess(std::vector<std::string> args, const CliEnv& env) {
   std::string dir = make_temp_dir("proc");
   out_path_ = dir + "/stdout";
   err_path_ = dir + "/stderr";
@@ -37,6 +37,7 @@ CliProcess::CliProcess(std::vector<std::string> args) {
     dup2(err, STDERR_FILENO);
     setenv("TILEPATH_PLUGIN_PATH", TILEPATH_PLUGIN_DIR, 1);
     setenv("TILEPATH_MODELS_DIR", TILEPATH_SOURCE_DIR "/models", 1);
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -68,7 +69,7 @@ CliResult CliProcess::wait() {
   return {exit_code_of(status_), read_file(out_path_), read_file(err_path_)};
 }
 
-CliResult run_cli(std::vector<std::string> args) { return CliProcess(std::move(args)).wait(); }
+CliResult run_cli(std::vector<std::string> args, const CliEnv& env) { return CliProcess(std::move(args), env).wait(); }
 
 std::string make_temp_dir(const std::string& tag) {
   std::string pattern = (std::filesystem::temp_directory_path() / ("tilepath-cli-" + tag + "-XXXXXX")).string();

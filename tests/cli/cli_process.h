@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilepath::testing {
@@ -14,11 +15,14 @@ struct CliResult {
   std::string out, err;
 };
 
+// Environment variables set in the child after the defaults (which they may replace).
+using CliEnv = std::vector<std::pair<std::string, std::string>>;
+
 // The CLI under test; its plugins come from the build's plugins/ dir and its GPU
 // models from the source tree (set in the child's environment).
 class CliProcess {
  public:
-  explicit CliProcess(std::vector<std::string> args);
+  explicit CliProcess(std::vector<std::string> args, const CliEnv& env = {});
   ~CliProcess();
   CliProcess(const CliProcess&) = delete;
   CliProcess& operator=(const CliProcess&) = delete;
@@ -35,7 +39,7 @@ class CliProcess {
 };
 
 // Run to completion.
-CliResult run_cli(std::vector<std::string> args);
+CliResult run_cli(std::vector<std::string> args, const CliEnv& env = {});
 
 // A fresh empty directory under the test temp dir, removed by the caller's fixture.
 std::string make_temp_dir(const std::string& tag);

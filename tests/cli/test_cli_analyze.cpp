@@ -105,7 +105,9 @@ TEST_F(CliAnalyzeTest, AStageWithNoMeasurementIsUnknownNeverZero) {
   EXPECT_NE(std::find(j["unknown_stages"].begin(), j["unknown_stages"].end(), "accum"), j["unknown_stages"].end());
   EXPECT_TRUE(j["ii_is_lower_bound"].get<bool>());
   for (const json& s : j["stages"])
-    if (s["stage"] == "accum") EXPECT_TRUE(s["cost_us"].is_null()) << s.dump();
+    if (s["stage"] == "accum") {
+      EXPECT_TRUE(s["cost_us"].is_null()) << s.dump();
+    }
   CliResult text = run_cli(concat({"analyze", "--db", db}, kHeadline));
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("unknown stages  accum"), std::string::npos) << text.out;

@@ -1,0 +1,123 @@
+// `tilepath worker SPEC --backend NAME --device N --db FILE`: the process in which
+// `tilepath sweep` runs a plugin's cases (app/cli/worker_protocol.h), so that a plugin that
+// crashes, exits or hangs takes down this process, never the sweep. Not meant to be run by
+// hand: it reads requests on stdin and answers on file descriptor 3.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/backend_choice.h"
+#include "app/cli/cancel_signal.h"
+#include "app/cli/command.h"
+#include "app/cli/worker_protocol.h"
+#include "core/sweep.h"
+
+namespace tilepath::cli {
+namespace {
+
+struct WorkerFlags {
+  std::string spec, backend, db;
+  int device = 0;
+  std::int64_t max_cases = kDefaultMaxSweepCases;
+};
+
+void reply(const WorkerReply& r) {
+  const std::string line = encode(r);
+  std::size_t at = 0;
+  while (at < line.size()) {
+    const ssize_t n = write(kWorkerReplyFd, line.data() + at, line.size() - at);
+    if (n <= 0) std::_Exit(kExitFailure);  // the sweep went away: nothing left to tell
+    at += static_cast<std::size_t>(n);
+  }
+}
+
+class ReplyProgress final : public ProgressObserver {
+ public:
+  explicit ReplyProgress(int case_index) : case_index_(case_index) {}
+  void progress(double fraction, const std::string& label) override {
+    WorkerReply r;
+    r.kind = WorkerReply::Kind::progress;
+    r.case_index = case_index_;
+    r.fraction = fraction;
+    r.label = label;
+    reply(r);
+  }
+  bool cancelled() const override { return cancel_flag().load() != 0; }
+
+ private:
+  int case_index_;
+};
+
+int run_worker(const WorkerFlags& f) {
+  install_cancel_handlers();  // the sweep sends SIGINT to stop the case in flight
+  SweepSpec spec = load_sweep_spec(f.spec, f.max_cases);
+  spec.settings.device = f.device;
+  PluginHost host;
+  host.discover();
+  const Backend& backend = choose_backend(host, f.backend, f.device);
+  RunStore store = RunStore::open(f.db);
+  const RunInfo info = make_run_info(backend, spec.settings, "");
+  reply(WorkerReply{});  // ready
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const WorkerRequest request = decode_request(line);
+    WorkerReply done;
+    done.kind = WorkerReply::Kind::done;
+    done.case_index = request.case_index;
+    if (request.case_index < 0 || request.case_index >= static_cast<int>(spec.cases.size())) {
+      done.status = "error";
+      done.message = "worker: case " + std::to_string(request.case_index) + " is not in " + f.spec;
+      reply(done);
+      continue;
+    }
+    const OperatingPoint& op = spec.cases[static_cast<std::size_t>(request.case_index)];
+    const std::string key = case_key(op, spec.settings);
+    if (key != request.key) {
+      done.status = "error";
+      done.message = "worker: case " + std::to_string(request.case_index) + " of " + f.spec + " is " + key +
+                     ", the sweep asked for " + request.key + " (was the spec edited during the sweep?)";
+      reply(done);
+      continue;
+    }
+    if (store.has_case(info.backend, info.device, key)) {  // another process stored it meanwhile
+      done.status = "skipped";
+      reply(done);
+      continue;
+    }
+    ReplyProgress progress(request.case_index);
+    CaseRecord rec = run_case(backend, op, spec.settings, &progress, &cancel_flag());
+    if (rec.status == CaseStatus::cancelled) {
+      WorkerReply cancelled;
+      cancelled.kind = WorkerReply::Kind::cancelled;
+      cancelled.case_index = request.case_index;
+      reply(cancelled);
+      return kExitCancelled;
+    }
+    done.stored = store.add_case_unless_stored(request.run_id, rec) != 0;
+    done.status = std::string(to_string(rec.status));
+    done.message = rec.message;
+    done.latency_us = rec.measurement("latency_us");
+    reply(done);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_worker_command(CLI::App& app) {
+  auto f = std::make_shared<WorkerFlags>();
+  CLI::App* sub = app.add_subcommand("worker", "The process a sweep runs its plugin cases in (internal)");
+  sub->group("");  // not listed in --help: `tilepath sweep` starts it
+  sub->add_option("spec", f->spec, "sweep spec JSON file")->required();
+  sub->add_option("--backend", f->backend, "backend plugin")->required();
+  sub->add_option("--device", f->device, "device index")->required();
+  sub->add_option("--db", f->db, "SQLite run database")->required();
+  sub->add_option("--max-cases", f->max_cases, "as the sweep's --max-cases");
+  return {sub, [f](const CliContext&) { return run_worker(*f); }};
+}
+
+}  // namespace tilepath::cli

@@ -1,0 +1,83 @@
+#include "app/cli/worker_protocol.h"
+
+#include <stdexcept>
+
+namespace tilepath::cli {
+namespace {
+
+using nlohmann::json;
+
+json parse_line(const std::string& line, const char* who) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::runtime_error(std::string(who) + ": not a JSON object: " + line.substr(0, 200));
+  return j;
+}
+
+int case_of(const json& j, const std::string& line) {
+  if (!j.contains("case") || !j["case"].is_number_integer())
+    throw std::runtime_error("worker protocol: no integer \"case\" in " + line.substr(0, 200));
+  return j["case"].get<int>();
+}
+
+}  // namespace
+
+std::string encode(const WorkerRequest& r) {
+  return json({{"case", r.case_index}, {"key", r.key}, {"run", r.run_id}}).dump() + "\n";
+}
+
+std::string encode(const WorkerReply& r) {
+  json j;
+  switch (r.kind) {
+    case WorkerReply::Kind::ready:
+      j = {{"ready", true}};
+      break;
+    case WorkerReply::Kind::progress:
+      j = {{"case", r.case_index}, {"progress", r.fraction}, {"label", r.label}};
+      break;
+    case WorkerReply::Kind::done:
+      j = {{"case", r.case_index}, {"status", r.status}, {"stored", r.stored}, {"message", r.message}};
+      if (r.latency_us) j["latency_us"] = *r.latency_us;
+      break;
+    case WorkerReply::Kind::cancelled:
+      j = {{"case", r.case_index}, {"cancelled", true}};
+      break;
+  }
+  // Invalid UTF-8 from a plugin's message must not make the line unencodable.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+WorkerRequest decode_request(const std::string& line) {
+  const json j = parse_line(line, "worker request");
+  WorkerRequest r;
+  r.case_index = case_of(j, line);
+  if (!j.contains("key") || !j["key"].is_string() || !j.contains("run") || !j["run"].is_number_integer())
+    throw std::runtime_error("worker request: needs \"key\" (string) and \"run\" (integer): " + line.substr(0, 200));
+  r.key = j["key"].get<std::string>();
+  r.run_id = j["run"].get<std::int64_t>();
+  return r;
+}
+
+WorkerReply decode_reply(const std::string& line) {
+  const json j = parse_line(line, "worker reply");
+  WorkerReply r;
+  if (j.value("ready", false)) return r;
+  r.case_index = case_of(j, line);
+  if (j.value("cancelled", false)) {
+    r.kind = WorkerReply::Kind::cancelled;
+  } else if (j.contains("progress")) {
+    r.kind = WorkerReply::Kind::progress;
+    r.fraction = j["progress"].is_number() ? j["progress"].get<double>() : 0.0;
+    r.label = j.value("label", "");
+  } else if (j.contains("status") && j["status"].is_string()) {
+    r.kind = WorkerReply::Kind::done;
+    r.status = j["status"].get<std::string>();
+    r.stored = j.value("stored", false);
+    r.message = j.value("message", "");
+    if (j.contains("latency_us") && j["latency_us"].is_number()) r.latency_us = j["latency_us"].get<double>();
+  } else {
+    throw std::runtime_error("worker reply: neither progress, status nor cancelled: " + line.substr(0, 200));
+  }
+  return r;
+}
+
+}  // namespace tilepath::cli
