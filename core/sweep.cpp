@@ -325,6 +325,15 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
       outcome.cancelled = true;
       break;
     }
+    // Another sweep on the same file may be running it now (RunStore::claim_case).
+    if (store.claim_case(info.backend, info.device, key).outcome != RunStore::ClaimOutcome::claimed) {
+      ++outcome.skipped_existing;
+      CaseRecord claimed;
+      claimed.op = op;
+      claimed.case_key = key;
+      if (observer != nullptr) observer->case_done(claimed, true);
+      continue;
+    }
     // The run row is created only when something will be stored, so a resume
     // with nothing left to do leaves the database untouched.
     if (!run_open) {
@@ -332,9 +341,16 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
       run_open = true;
     }
     progress.progress(0.0, label);
-    CaseRecord rec = run_case(backend, op, spec.settings, &progress, cancel);
+    CaseRecord rec;
+    try {
+      rec = run_case(backend, op, spec.settings, &progress, cancel);
+    } catch (...) {
+      store.release_claim(info.backend, info.device, key);  // a live process (the GUI) keeps no dead claim
+      throw;
+    }
     if (rec.status == CaseStatus::cancelled) {
       // The case in flight is abandoned, never stored half-measured.
+      store.release_claim(info.backend, info.device, key);
       outcome.cancelled = true;
       break;
     }

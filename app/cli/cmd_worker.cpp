@@ -83,14 +83,18 @@ int run_worker(const WorkerFlags& f) {
       reply(done);
       continue;
     }
-    if (store.has_case(info.backend, info.device, key)) {  // another process stored it meanwhile
+    // Another process may have stored it meanwhile, or be running it now.
+    const RunStore::Claim claim = store.claim_case(info.backend, info.device, key);
+    if (claim.outcome != RunStore::ClaimOutcome::claimed) {
       done.status = "skipped";
+      if (claim.outcome == RunStore::ClaimOutcome::claimed_by_other) done.message = "claimed by " + claim.owner;
       reply(done);
       continue;
     }
     ReplyProgress progress(request.case_index);
     CaseRecord rec = run_case(backend, op, spec.settings, &progress, &cancel_flag());
     if (rec.status == CaseStatus::cancelled) {
+      store.release_claim(info.backend, info.device, key);
       WorkerReply cancelled;
       cancelled.kind = WorkerReply::Kind::cancelled;
       cancelled.case_index = request.case_index;

@@ -186,6 +186,23 @@ void migrate_v3_to_v4(sqlite3* db, const std::string& path) {
        "UPDATE measurements SET name = 'kernel_check_' || name WHERE name IN ('rows_checked', 'rows_total');");
 }
 
+// v5: a process claims a case before it runs it, so that sweeps sharing a file (several
+// devices, hosts or shells) never run one case twice; the claim goes when the case is
+// stored. Claims of a process that is gone are taken over (RunStore::claim_case).
+void migrate_v4_to_v5(sqlite3* db, const std::string& path) {
+  exec(db, path, R"sql(
+CREATE TABLE claims (
+  backend TEXT NOT NULL,
+  device TEXT NOT NULL,
+  case_key TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  claimed_at REAL NOT NULL,
+  PRIMARY KEY (backend, device, case_key)
+);
+)sql");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -199,6 +216,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   if (version < 2) migrate_v1_to_v2(db, path);
   if (version < 3) migrate_v2_to_v3(db, path);
   if (version < 4) migrate_v3_to_v4(db, path);
+  if (version < 5) migrate_v4_to_v5(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

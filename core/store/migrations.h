@@ -11,7 +11,7 @@ namespace tilepath::store {
 
 // The schema this build writes. Bump it together with a new migrate_vN_to_vN1
 // step, a fixture tests/store/fixtures/schema_vN.sqlite and docs/schema.md.
-inline constexpr int kCurrentSchemaVersion = 4;
+inline constexpr int kCurrentSchemaVersion = 5;
 
 // Tables every tilepath schema (v1 and later) has.
 const std::vector<std::string>& tilepath_tables();
@@ -22,6 +22,7 @@ void migrate_v0_to_v1(sqlite3* db, const std::string& path);  // creates the sch
 void migrate_v1_to_v2(sqlite3* db, const std::string& path);  // artifacts.sha256, quality.distribution
 void migrate_v2_to_v3(sqlite3* db, const std::string& path);  // predictions.unknown_stages
 void migrate_v3_to_v4(sqlite3* db, const std::string& path);  // kernel-check rows named as such
+void migrate_v4_to_v5(sqlite3* db, const std::string& path);  // claims
 
 // Reads user_version and applies every missing step in ONE transaction, so an
 // interrupted upgrade leaves the file at its old version. A no-op (and no write

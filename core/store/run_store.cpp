@@ -881,6 +881,9 @@ std::int64_t RunStore::insert_case(std::int64_t run_id, CaseRecord& rec, bool un
     if (!run.step()) throw StoreError(path_ + ": add_case: no run with id " + std::to_string(run_id));
     // Inside the write transaction, so no other writer can store the key in between.
     if (unless_stored && has_case(run.text(0), run.text(1), rec.case_key)) return 0;
+    // Stored, the case needs its claim no more (whoever held it).
+    Statement unclaim(db_, path_, "DELETE FROM claims WHERE backend = ? AND device = ? AND case_key = ?");
+    unclaim.bind(1, run.text(0)).bind(2, run.text(1)).bind(3, rec.case_key).run();
   }
   {
     Statement dup(db_, path_, "SELECT id FROM cases WHERE run_id = ? AND case_key = ?");
@@ -1077,6 +1080,56 @@ std::int64_t RunStore::case_count() const {
 
 std::vector<ArtifactInfo> RunStore::artifact_infos(std::int64_t case_id) const {
   return ChildRowLoader(db_, path_).artifact_infos(case_id);
+}
+
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A process on this host that still exists (EPERM: it exists but is another user's).
+bool process_exists(std::int64_t pid) { return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+RunStore::Claim RunStore::claim_case(const std::string& backend, const std::string& device,
+                                     const std::string& case_key) {
+  Transaction tx(db_, path_);
+  if (has_case(backend, device, case_key)) return {ClaimOutcome::stored, ""};
+  const std::string host = this_host();
+  const std::int64_t pid = getpid();
+  {
+    Statement q(db_, path_,
+                "SELECT host, pid, claimed_at FROM claims WHERE backend = ? AND device = ? AND case_key = ?");
+    q.bind(1, backend).bind(2, device).bind(3, case_key);
+    if (q.step()) {
+      const std::string owner_host = q.text(0);
+      const std::int64_t owner_pid = q.int64(1);
+      const double age = unix_seconds() - q.real(2);
+      const bool mine = owner_host == host && owner_pid == pid;
+      const bool alive = owner_host == host ? process_exists(owner_pid) : age < kClaimStaleSeconds;
+      if (!mine && alive) return {ClaimOutcome::claimed_by_other, owner_host + ":" + std::to_string(owner_pid)};
+    }
+  }
+  Statement w(
+      db_, path_,
+      "INSERT OR REPLACE INTO claims(backend, device, case_key, host, pid, claimed_at) VALUES (?, ?, ?, ?, ?, ?)");
+  w.bind(1, backend).bind(2, device).bind(3, case_key).bind(4, host).bind(5, pid).bind(6, unix_seconds()).run();
+  tx.commit();
+  return {ClaimOutcome::claimed, ""};
+}
+
+void RunStore::release_claim(const std::string& backend, const std::string& device, const std::string& case_key) {
+  Statement w(db_, path_,
+              "DELETE FROM claims WHERE backend = ? AND device = ? AND case_key = ? AND host = ? AND pid = ?");
+  w.bind(1, backend).bind(2, device).bind(3, case_key).bind(4, this_host()).bind(5, std::int64_t(getpid())).run();
 }
 
 bool RunStore::has_case(const std::string& backend, const std::string& device, const std::string& case_key) const {

@@ -218,6 +218,22 @@ class RunStore {
   // result) and unsupported are answers and are not rerun.
   bool has_case(const std::string& backend, const std::string& device, const std::string& case_key) const;
 
+  // Sweeps sharing a file claim a case before running it, so that none runs it twice
+  // (several devices, shells or hosts on one database). One write transaction: a key that
+  // is stored (has_case) is not claimed; a key claimed by a live process is left to it (on
+  // this host: its PID still exists; on another: the claim is younger than
+  // kClaimStaleSeconds); a dead owner's claim is taken over. Storing the case (add_case*)
+  // removes its claim.
+  enum class ClaimOutcome { claimed, stored, claimed_by_other };
+  struct Claim {
+    ClaimOutcome outcome = ClaimOutcome::claimed;
+    std::string owner;  // claimed_by_other: "host:pid"
+  };
+  static constexpr double kClaimStaleSeconds = 2 * 3600.0;
+  Claim claim_case(const std::string& backend, const std::string& device, const std::string& case_key);
+  // Gives up this process's claim (a case cancelled before it was stored).
+  void release_claim(const std::string& backend, const std::string& device, const std::string& case_key);
+
   // Copies the runs matching filter (and only their matching cases) into a new file.
   void export_subset(const std::string& out_path, const CaseFilter& filter) const;
   // Merges other into this store. Runs are identified by UUID and never duplicated; the

@@ -158,6 +158,24 @@ TEST_F(CliWorkersTest, ShardsMergedEqualOneSweep) {
   EXPECT_EQ(keys_of(path("all.sqlite")).size(), 10u);
 }
 
+TEST_F(CliWorkersTest, TwoSweepsOnOneDatabaseRunEachCaseOnce) {
+  // Six cases of 300 ms each (B=13); two sweeps started together share them through claims.
+  const std::string s = spec("shared", {13});
+  json j = json::parse(read_file(s));
+  j["axes"]["context"] = {128, 256, 384, 512, 640, 768};
+  write_file(s, j.dump());
+  const std::string db = path("shared.sqlite");
+  CliEnv e = env();
+  e.push_back({"TILEPATH_FAKE_RUN_LOG", path("runs.log")});
+  CliProcess a({"sweep", s, "--db", db}, e), b({"sweep", s, "--db", db}, e);
+  const CliResult ra = a.wait(), rb = b.wait();
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(stored(db).size(), 6u);
+  // Each case ran once, in one of the two sweeps.
+  EXPECT_EQ(lines(read_file(path("runs.log"))).size(), 6u) << read_file(path("runs.log"));
+}
+
 TEST_F(CliWorkersTest, BadDevicesAndShardsNameTheFlagAndWhatItTakes) {
   const std::string s = spec("bad", {1});
   CliResult r = sweep({s, "--db", path("bad.sqlite"), "--devices", "0,5"});

@@ -307,6 +307,63 @@ TEST(RunStore, AHotJournalFromAKilledWriterIsRolledBack) {
   std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all);
 }
 
+// Claims: a case is run by one process only; a dead owner's claim is taken over.
+TEST(RunStore, AClaimKeepsOthersOffUntilTheCaseIsStoredOrItsOwnerIsGone) {
+  TempDir tmp;
+  const std::string path = tmp.file("c.sqlite");
+  RunStore store = RunStore::open(path);
+  RunInfo run = sample_run("cpu", "cpu0");
+  store.begin_run(run);
+  CaseRecord rec = sample_case(1);
+  const std::string key = rec.op.key();
+  rec.case_key = key;
+  using Outcome = RunStore::ClaimOutcome;
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed);
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed) << "its own claim again";
+
+  // Another live process on this host holds it (our parent exists as long as we run).
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const auto set_owner = [&](const std::string& owner_host, long long pid, const char* when) {
+    const std::string sql = "UPDATE claims SET host = '" + owner_host + "', pid = " + std::to_string(pid) +
+                            ", claimed_at = " + when + " WHERE case_key = '" + key + "'";
+    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  };
+  set_owner(host, getppid(), "1e12");
+  const RunStore::Claim held = store.claim_case("cpu", "cpu0", key);
+  EXPECT_EQ(held.outcome, Outcome::claimed_by_other);
+  EXPECT_EQ(held.owner, std::string(host) + ":" + std::to_string(getppid()));
+  // The owner is gone (a child that exited and was reaped): its claim is taken over.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  set_owner(host, child, "1e12");
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed);
+  // On another host, a fresh claim is respected and a stale one taken over.
+  set_owner("elsewhere", 1, "1e12");
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed_by_other);
+  set_owner("elsewhere", 1, "0");
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed);
+  // Another backend's or device's claim is another case.
+  EXPECT_EQ(store.claim_case("cpu", "cpu1", key).outcome, Outcome::claimed);
+
+  // Storing removes the claim; a stored case is not claimed again.
+  EXPECT_GT(store.add_case_unless_stored(run.id, rec), 0);
+  sqlite3_stmt* q = nullptr;
+  const std::string count = "SELECT COUNT(*) FROM claims WHERE device = 'cpu0'";
+  ASSERT_EQ(sqlite3_prepare_v2(raw, count.c_str(), -1, &q, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 0);
+  sqlite3_finalize(q);
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::stored);
+  // release_claim gives up only this process's claim.
+  store.release_claim("cpu", "cpu1", key);
+  EXPECT_EQ(store.claim_case("cpu", "cpu1", key).outcome, Outcome::claimed);
+  sqlite3_close(raw);
+}
+
 // Two sweeps on one file: the second to finish a key stores nothing, atomically.
 TEST(RunStore, AddCaseUnlessStoredSkipsAKeyAnotherRunStored) {
   TempDir tmp;
