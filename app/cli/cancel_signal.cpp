@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
+
 namespace tilepath::cli {
 namespace {
 
@@ -27,6 +29,12 @@ void install_cancel_handlers() {
   action.sa_flags = SA_RESETHAND;  // one-shot: the second signal gets the default action
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+bool restore_default_signals() {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  return g_cancel.load() != 0;
 }
 
 }  // namespace tilepath::cli

@@ -121,8 +121,9 @@ int run_one(const RunFlags& f, const CliContext& context) {
   settings.save_tensors_dir = f.save_tensors;
   settings.stage_costs = settings.tile_interval = !f.no_ablations;
 
+  // Interrupted while loading: stop before the database is created or touched.
+  if (cancel_flag().load()) return kExitCancelled;
   RunStore store = RunStore::open(f.db);
-  install_cancel_handlers();
   RunInfo run = make_run_info(backend, settings, context.command_line);
   store.begin_run(run);
   CaseRecord rec = run_case(backend, op, settings, nullptr, &cancel_flag());

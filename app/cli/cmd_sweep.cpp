@@ -115,9 +115,9 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
   this_shard.cases.clear();
   for (std::size_t i = 0; i < spec.cases.size(); ++i)
     if (static_cast<int>(i) % shards == shard) this_shard.cases.push_back(spec.cases[i]);
+  // Interrupted while loading: stop before the database is created or touched.
+  if (cancel_flag().load()) return kExitCancelled;
   RunStore store = open_for_sweep(f.db, this_shard, backend);
-
-  install_cancel_handlers();
   SweepOutcome outcome;
   std::vector<std::int64_t> run_ids;
   std::vector<PoisonCase> poison;

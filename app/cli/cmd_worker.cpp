@@ -52,7 +52,6 @@ class ReplyProgress final : public ProgressObserver {
 };
 
 int run_worker(const WorkerFlags& f) {
-  install_cancel_handlers();  // the sweep sends SIGINT to stop the case in flight
   SweepSpec spec = load_sweep_spec(f.spec, f.max_cases);
   spec.settings.device = f.device;
   PluginHost host;

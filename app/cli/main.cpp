@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cancel_signal.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/command.h"
 #include "core/operating_point.h"
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   // A reader that goes away (`tilepath sweep ... | head -1`) must not kill a sweep between
   // two cases: writes to the closed pipe then just fail, and the run finishes and commits.
   std::signal(SIGPIPE, SIG_IGN);
+  // Before anything else: a signal in the first milliseconds (loading plugins, opening the
+  // database) must stop a run cleanly too, not kill it.
+  install_cancel_handlers();
 
   CLI::App app{"tilepath: FP8 KV-cache decode attention explorer (stage model, backends, run store)", "tilepath"};
   app.set_version_flag("--version", TILEPATH_VERSION);
@@ -84,6 +88,9 @@ int main(int argc, char** argv) {
   for (const Command& c : commands) {
     if (!c.sub->parsed()) continue;
     prefix = "tilepath " + c.sub->get_name();
+    // Only run, sweep and worker poll the flag; the others get the signals' default actions.
+    const std::string name = c.sub->get_name();
+    if (name != "run" && name != "sweep" && name != "worker" && restore_default_signals()) return kExitCancelled;
     try {
       return c.action(context);
     } catch (const UsageError& e) {

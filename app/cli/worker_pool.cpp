@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,11 +40,15 @@ class WorkerProcess {
     int request[2], replies[2];
     if (pipe2(request, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0)
       throw std::runtime_error(std::string("cannot create a worker's pipes: ") + std::strerror(errno));
+    const pid_t sweep = getpid();
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
     if (pid_ == 0) {
       // Its own process group: a terminal's Ctrl-C reaches the sweep, which passes it on once.
       setpgid(0, 0);
+      // A sweep that is killed takes its workers with it: no orphan goes on holding claims.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != sweep) _exit(1);
       dup2(request[0], STDIN_FILENO);
       dup2(replies[1], kWorkerReplyFd);
       dup2(STDERR_FILENO, STDOUT_FILENO);  // what a plugin prints must not reach the sweep's stdout

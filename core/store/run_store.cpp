@@ -1094,8 +1094,18 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A process on this host that still exists (EPERM: it exists but is another user's).
-bool process_exists(std::int64_t pid) { return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+// A process on this host that still runs (EPERM: it exists but is another user's). A
+// zombie does not: a killed sweep's worker can stay one where nothing reaps orphans (a
+// container whose PID 1 does not).
+bool process_exists(std::int64_t pid) {
+  if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');  // the state follows "pid (comm) "
+  if (close == std::string::npos || close + 2 >= text.size()) return true;
+  const char state = text[close + 2];
+  return state != 'Z' && state != 'X';
+}
 
 }  // namespace
 
