@@ -16,13 +16,15 @@ gui=ON
 cuda=AUTO
 hip=ON
 fuzz=OFF
+slurm=OFF
 for arg in "$@"; do
   case "$arg" in
     --no-gui) gui=OFF ;;
     --no-cuda) cuda=OFF ;;
     --no-hip) hip=OFF ;;
     --with-fuzz) fuzz=ON ;;
-    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda, --no-hip, --with-fuzz)" >&2; exit 2 ;;
+    --with-slurm) slurm=ON ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --no-gui, --no-cuda, --no-hip, --with-fuzz, --with-slurm)" >&2; exit 2 ;;
   esac
 done
 case "${TILEPATH_WERROR:-OFF}" in
@@ -42,6 +44,10 @@ fi
 # --with-fuzz (app/test.sh): clang-14 and its libFuzzer runtime for the fuzz job's build-fuzz/.
 if [ "$fuzz" = ON ]; then
   packages+=(clang-14 libclang-rt-14-dev)
+fi
+# --with-slurm (app/test.sh): a single-node Slurm for tests/slurm/job_array_test.sh.
+if [ "$slurm" = ON ]; then
+  packages+=(slurm-wlm munge)
 fi
 if [ "$gui" = ON ]; then
   packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)

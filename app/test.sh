@@ -5,7 +5,8 @@
 #   2. the format check: every tracked C/C++/CUDA file against .clang-format, with
 #      clang-format-14 (pinned, so that the result does not depend on the distribution);
 #   3. ctest in build/. GPU tests (label `gpu`) skip with a message when no CUDA device
-#      is present;
+#      is present; the Slurm test (label `slurm`, tests/slurm/job_array_test.sh) starts a
+#      single-node Slurm and skips with a message when not root;
 #   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
 #      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
 #      `sanitize` (core, analysis, store, numerics, backends, plugins, cli) with the CLI and plugins
@@ -26,7 +27,7 @@ phase_done() {
   phase_start=$SECONDS
 }
 
-bash app/setup.sh --with-fuzz "$@"
+bash app/setup.sh --with-fuzz --with-slurm "$@"
 phase_done "setup + build (build/)"
 
 # ---- 2. formatting --------------------------------------------------------------

@@ -143,10 +143,11 @@ def kill9_export(tool, rng, tmp, kills):
     assert tool.run(["export", "--db", src, "--out", os.path.join(tmp, "t.sqlite")])[0] == 0
     span = max(time.time() - start, 0.05)
     bad_outputs = leftovers = 0
+    # As a user retrying the same command: each kill is of an export (or merge) to one name.
+    exported, merged = os.path.join(tmp, "exported.sqlite"), os.path.join(tmp, "merged.sqlite")
     for k in range(kills):
-        cmd = k % 2
-        out = os.path.join(tmp, f"out-{k}.sqlite")
-        args = ["export", "--db", src, "--out", out] if cmd == 0 else ["merge", src, src, "--out", out]
+        out = exported if k % 2 == 0 else merged
+        args = ["export", "--db", src, "--out", out] if out == exported else ["merge", src, src, "--out", out]
         p = tool.popen(args)
         time.sleep(rng.uniform(0, span))
         p.send_signal(signal.SIGKILL)
@@ -157,8 +158,10 @@ def kill9_export(tool, rng, tmp, kills):
                 bad_outputs += not ok or rows == 0
             except sqlite3.DatabaseError:
                 bad_outputs += 1
-    # The next export removes the partial files of killed ones.
-    assert tool.run(["export", "--db", src, "--out", os.path.join(tmp, "final.sqlite")])[0] == 0
+            os.remove(out)
+    # The next export and merge to those names remove the partial files of the killed ones.
+    assert tool.run(["export", "--db", src, "--out", exported])[0] == 0
+    assert tool.run(["merge", src, src, "--out", merged])[0] == 0
     leftovers = len([f for f in os.listdir(tmp) if ".partial-" in f])
     return {"kills": kills, "incomplete_outputs": bad_outputs, "partial_files_left": leftovers}
 

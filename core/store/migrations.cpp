@@ -188,9 +188,13 @@ void migrate_v3_to_v4(sqlite3* db, const std::string& path) {
 
 // v5: a process claims a case before it runs it, so that sweeps sharing a file (several
 // devices, hosts or shells) never run one case twice; the claim goes when the case is
-// stored. Claims of a process that is gone are taken over (RunStore::claim_case).
+// stored. Claims of a process that is gone are taken over (RunStore::claim_case). A run
+// records the process that began it, so that one left open by a killed process is marked
+// interrupted instead of looking as if it still ran.
 void migrate_v4_to_v5(sqlite3* db, const std::string& path) {
   exec(db, path, R"sql(
+ALTER TABLE runs ADD COLUMN owner_host TEXT;
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
 CREATE TABLE claims (
   backend TEXT NOT NULL,
   device TEXT NOT NULL,

@@ -811,13 +811,66 @@ void refuse_damaged(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A process on this host that still runs (EPERM: it exists but is another user's). A
+// zombie does not: a killed sweep's worker can stay one where nothing reaps orphans (a
+// container whose PID 1 does not).
+bool process_exists(std::int64_t pid) {
+  if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');  // the state follows "pid (comm) "
+  if (close == std::string::npos || close + 2 >= text.size()) return true;
+  const char state = text[close + 2];
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace
+
 RunStore RunStore::open(const std::string& path) {
   // throws, without writing, for files we must not touch
   if (inspect_file(path).state == FileState::tilepath) refuse_damaged(path);
   Connection db = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
   configure_connection(db.get(), path, false);
   store::migrate_to_current(db.get(), path);
-  return RunStore(db.release(), path);
+  RunStore store(db.release(), path);
+  store.finish_interrupted_runs();
+  return store;
+}
+
+// Runs left open by a process of this host that is gone (killed mid-sweep): finished now,
+// their notes saying so, so that they do not pile up looking as if they still ran.
+void RunStore::finish_interrupted_runs() {
+  std::vector<std::pair<std::int64_t, std::int64_t>> gone;  // run id, owner pid
+  {
+    Statement q(
+        db_, path_,
+        "SELECT id, owner_pid FROM runs WHERE finished_at IS NULL AND owner_pid IS NOT NULL AND owner_host = ?");
+    q.bind(1, this_host());
+    while (q.step())
+      if (!process_exists(q.int64(1))) gone.emplace_back(q.int64(0), q.int64(1));
+  }
+  if (gone.empty()) return;
+  Transaction tx(db_, path_);
+  Statement w(db_, path_,
+              "UPDATE runs SET finished_at = ?, notes = trim(notes || ' (interrupted: process ' || ? || ' ended "
+              "before it finished the run)') WHERE id = ? AND finished_at IS NULL");
+  for (const auto& [id, pid] : gone) {
+    w.reset();
+    w.bind(1, now_iso8601_utc()).bind(2, pid).bind(3, id).run();
+  }
+  tx.commit();
 }
 
 RunStore RunStore::open_read_only(const std::string& path) {
@@ -841,9 +894,11 @@ std::int64_t RunStore::begin_run(RunInfo& run) {
   if (run.uuid.empty()) run.uuid = random_uuid_v4();
   if (run.started_at.empty()) run.started_at = now_iso8601_utc();
   Transaction tx(db_, path_);
-  Statement s(db_, path_,
-              "INSERT INTO runs(uuid, started_at, finished_at, tool_version, git_revision, host, backend, "
-              "backend_version, device, command, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Statement s(
+      db_, path_,
+      "INSERT INTO runs(uuid, started_at, finished_at, tool_version, git_revision, host, backend, "
+      "backend_version, device, command, notes, owner_host, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?)");
   s.bind(1, run.uuid).bind(2, run.started_at);
   if (run.finished_at.empty())
     s.bind_null(3);
@@ -851,6 +906,7 @@ std::int64_t RunStore::begin_run(RunInfo& run) {
     s.bind(3, run.finished_at);
   s.bind(4, run.tool_version).bind(5, run.git_revision).bind(6, run.host).bind(7, run.backend);
   s.bind(8, run.backend_version).bind(9, run.device).bind(10, run.command).bind(11, run.notes);
+  s.bind(12, this_host()).bind(13, std::int64_t(getpid()));
   try {
     s.run();
   } catch (const StoreError&) {
@@ -1081,33 +1137,6 @@ std::int64_t RunStore::case_count() const {
 std::vector<ArtifactInfo> RunStore::artifact_infos(std::int64_t case_id) const {
   return ChildRowLoader(db_, path_).artifact_infos(case_id);
 }
-
-namespace {
-
-std::string this_host() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
-
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// A process on this host that still runs (EPERM: it exists but is another user's). A
-// zombie does not: a killed sweep's worker can stay one where nothing reaps orphans (a
-// container whose PID 1 does not).
-bool process_exists(std::int64_t pid) {
-  if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const std::size_t close = text.rfind(')');  // the state follows "pid (comm) "
-  if (close == std::string::npos || close + 2 >= text.size()) return true;
-  const char state = text[close + 2];
-  return state != 'Z' && state != 'X';
-}
-
-}  // namespace
 
 RunStore::Claim RunStore::claim_case(const std::string& backend, const std::string& device,
                                      const std::string& case_key) {

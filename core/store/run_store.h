@@ -244,6 +244,8 @@ class RunStore {
   sqlite3* handle() const { return db_; }
 
  private:
+  // open(): runs of this host whose process is gone are finished and marked interrupted.
+  void finish_interrupted_runs();
   RunStore(sqlite3* db, std::string path);
   std::int64_t insert_case(std::int64_t run_id, CaseRecord& rec, bool unless_stored);
   sqlite3* db_ = nullptr;

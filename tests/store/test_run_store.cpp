@@ -307,6 +307,39 @@ TEST(RunStore, AHotJournalFromAKilledWriterIsRolledBack) {
   std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all);
 }
 
+// A run left open by a process that is gone is finished, marked interrupted, at the next
+// read-write open; one whose process lives on (this one) stays open.
+TEST(RunStore, ARunLeftOpenByAKilledProcessIsMarkedInterrupted) {
+  TempDir tmp;
+  const std::string path = tmp.file("i.sqlite");
+  RunStore store = RunStore::open(path);
+  RunInfo mine = sample_run("cpu", "cpu0");
+  mine.notes = "sweep a";
+  store.begin_run(mine);
+  const pid_t child = fork();
+  if (child == 0) {
+    RunStore theirs = RunStore::open(path);
+    RunInfo run = sample_run("cpu", "cpu0");
+    run.notes = "sweep b";
+    theirs.begin_run(run);
+    _exit(0);  // as if killed: the run is never finished
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  {
+    const std::vector<RunInfo> before = RunStore::open_read_only(path).runs();
+    ASSERT_EQ(before.size(), 2u);
+    EXPECT_TRUE(before[1].finished_at.empty()) << "a read-only open changes nothing";
+  }
+  const std::vector<RunInfo> runs = RunStore::open(path).runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[0].finished_at.empty()) << "this process still runs it";
+  EXPECT_FALSE(runs[1].finished_at.empty());
+  EXPECT_NE(runs[1].notes.find("sweep b (interrupted: process " + std::to_string(child)), std::string::npos)
+      << runs[1].notes;
+}
+
 // Claims: a case is run by one process only; a dead owner's claim is taken over.
 TEST(RunStore, AClaimKeepsOthersOffUntilTheCaseIsStoredOrItsOwnerIsGone) {
   TempDir tmp;
