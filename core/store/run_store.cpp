@@ -359,7 +359,7 @@ class ChildRowLoader {
                      "FROM predictions WHERE case_id = ? ORDER BY id"),
         quality_(db, path,
                  "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id"),
-        artifacts_(db, path, "SELECT name, mime, data FROM artifacts WHERE case_id = ? ORDER BY id"),
+        artifacts_(db, path, "SELECT name, mime, data, sha256 FROM artifacts WHERE case_id = ? ORDER BY id"),
         artifact_infos_(db, path, "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? ORDER BY id") {}
 
   std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) {
@@ -408,7 +408,18 @@ class ChildRowLoader {
     if (!with_artifacts) return;
     artifacts_.reset();
     artifacts_.bind(1, rec.id);
-    while (artifacts_.step()) rec.artifacts.push_back({artifacts_.text(0), artifacts_.text(1), artifacts_.blob(2)});
+    while (artifacts_.step()) {
+      Artifact a{artifacts_.text(0), artifacts_.text(1), artifacts_.blob(2)};
+      // The bytes of a large artifact sit in overflow pages that no structure check reads:
+      // its checksum is what tells damage there (empty in rows of files older than v2).
+      const std::string stored = artifacts_.text(3);
+      if (!stored.empty()) {
+        if (const std::string actual = sha256_hex(a.data); actual != stored)
+          throw StoreError(path_ + ": case " + std::to_string(rec.id) + "'s artifact '" + a.name +
+                           "' is damaged: its bytes hash to " + actual + ", stored " + stored);
+      }
+      rec.artifacts.push_back(std::move(a));
+    }
   }
 
  private:
@@ -788,8 +799,8 @@ namespace {
 
 // A damaged file must not be written into (a write can spread the damage or bury it):
 // SQLite's quick_check walks every b-tree page, read-only, before a writer touches it.
-// (Damage inside a large value's overflow pages is not seen here; artifacts carry a
-// sha256 for that.)
+// (Damage inside a large value's overflow pages is not seen here; loading an artifact
+// checks its sha256 for that.)
 void refuse_damaged(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);

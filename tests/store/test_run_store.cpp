@@ -148,6 +148,28 @@ TEST(RunStore, ArtifactChecksumAndSizeAreStored) {
   sqlite3_finalize(st);
 }
 
+// Damage inside an artifact's bytes (overflow pages no structure check reads) is told by
+// its checksum when it is loaded, naming the case and the artifact.
+TEST(RunStore, ADamagedArtifactIsAnErrorWhenLoaded) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("s.sqlite"));
+  RunInfo run = sample_run();
+  store.begin_run(run);
+  CaseRecord rec = sample_case();
+  rec.artifacts = {{"ncu.csv", "text/csv", std::vector<std::uint8_t>(20000, 'x')}};
+  const std::int64_t id = store.add_case(run.id, rec);
+  EXPECT_EQ(store.load_case(id, true).artifacts.at(0).data.size(), 20000u);
+  ASSERT_EQ(sqlite3_exec(store.handle(), "UPDATE artifacts SET data = zeroblob(20000)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  try {
+    store.load_case(id, true);
+    ADD_FAILURE() << "a damaged artifact loaded";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("artifact 'ncu.csv' is damaged"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(store.load_case(id, false));  // without the bytes, the case still reads
+}
+
 TEST(RunStore, DuplicateKeyInSameRunIsRefusedAndNothingIsWritten) {
   TempDir tmp;
   RunStore store = RunStore::open(tmp.file("s.sqlite"));
