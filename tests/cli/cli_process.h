@@ -28,6 +28,7 @@ class CliProcess {
   CliProcess& operator=(const CliProcess&) = delete;
 
   void signal(int sig) const;
+  pid_t pid() const { return pid_; }
   bool running();  // false once it exited (reaps it)
   CliResult wait();
 
