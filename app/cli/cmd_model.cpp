@@ -18,6 +18,7 @@
 #include "core/analysis/kernel_ii_model.h"
 #include "core/git_revision.h"
 #include "core/perf/cuda_model_fit.h"
+#include "core/quantile.h"
 #include "core/store/run_store.h"
 
 namespace tilepath::cli {
@@ -168,10 +169,6 @@ int kernel_ii(const ModelFlags& f) {
   }
   // Worst first: the cases the model misses are what a reader looks for.
   std::sort(compared.begin(), compared.end(), [](const Compared& a, const Compared& b) { return a.error > b.error; });
-  const auto quantile = [](std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
-  };
   nlohmann::json j = {{"db", f.db},
                       {"cases", cases},
                       {"compared", errors["all"].size()},

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/perf/model_file.h"
+#include "core/quantile.h"
 
 namespace tilepath::perf {
 
@@ -52,14 +53,6 @@ std::vector<double> relative_errors(const std::vector<MeasuredLatency>& cases, c
   for (const MeasuredLatency& c : cases)
     e.push_back(std::abs(estimate_cuda_latency(c.op, gpu, fit).latency_us - c.latency_us) / c.latency_us);
   return e;
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
 }
 
 }  // namespace
