@@ -166,12 +166,12 @@ void copy_metrics_and_artifacts(CaseRecord& rec, const tp_result& r) {
   }
 }
 
+}  // namespace
+
 std::string case_label(const OperatingPoint& op) {
   return op.variant_label() + " B=" + std::to_string(op.batch) + " S=" + std::to_string(op.context) + " " +
          std::string(to_string(op.cache));
 }
-
-}  // namespace
 
 std::string case_key(const OperatingPoint& op, const RunSettings& settings) {
   // The model a simulating backend predicts for changes its numbers, so it is part

@@ -61,6 +61,9 @@ struct RunSettings {
 CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunSettings& settings,
                     ProgressObserver* observer = nullptr, const CancelFlag* cancel = nullptr);
 
+// "k8v8/fp8_qk/k_only B=64 S=4096 hbm_cold": how progress names a case.
+std::string case_label(const OperatingPoint& op);
+
 // The identity stored in cases.case_key.
 std::string case_key(const OperatingPoint& op, const RunSettings& settings);
 

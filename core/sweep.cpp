@@ -214,10 +214,7 @@ class SweepProgress final : public ProgressObserver {
 }  // namespace
 
 std::string sweep_case_label(const OperatingPoint& op, int index, int total) {
-  std::ostringstream s;
-  s << "case " << index + 1 << "/" << total << " " << op.variant_label() << " B=" << op.batch << " S=" << op.context
-    << " " << to_string(op.cache);
-  return s.str();
+  return "case " + std::to_string(index + 1) + "/" + std::to_string(total) + " " + case_label(op);
 }
 
 SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
@@ -312,26 +309,25 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Backend& backend, RunStore& 
     std::string key = case_key(op, spec.settings);
     std::string label = sweep_case_label(op, i, outcome.total);
     progress.set_case(i, label);
-    if (store.has_case(info.backend, info.device, key)) {
+    // Stored already, or (below) being run by another sweep on the same file.
+    const auto skip = [&] {
       ++outcome.skipped_existing;
       CaseRecord existing;
       existing.op = op;
       existing.case_key = key;
       if (observer != nullptr) observer->case_done(existing, true);
       progress.progress(1.0, label);
+    };
+    if (store.has_case(info.backend, info.device, key)) {
+      skip();
       continue;
     }
     if (stop_requested()) {
       outcome.cancelled = true;
       break;
     }
-    // Another sweep on the same file may be running it now (RunStore::claim_case).
     if (store.claim_case(info.backend, info.device, key).outcome != RunStore::ClaimOutcome::claimed) {
-      ++outcome.skipped_existing;
-      CaseRecord claimed;
-      claimed.op = op;
-      claimed.case_key = key;
-      if (observer != nullptr) observer->case_done(claimed, true);
+      skip();
       continue;
     }
     // The run row is created only when something will be stored, so a resume

@@ -111,10 +111,10 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
       f.devices.empty() ? std::vector<int>{spec.settings.device} : parse_devices(f.devices, backend);
   if (f.in_process && (devices.size() > 1 || shards > 1))
     throw UsageError("--in-process runs one device and the whole spec; drop --devices/--shard or --in-process");
-  SweepSpec this_shard = spec;  // what this process runs: the cases whose index % N == I
+  SweepSpec this_shard = spec;  // what this process runs
   this_shard.cases.clear();
-  for (std::size_t i = 0; i < spec.cases.size(); ++i)
-    if (static_cast<int>(i) % shards == shard) this_shard.cases.push_back(spec.cases[i]);
+  for (int i : shard_indices(static_cast<int>(spec.cases.size()), shard, shards))
+    this_shard.cases.push_back(spec.cases[static_cast<std::size_t>(i)]);
   // Interrupted while loading: stop before the database is created or touched.
   if (cancel_flag().load()) return kExitCancelled;
   RunStore store = open_for_sweep(f.db, this_shard, backend);

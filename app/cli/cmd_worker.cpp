@@ -3,8 +3,6 @@
 // crashes, exits or hangs takes down this process, never the sweep. Not meant to be run by
 // hand: it reads requests on stdin and answers on file descriptor 3.
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,13 +23,7 @@ struct WorkerFlags {
 };
 
 void reply(const WorkerReply& r) {
-  const std::string line = encode(r);
-  std::size_t at = 0;
-  while (at < line.size()) {
-    const ssize_t n = write(kWorkerReplyFd, line.data() + at, line.size() - at);
-    if (n <= 0) std::_Exit(kExitFailure);  // the sweep went away: nothing left to tell
-    at += static_cast<std::size_t>(n);
-  }
+  if (!write_all(kWorkerReplyFd, encode(r))) std::_Exit(kExitFailure);  // the sweep went away: nothing left to tell
 }
 
 class ReplyProgress final : public ProgressObserver {

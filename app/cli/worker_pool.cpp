@@ -79,16 +79,7 @@ class WorkerProcess {
   int reply_fd() const { return from_; }
   pid_t pid() const { return pid_; }
 
-  bool send(const std::string& line) {
-    std::size_t at = 0;
-    while (at < line.size()) {
-      const ssize_t n = write(to_, line.data() + at, line.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      at += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
+  bool send(const std::string& line) { return write_all(to_, line); }
   void close_input() {
     if (to_ >= 0) close(to_);
     to_ = -1;
@@ -151,6 +142,12 @@ struct Slot {
 
 }  // namespace
 
+std::vector<int> shard_indices(int total, int shard, int shards) {
+  std::vector<int> out;
+  for (int i = shard; i < total; i += shards) out.push_back(i);
+  return out;
+}
+
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -169,9 +166,7 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
   WorkerSweepOutcome out;
   SweepOutcome& outcome = out.sweep;
   const int spec_total = static_cast<int>(spec.cases.size());
-  std::vector<int> mine;
-  for (int i = 0; i < spec_total; ++i)
-    if (i % o.shards == o.shard) mine.push_back(i);
+  const std::vector<int> mine = shard_indices(spec_total, o.shard, o.shards);
   outcome.total = static_cast<int>(mine.size());
 
   const RunInfo identity = make_run_info(backend, spec.settings, "");
@@ -183,10 +178,8 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
     ++finished;
     if (observer == nullptr) return;
     // The bar prints "case i/n" itself before the label of a finished case.
-    const OperatingPoint& op = spec.cases[static_cast<std::size_t>(i)];
     observer->progress(outcome.total > 0 ? double(finished) / outcome.total : 1.0,
-                       op.variant_label() + " B=" + std::to_string(op.batch) + " S=" + std::to_string(op.context) +
-                           " " + std::string(to_string(op.cache)));
+                       case_label(spec.cases[static_cast<std::size_t>(i)]));
     CaseRecord rec;
     rec.op = spec.cases[static_cast<std::size_t>(i)];
     rec.case_key = key_of(i);

@@ -39,6 +39,9 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
                                         const WorkerSweepOptions& options, ProgressObserver* observer,
                                         const CancelFlag* cancel);
 
+// The indices of a spec of `total` cases that shard I of N runs: those equal to I mod N.
+std::vector<int> shard_indices(int total, int shard, int shards);
+
 // "signal 11 (SIGSEGV)", "exit status 0": how a worker ended, from waitpid's status.
 std::string describe_wait_status(int status);
 

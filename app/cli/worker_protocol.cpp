@@ -1,5 +1,8 @@
 #include "app/cli/worker_protocol.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <stdexcept>
 
 namespace tilepath::cli {
@@ -20,6 +23,17 @@ int case_of(const json& j, const std::string& line) {
 }
 
 }  // namespace
+
+bool write_all(int fd, const std::string& line) {
+  std::size_t at = 0;
+  while (at < line.size()) {
+    const ssize_t n = write(fd, line.data() + at, line.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 std::string encode(const WorkerRequest& r) {
   return json({{"case", r.case_index}, {"key", r.key}, {"run", r.run_id}}).dump() + "\n";

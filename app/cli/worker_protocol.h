@@ -42,6 +42,9 @@ struct WorkerReply {
 
 std::string encode(const WorkerRequest& r);
 std::string encode(const WorkerReply& r);
+// Writes all of line to fd, through short writes and EINTR; false once the other end is gone.
+bool write_all(int fd, const std::string& line);
+
 // Throw std::runtime_error naming what is wrong with the line.
 WorkerRequest decode_request(const std::string& line);
 WorkerReply decode_reply(const std::string& line);

@@ -25,6 +25,17 @@ std::vector<CaseSummary> bundled_cuda_cases() {
   return RunStore::open_read_only(kBundled).cases(filter);
 }
 
+// B=64, S=4096, K8/V8 on the fp8_qk K path, k_only.
+OperatingPoint headline_k8v8() {
+  OperatingPoint op;
+  op.batch = 64;
+  op.context = 4096;
+  op.kv = KvDtype::k8v8;
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  return op;
+}
+
 nlohmann::json valid_fit() {
   nlohmann::json coefficients = nlohmann::json::object();
   for (const std::string& name : cuda_kernel_fit_names()) coefficients[name] = {{"value", 0.5}, {"source", "test"}};
@@ -68,12 +79,7 @@ TEST(CudaKernelModel, CommittedFitMeetsItsTargetsOnHeldOutShapes) {
 }
 
 TEST(CudaKernelModel, AGpuWithoutItsOwnFitIsModelOnly) {
-  OperatingPoint op;
-  op.batch = 64;
-  op.context = 4096;
-  op.kv = KvDtype::k8v8;
-  op.k_path = KPath::fp8_qk;
-  op.mode = TransformMode::k_only;
+  OperatingPoint op = headline_k8v8();
   const CostEstimate h200 = estimate_costs(op, load_gpu_model("h200", kModels));
   const CostEstimate h100 = estimate_costs(op, load_gpu_model("h100_sxm", kModels));
   EXPECT_EQ(h200.notes.find("model-only"), std::string::npos) << h200.notes;
@@ -85,12 +91,7 @@ TEST(CudaKernelModel, AGpuWithoutItsOwnFitIsModelOnly) {
 }
 
 TEST(CudaKernelModel, B200ReadsMxfp8ScalesAndFeedsTheBlockScaledMma) {
-  OperatingPoint op;
-  op.batch = 64;
-  op.context = 4096;
-  op.kv = KvDtype::k8v8;
-  op.k_path = KPath::fp8_qk;
-  op.mode = TransformMode::k_only;
+  OperatingPoint op = headline_k8v8();
   const GpuModel b200 = load_gpu_model("b200", kModels);
   const CostEstimate plain = estimate_costs(op, b200);
   op.k_repr = KRepr::mxfp8;
@@ -116,12 +117,7 @@ TEST(CudaKernelModel, B200ReadsMxfp8ScalesAndFeedsTheBlockScaledMma) {
 }
 
 TEST(CudaKernelModel, Mxfp8NeedsABlockScaledMma) {
-  OperatingPoint op;
-  op.batch = 64;
-  op.context = 4096;
-  op.kv = KvDtype::k8v8;
-  op.k_path = KPath::fp8_qk;
-  op.mode = TransformMode::k_only;
+  OperatingPoint op = headline_k8v8();
   op.k_repr = KRepr::mxfp8;
   for (const char* gpu : {"h200", "mi300x"}) {
     const CostEstimate e = estimate_costs(op, load_gpu_model(gpu, kModels));
