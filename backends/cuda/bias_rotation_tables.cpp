@@ -47,6 +47,19 @@ BiasRotationTables make_bias_rotation_tables(int head_dim) {
       }
     }
   }
+  t.step_rotation.resize(static_cast<std::size_t>(kBiasMaxWarpStride) * (D / 16) * 16);
+  for (int stride = 1; stride <= kBiasMaxWarpStride; ++stride) {
+    for (int j = 0; j < D / 16; ++j) {
+      for (int quad = 0; quad < 4; ++quad) {
+        float* out = &t.step_rotation[bias_step_rotation_offset(D, stride) + (j * 4 + quad) * 4];
+        for (int k = 0; k < 2; ++k) {
+          const double psi = stride * kBiasTileTokens * numerics::rope_pair_frequency(bias_pair_of(quad, 2 * j + k), D);
+          out[2 * k] = static_cast<float>(std::cos(psi));
+          out[2 * k + 1] = static_cast<float>(std::sin(psi));
+        }
+      }
+    }
+  }
   return t;
 }
 

@@ -269,9 +269,11 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
     k_bias_.upload(src.k_bias, stream);
     bias_phase_step_.upload(tables.phase_step, stream);
     bias_table_.upload(tables.tile_table, stream);
+    bias_step_rotation_.upload(tables.step_rotation, stream);
     args.k_bias = k_bias_.as<float>();
     args.bias_phase_step = bias_phase_step_.as<std::uint32_t>();
     args.bias_table = bias_table_.as<std::uint32_t>();
+    args.bias_step_rotation = bias_step_rotation_.as<float>();
   }
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));  // host vectors may go out of scope
 }

@@ -77,7 +77,7 @@ class DeviceDecodeInputs {
  private:
   DeviceBuffer q_, k_pages_, v_pages_, page_table_, lengths_, k_scale_, v_scale_, out_;
   DeviceBuffer partial_out_, partial_lse_;
-  DeviceBuffer k_bias_, bias_phase_step_, bias_table_;  // prebias only
+  DeviceBuffer k_bias_, bias_phase_step_, bias_table_, bias_step_rotation_;  // prebias only
   std::size_t out_elems_ = 0;
 };
 

@@ -58,6 +58,7 @@ struct DecodeArgs {
   const float* k_bias = nullptr;                   // [kv_heads][head_dim] b, exact
   const std::uint32_t* bias_phase_step = nullptr;  // [head_dim / 2]
   const std::uint32_t* bias_table = nullptr;       // [head_dim * 16] F16 cos/sin fragments, 16-byte aligned
+  const float* bias_step_rotation = nullptr;       // [kBiasMaxWarpStride][head_dim] per-tile turns, 16-byte aligned
 };
 
 // What was launched for the main kernel (for the case's metadata).

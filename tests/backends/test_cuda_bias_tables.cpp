@@ -1,7 +1,8 @@
 // The CUDA k_bias stage's tables (backends/cuda/bias_rotation_tables.h), checked by running
 // the stage's arithmetic on the host exactly as the kernel orders it: the per-row (A, B)
-// coefficients, the integer phase per tile, the F16 (α, β) words and the MMA fragment
-// layout of the cos/sin table. Its sum must be q·RoPE_t(b) for every token of the tile.
+// coefficients, the integer phase of a warp's first tile, the F16 (α, β) words, the MMA
+// fragment layout of the cos/sin table and the turn from tile to tile. Its sum must be
+// q·RoPE_t(b) for every token of every tile.
 
 #include "backends/cuda/bias_rotation_tables.h"
 
@@ -35,67 +36,158 @@ double exact_bias_score(const std::vector<float>& q, const std::vector<float>& b
   return sum;
 }
 
-// The kernel's k_bias sum for the 32 tokens of the tile starting at t0, one row.
-std::vector<double> emulated_bias_scores(const BiasRotationTables& t, const std::vector<float>& q,
-                                         const std::vector<float>& b, int t0) {
-  const int D = t.head_dim, half = D / 2, slots = D / 8, groups = D / 32;
-  float a[4][64], bb[4][64], magnitude = 0;
-  for (int quad = 0; quad < 4; ++quad) {
-    for (int slot = 0; slot < slots; ++slot) {
-      const int i = bias_pair_of(quad, slot);
-      a[quad][slot] = std::fma(q[i], b[i], q[i + half] * b[i + half]);
-      bb[quad][slot] = std::fma(q[i + half], b[i], -q[i] * b[i + half]);
-      magnitude = std::max({magnitude, std::fabs(a[quad][slot]), std::fabs(bb[quad][slot])});
+// The k_bias stage of one row along one warp's tiles, as the kernel orders it
+// (kernels/decode_kernel.cuh make_bias_state, kernels/decode_stages.cuh bias_scores): (A, B)
+// per lane slot, turned by the exact integer phase to the warp's first tile m0, scaled by
+// 2^shift; then per tile the F16 (α, β) words against the cos/sin table, and a turn by
+// step_rotation to the warp's next tile, stride tiles on.
+class EmulatedKBias {
+ public:
+  EmulatedKBias(const BiasRotationTables& t, const std::vector<float>& q, const std::vector<float>& b, std::uint32_t m0,
+                int stride)
+      : t_(t), stride_(stride) {
+    const int half = t.head_dim / 2, slots = t.head_dim / 8;
+    float magnitude = 0;
+    for (int quad = 0; quad < 4; ++quad) {
+      for (int slot = 0; slot < slots; ++slot) {
+        const int i = bias_pair_of(quad, slot);
+        float a = std::fma(q[i], b[i], q[i + half] * b[i + half]);
+        float bb = std::fma(q[i + half], b[i], -q[i] * b[i + half]);
+        magnitude = std::max({magnitude, std::fabs(a), std::fabs(bb)});
+        const std::uint32_t phase = m0 * t.phase_step[i];
+        const float half_turns = static_cast<float>(static_cast<std::int32_t>(phase)) * 4.656612873077393e-10f;
+        turn(a, bb, static_cast<float>(std::cos(M_PI * half_turns)), static_cast<float>(std::sin(M_PI * half_turns)));
+        alpha_[quad][slot] = a;
+        beta_[quad][slot] = bb;
+      }
     }
-  }
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);
-  const int shift = magnitude > 0 ? std::clamp(13 - exponent, -100, 100) : 0;
-  const auto m = static_cast<std::uint32_t>(t0) / 32u;
-  std::vector<double> out(kBiasTileTokens, 0.0);
-  for (int quad = 0; quad < 4; ++quad) {
-    for (int slot = 0; slot < slots; ++slot) {
-      const float A = std::ldexp(a[quad][slot], shift), B = std::ldexp(bb[quad][slot], shift);
-      const std::uint32_t phase = m * t.phase_step[bias_pair_of(quad, slot)];
-      const float angle = static_cast<float>(static_cast<std::int32_t>(phase)) * 1.4629180792671596e-09f;
-      const float cs = std::cos(angle), sn = std::sin(angle);
-      const float alpha = std::fma(A, cs, B * sn), beta = std::fma(B, cs, -A * sn);
-      const double alpha16 = round_f16(alpha), beta16 = round_f16(beta);
-      // slot p is at k-step p / 2, word (p % 2) of that step; steps 2j, 2j+1 share a uint4
-      const int step = slot / 2, j = step / 2, word = 2 * (step % 2) + slot % 2;
-      for (int token = 0; token < kBiasTileTokens; ++token) {
-        const int n = token / 8, lane = 4 * (token % 8) + quad;
-        const std::uint32_t e = t.tile_table[((std::size_t(n) * groups + j) * 32 + lane) * 4 + word];
-        const double c = f16_half(e, 0), s = f16_half(e, 1);
-        out[token] += alpha16 * c + beta16 * s;
+    int exponent = 0;
+    std::frexp(magnitude, &exponent);
+    shift_ = magnitude > 0 ? std::clamp(13 - exponent, -100, 100) : 0;
+    for (int quad = 0; quad < 4; ++quad) {
+      for (int slot = 0; slot < slots; ++slot) {
+        alpha_[quad][slot] = std::ldexp(alpha_[quad][slot], shift_);
+        beta_[quad][slot] = std::ldexp(beta_[quad][slot], shift_);
       }
     }
   }
-  for (double& v : out) v = std::ldexp(v, -shift);
-  return out;
+
+  // The bias scores of the warp's current tile's 32 tokens; then on to its next tile.
+  std::vector<double> next_tile() {
+    const int D = t_.head_dim, slots = D / 8, groups = D / 32;
+    std::vector<double> out(kBiasTileTokens, 0.0);
+    for (int quad = 0; quad < 4; ++quad) {
+      for (int slot = 0; slot < slots; ++slot) {
+        const double alpha16 = round_f16(alpha_[quad][slot]), beta16 = round_f16(beta_[quad][slot]);
+        // slot p is at k-step p / 2, word (p % 2) of that step; steps 2j, 2j+1 share a uint4
+        const int step = slot / 2, j = step / 2, word = 2 * (step % 2) + slot % 2;
+        for (int token = 0; token < kBiasTileTokens; ++token) {
+          const int n = token / 8, lane = 4 * (token % 8) + quad;
+          const std::uint32_t e = t_.tile_table[((std::size_t(n) * groups + j) * 32 + lane) * 4 + word];
+          out[token] += alpha16 * f16_half(e, 0) + beta16 * f16_half(e, 1);
+        }
+        const float* r = &t_.step_rotation[bias_step_rotation_offset(D, stride_) + ((slot / 2) * 4 + quad) * 4];
+        turn(alpha_[quad][slot], beta_[quad][slot], r[2 * (slot % 2)], r[2 * (slot % 2) + 1]);
+      }
+    }
+    for (double& v : out) v = std::ldexp(v, -shift_);
+    return out;
+  }
+
+ private:
+  static void turn(float& alpha, float& beta, float cs, float sn) {  // kernels' turn_pair
+    const float a = alpha, b = beta;
+    alpha = std::fma(a, cs, b * sn);
+    beta = std::fma(b, cs, -a * sn);
+  }
+  const BiasRotationTables& t_;
+  int stride_;
+  int shift_ = 0;
+  float alpha_[4][64] = {}, beta_[4][64] = {};
+};
+
+struct BiasRow {
+  std::vector<float> q, b;
+  double scale = 0;  // sum |q_d b_d|: the size the error is measured against
+};
+
+BiasRow qwen_like_row(int D, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> unit;
+  BiasRow row;
+  row.q.resize(D);
+  row.b.resize(D);
+  for (int d = 0; d < D; ++d) {
+    row.q[d] = unit(rng);
+    row.b[d] = 20.0f * unit(rng);  // a Qwen-like bias: tens of times the residual's spread
+    row.scale += std::fabs(double(row.q[d]) * row.b[d]);
+  }
+  return row;
 }
 
 TEST(CudaBiasTables, TheEmulatedKBiasStageIsQDotRotatedBiasAtEveryPosition) {
   for (int D : {128, 256}) {
     const BiasRotationTables tables = make_bias_rotation_tables(D);
-    std::mt19937 rng(7);
-    std::normal_distribution<float> unit;
-    std::vector<float> q(D), b(D);
-    for (int d = 0; d < D; ++d) {
-      q[d] = unit(rng);
-      b[d] = 20.0f * unit(rng);  // a Qwen-like bias: tens of times the residual's spread
-    }
-    double scale = 0;  // sum |q_d b_d|: the size the error is measured against
-    for (int d = 0; d < D; ++d) scale += std::fabs(double(q[d]) * b[d]);
+    const BiasRow row = qwen_like_row(D, 7);
     double worst = 0;
-    for (int t0 : {0, 32, 4064, 65536, 131040}) {
-      const std::vector<double> got = emulated_bias_scores(tables, q, b, t0);
+    for (std::uint32_t m0 : {0u, 1u, 127u, 2048u, 4094u}) {
+      EmulatedKBias stage(tables, row.q, row.b, m0, 1);
+      const std::vector<double> got = stage.next_tile();
+      const int t0 = int(m0) * kBiasTileTokens;
       for (int k = 0; k < kBiasTileTokens; ++k)
-        worst = std::max(worst, std::fabs(got[k] - exact_bias_score(q, b, t0 + k)));
+        worst = std::max(worst, std::fabs(got[k] - exact_bias_score(row.q, row.b, t0 + k)));
     }
     // F16 (α, β) and table (2^-12 per term) bound it; a wrong fragment, pair or phase is off by ~scale.
-    EXPECT_LT(worst / scale, 2e-4) << "D=" << D;
+    EXPECT_LT(worst / row.scale, 2e-4) << "D=" << D;
     EXPECT_GT(worst, 0.0) << "D=" << D << ": the F16 table rounds, an exact result means the check compared nothing";
+  }
+}
+
+// The per-tile turn adds its rounding along a warp's walk. Along the longest walk (one or
+// two warps per kv head, from the first tile to 128k tokens) each tile must be as close as
+// the same tile with its (α, β) set from the exact phase: the F16 words' rounding, not the
+// walk, sets the error.
+TEST(CudaBiasTables, TheTurnAlongAWarpsTilesAddsNoErrorUpTo128kTokens) {
+  const int D = 128;
+  const BiasRotationTables tables = make_bias_rotation_tables(D);
+  for (int stride : {1, 2}) {
+    for (unsigned seed : {7u, 11u}) {
+      const BiasRow row = qwen_like_row(D, seed);
+      EmulatedKBias walk(tables, row.q, row.b, 1, stride);
+      const auto tile_error = [&](const std::vector<double>& got, int tile) {
+        double e = 0;
+        for (int k = 0; k < kBiasTileTokens; ++k)
+          e = std::max(e, std::fabs(got[k] - exact_bias_score(row.q, row.b, tile * kBiasTileTokens + k)));
+        return e / row.scale;
+      };
+      double walk_worst = 0, fresh_worst = 0;
+      int tiles = 0;
+      for (int tile = 1; tile * kBiasTileTokens < 131072; tile += stride, ++tiles) {
+        walk_worst = std::max(walk_worst, tile_error(walk.next_tile(), tile));
+        fresh_worst =
+            std::max(fresh_worst, tile_error(EmulatedKBias(tables, row.q, row.b, tile, stride).next_tile(), tile));
+      }
+      EXPECT_LT(walk_worst, 1.25 * fresh_worst) << "stride " << stride << " seed " << seed << ", " << tiles << " tiles";
+      EXPECT_LT(fresh_worst, 2.5e-4) << "stride " << stride << " seed " << seed;
+    }
+  }
+}
+
+TEST(CudaBiasTables, StepRotationIsTheTurnBetweenAWarpsTiles) {
+  const int D = 256;
+  const BiasRotationTables t = make_bias_rotation_tables(D);
+  ASSERT_EQ(t.step_rotation.size(), std::size_t(kBiasMaxWarpStride) * D);
+  for (int stride = 1; stride <= kBiasMaxWarpStride; ++stride) {
+    for (int quad = 0; quad < 4; ++quad) {
+      for (int slot : {0, 1, 17, D / 8 - 1}) {
+        const double psi = stride * 32.0 * numerics::rope_pair_frequency(bias_pair_of(quad, slot), D);
+        const float* r = &t.step_rotation[bias_step_rotation_offset(D, stride) + ((slot / 2) * 4 + quad) * 4];
+        EXPECT_NEAR(r[2 * (slot % 2)], std::cos(psi), 1e-7)
+            << "stride " << stride << " quad " << quad << " slot " << slot;
+        EXPECT_NEAR(r[2 * (slot % 2) + 1], std::sin(psi), 1e-7)
+            << "stride " << stride << " quad " << quad << " slot " << slot;
+      }
+    }
   }
 }
 

@@ -281,10 +281,11 @@ __device__ __forceinline__ void make_q_fragment(const KernelParams& p, const QRa
   }
 }
 
-// k_bias setup, once per CTA (kPrebias): row g's (A_i, B_i) for the lane's pair slots from the
-// Q that QK multiplies (BF16 Q; fp8_qk: the E4M3 Q, its scale folded into to_s) and the kv
-// head's exact bias, scaled by 2^sigma so that the F16 words of (α, β), whose size is at
-// most sqrt(A² + B²), stay below 2^14 and far above F16's subnormals.
+// k_bias setup, once per MMA warp (kPrebias): row g's (A_i, B_i) for the lane's pair slots
+// from the Q that QK multiplies (BF16 Q; fp8_qk: the E4M3 Q, its scale folded into to_s)
+// and the kv head's exact bias, scaled by 2^sigma so that the F16 words of (α, β), whose
+// size is at most sqrt(A² + B²), stay below 2^14 and far above F16's subnormals; then
+// turned to the warp's first tile (bias_rotation_tables.h).
 template <class T>
 __device__ __forceinline__ float q_for_bias(const QRaw<T>& raw, const QFragment<T>& q, int group, int e) {
   if constexpr (T::kQFp8) {
@@ -300,11 +301,15 @@ __device__ __forceinline__ float q_for_bias(const QRaw<T>& raw, const QFragment<
 }
 
 template <class T>
-__device__ __forceinline__ void make_bias_coefficients(const KernelParams& p, const CtaWork& w, const QRaw<T>& raw,
-                                                       const QFragment<T>& q, float row_scale, const Lane& ln,
-                                                       BiasCoefficients<T>& bc) {
-  constexpr int kD = T::kHeadDim, kSlots = BiasCoefficients<T>::kSlots;
+__device__ __forceinline__ void make_bias_state(const KernelParams& p, const CtaWork& w, int warp, const QRaw<T>& raw,
+                                                const QFragment<T>& q, float row_scale, const Lane& ln,
+                                                BiasState<T>& bs) {
+  constexpr int kD = T::kHeadDim, kSlots = BiasState<T>::kSlots;
+  static_assert(T::kWarpsPerHead >= 1 && T::kWarpsPerHead <= kBiasMaxWarpStride,
+                "step_rotation holds the turns of warp strides 1 .. kBiasMaxWarpStride");
   const float* bias = p.args.k_bias + static_cast<std::size_t>(w.kv_head) * kD;
+  // The warp's first tile is tile m0 of the 32-token grid (split starts are multiples of 32).
+  const std::uint32_t m0 = static_cast<std::uint32_t>(warp_tile_first<T>(w, warp, 0)) / 32u;
   float magnitude = 0.0f;
 #pragma unroll
   for (int slot = 0; slot < kSlots; ++slot) {
@@ -313,10 +318,14 @@ __device__ __forceinline__ void make_bias_coefficients(const KernelParams& p, co
     const int group = slot / 16, e = slot % 16, i = 64 * group + 16 * ln.quad + e;
     const float qi = q_for_bias<T>(raw, q, group, e), qh = q_for_bias<T>(raw, q, group + kD / 128, e);
     const float bi = __ldg(bias + i), bh = __ldg(bias + i + kD / 2);
-    bc.a[slot] = fmaf(qi, bi, qh * bh);
-    bc.b[slot] = fmaf(qh, bi, -qi * bh);
-    bc.phase_step[slot] = __ldg(p.args.bias_phase_step + i);
-    magnitude = fmaxf(magnitude, fmaxf(fabsf(bc.a[slot]), fabsf(bc.b[slot])));
+    bs.alpha[slot] = fmaf(qi, bi, qh * bh);  // A_i
+    bs.beta[slot] = fmaf(qh, bi, -qi * bh);  // B_i
+    magnitude = fmaxf(magnitude, fmaxf(fabsf(bs.alpha[slot]), fabsf(bs.beta[slot])));
+    // turned by m0·32θ_i: the exact integer phase (mod 2^32 turns), in half turns for sincospif
+    const std::uint32_t phase = m0 * __ldg(p.args.bias_phase_step + i);
+    float sn, cs;
+    sincospif(static_cast<float>(static_cast<int>(phase)) * 4.656612873077393e-10f, &sn, &cs);  // 2^-31
+    turn_pair(bs.alpha[slot], bs.beta[slot], cs, sn);
   }
   magnitude = fmaxf(magnitude, __shfl_xor_sync(0xffffffffu, magnitude, 1));  // the quad holds one row
   magnitude = fmaxf(magnitude, __shfl_xor_sync(0xffffffffu, magnitude, 2));
@@ -325,10 +334,13 @@ __device__ __forceinline__ void make_bias_coefficients(const KernelParams& p, co
   const int shift = magnitude > 0.0f ? max(-100, min(100, 13 - exponent)) : 0;
   const float up = __int_as_float((127 + shift) << 23);
 #pragma unroll
-  for (int slot = 0; slot < kSlots; ++slot) bc.a[slot] *= up, bc.b[slot] *= up;
+  for (int slot = 0; slot < kSlots; ++slot) bs.alpha[slot] *= up, bs.beta[slot] *= up;
+  bs.step =
+      reinterpret_cast<const float4*>(p.args.bias_step_rotation + bias_step_rotation_offset(kD, T::kWarpsPerHead)) +
+      ln.quad;
   // S·row_scale is the logit in log2 units; the bias's logit is softmax_scale·log2e·(q·b_t).
   const float per_unit = T::kQFp8 ? 1.0f / raw.k_scale : p.args.softmax_scale * kLog2e / row_scale;
-  bc.to_s = row_scale > 0.0f ? per_unit * __int_as_float((127 - shift) << 23) : 0.0f;
+  bs.to_s = row_scale > 0.0f ? per_unit * __int_as_float((127 - shift) << 23) : 0.0f;
 }
 
 // The k_bias table, global -> shared memory, once per CTA (every thread, then a CTA barrier).
@@ -346,13 +358,13 @@ __device__ __forceinline__ void load_bias_table(const KernelParams& p, std::uint
 
 template <class T>
 __device__ __forceinline__ void consume_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
-                                             const BiasCoefficients<T>& bias, std::uint32_t bias_table, float row_scale,
+                                             BiasState<T>& bias, std::uint32_t bias_table, float row_scale,
                                              int tile_first, int end, const Lane& ln, WarpAccumulator<T>& acc,
                                              std::uint32_t& sink, std::uint32_t salt) {
   if constexpr (T::kNoCompute) return;
   float s[T::kNTiles][4];
   qk<T>(s, q, k_tile, ln, sink, salt);  // S = Q·Kᵀ  (k_prep inside for the transform path)
-  if constexpr (T::kPrebias) k_bias<T>(s, bias, bias_table, tile_first, ln, sink, salt);  // S += q·RoPE_t(b)
+  if constexpr (T::kPrebias) k_bias<T>(s, bias, bias_table, ln, sink, salt);  // S += q·RoPE_t(b)
   PFragment p;
   softmax<T>(s, row_scale, tile_first, end, ln, acc, p, __uint_as_float(salt));  // P = 2^(S·c - m)
   if constexpr (T::kLazyRescale) {
@@ -415,9 +427,9 @@ __device__ __forceinline__ void isolated_k_prep(std::uint32_t k_tile, const Lane
 
 template <class T>
 __device__ __forceinline__ void isolated_stage_tile(std::uint32_t k_tile, std::uint32_t v_tile, const QFragment<T>& q,
-                                                    const BiasCoefficients<T>& bias, std::uint32_t bias_table,
-                                                    float row_scale, int tile_first, int end, const Lane& ln,
-                                                    WarpAccumulator<T>& acc, std::uint32_t& sink, std::uint32_t salt) {
+                                                    BiasState<T>& bias, std::uint32_t bias_table, float row_scale,
+                                                    int tile_first, int end, const Lane& ln, WarpAccumulator<T>& acc,
+                                                    std::uint32_t& sink, std::uint32_t salt) {
   constexpr int kStage = T::kAblationStage;
   const float salt_f = __uint_as_float(salt);  // 0 at run time
   if constexpr (kStage == TP_STAGE_K_PREP) {
@@ -427,7 +439,7 @@ __device__ __forceinline__ void isolated_stage_tile(std::uint32_t k_tile, std::u
     if constexpr (kStage == TP_STAGE_QK) {
       qk<T>(s, q, k_tile, ln, sink, salt);  // k_prep does not run: the raw bytes are the operand
     } else {
-      k_bias<T>(s, bias, bias_table, tile_first, ln, sink, salt);
+      k_bias<T>(s, bias, bias_table, ln, sink, salt);
     }
 #pragma unroll
     for (int n = 0; n < T::kNTiles; ++n) sink ^= __float_as_uint(s[n][0]) ^ __float_as_uint(s[n][1]);
@@ -631,9 +643,9 @@ struct WarpRing {
 // full / k_only: the MMA warp issues its own ring loads and consumes them.
 template <class T>
 __device__ __forceinline__ void mma_warp_with_ring(const KernelParams& p, const CtaWork& w, WarpRing<T>& ring, int warp,
-                                                   const Lane& ln, const QFragment<T>& q,
-                                                   const BiasCoefficients<T>& bias, std::uint32_t bias_table,
-                                                   float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
+                                                   const Lane& ln, const QFragment<T>& q, BiasState<T>& bias,
+                                                   std::uint32_t bias_table, float row_scale, WarpAccumulator<T>& acc,
+                                                   std::uint32_t& sink) {
   if constexpr (T::kIsolatedCompute) {
 #pragma unroll 1
     for (int tile = 0; tile < ring.tiles; ++tile)
@@ -702,7 +714,7 @@ __device__ __forceinline__ void converter_warp(const KernelParams& p, const CtaW
 // separate_kv consumer: waits for staged tiles, runs qk -> softmax -> pv -> accum.
 template <class T>
 __device__ __forceinline__ void mma_warp_staged(const KernelParams& p, const CtaWork& w, std::uint32_t smem, int warp,
-                                                const Lane& ln, const QFragment<T>& q, const BiasCoefficients<T>& bias,
+                                                const Lane& ln, const QFragment<T>& q, BiasState<T>& bias,
                                                 float row_scale, WarpAccumulator<T>& acc, std::uint32_t& sink) {
   if constexpr (T::kNoCompute) return;
   const SeparateKvLayout<T> lay(smem, warp);
@@ -784,8 +796,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
     QFragment<T> q;
     float row_scale;
     make_q_fragment<T>(p, q_raw, q, row_scale);
-    BiasCoefficients<T> bias;
-    if constexpr (T::kPrebias) make_bias_coefficients<T>(p, w, q_raw, q, row_scale, ln, bias);
+    BiasState<T> bias;
+    if constexpr (T::kPrebias) make_bias_state<T>(p, w, head_warp, q_raw, q, row_scale, ln, bias);
     TP_TRACE(2);
     if constexpr (T::kIsolatedCompute && T::kAblationStage == TP_STAGE_Q_QUANT) {
       isolated_q_quant<T>(p, q_raw, ring.tiles, sink);

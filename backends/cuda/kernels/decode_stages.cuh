@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/bias_rotation_tables.h"
 #include "backends/cuda/kernels/decode_traits.cuh"
 #include "backends/cuda/kernels/device_primitives.cuh"
 
@@ -204,68 +205,81 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 // ============================================================================
 // k_bias (post-RoPE prebias K): S += q·RoPE_t(b) of the exact bias, in score space
 // ============================================================================
-// The derivation and the two tables: backends/cuda/bias_rotation_tables.h. Per row the
-// bias enters as (A_i, B_i) of each channel pair; each tile turns them by t0·θ_i (an
-// exact integer phase and one sincos per pair) into (α_i, β_i), and an F16 MMA of QK's
-// shape against the fixed (D, 32 token) cos/sin table in shared memory adds
-// Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k. α, β and the table are F16: 2^-12 of
-// each term, under 2e-4 of Σ|q_d b_d| (tests/backends/test_cuda_bias_tables.cpp), well below
-// the E4M3 residual's own error; a high/low split of α and β would double the MMAs.
+// The derivation and the tables: backends/cuda/bias_rotation_tables.h. Per row the bias
+// enters as (α_i, β_i) of each channel pair, set for the warp's first tile (an exact
+// integer phase and one sincos per pair, make_bias_state); after each tile they turn by the
+// fixed angle between the warp's tiles (four FMAs per pair against step_rotation's
+// cos/sin, read through L1), and an F16 MMA of QK's shape against the fixed (D, 32 token)
+// cos/sin table in shared memory adds Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k.
+// α, β and the table are F16: 2^-12 of each term, under 2e-4 of Σ|q_d b_d|
+// (tests/backends/test_cuda_bias_tables.cpp), well below the E4M3 residual's own error; a
+// high/low split of α and β would double the MMAs.
 
 template <class T>
-struct BiasCoefficients {
+struct BiasState {
   static constexpr int kSlots = T::kHeadDim / 8;  // channel pairs per lane (bias_pair_of)
-  float a[kSlots], b[kSlots];                     // A_i, B_i of row g, times 2^sigma
-  std::uint32_t phase_step[kSlots];               // turn per 32-token step, 2^-32 turns
-  float to_s;                                     // S units per (A, B) unit: the QK accumulator's scale over 2^sigma
+  float alpha[kSlots], beta[kSlots];              // (α_i, β_i) of row g at the warp's next tile, times 2^sigma
+  const float4* step;                             // this quad's step_rotation entries for the kernel's warp stride
+  float to_s;                                     // S units per (α, β) unit: the QK accumulator's scale over 2^sigma
 };
 
-// (α, β) of one pair slot at tile step m, as one F16x2 word.
-template <class T>
-__device__ __forceinline__ std::uint32_t bias_slot_word(const BiasCoefficients<T>& bc, int slot, std::uint32_t m) {
-  const std::uint32_t phase = m * bc.phase_step[slot];  // mod 2^32: the angle in turns, exactly
-  float sn, cs;
-  __sincosf(static_cast<float>(static_cast<int>(phase)) * 1.4629180792671596e-09f, &sn, &cs);  // 2π / 2^32
-  const float alpha = fmaf(bc.a[slot], cs, bc.b[slot] * sn);
-  const float beta = fmaf(bc.b[slot], cs, -bc.a[slot] * sn);
-  return pack_f16x2(alpha, beta);
+// (α, β) ← (α cos ψ + β sin ψ, β cos ψ − α sin ψ): the same pair one warp stride later.
+__device__ __forceinline__ void turn_pair(float& alpha, float& beta, float cs, float sn) {
+  const float a = alpha, b = beta;
+  alpha = fmaf(a, cs, b * sn);
+  beta = fmaf(b, cs, -a * sn);
 }
 
-// c(16 rows, 32 tok) = (α, β) · table for the tile starting at token tile_first.
-template <class T>
-__device__ __forceinline__ void bias_scores(float (&c)[T::kNTiles][4], const BiasCoefficients<T>& bc,
-                                            std::uint32_t table, int tile_first, const Lane& ln) {
+// c(16 rows, 32 tok) += (α, β) · table for the warp's current tile, then (α, β) turned to its
+// next tile. kStepFromTable false (the doubled ablation's second run): the turn is by an
+// angle derived from salt (none at run time), with the same arithmetic but no table read.
+template <class T, bool kStepFromTable>
+__device__ __forceinline__ void bias_scores(float (&c)[T::kNTiles][4], BiasState<T>& bs, std::uint32_t table,
+                                            const Lane& ln, std::uint32_t word_salt, float turn_salt) {
   constexpr int kGroups = T::kHeadDim / 32;  // two k-steps (four pair slots) per table uint4
-  const std::uint32_t m = static_cast<std::uint32_t>(tile_first) / 32u;
+  constexpr int kSlots = BiasState<T>::kSlots;
+  std::uint32_t w[kSlots];
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) w[slot] = pack_f16x2(bs.alpha[slot], bs.beta[slot]) ^ word_salt;
+#pragma unroll
+  for (int pair = 0; pair < kSlots / 2; ++pair) {  // slots 2·pair, 2·pair + 1: step_rotation entry `pair`
+    float4 r;
+    if constexpr (kStepFromTable) {
+      r = ldg_nc_f32x4(bs.step + 4 * pair);  // per tile: held across the loop it costs 32 registers
+    } else {
+      r = make_float4(1.0f + turn_salt, turn_salt, 1.0f + turn_salt, turn_salt);
+    }
+    turn_pair(bs.alpha[2 * pair], bs.beta[2 * pair], r.x, r.y);
+    turn_pair(bs.alpha[2 * pair + 1], bs.beta[2 * pair + 1], r.z, r.w);
+  }
 #pragma unroll
   for (int j = 0; j < kGroups; ++j) {
-    std::uint32_t w[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) w[u] = bias_slot_word<T>(bc, 4 * j + u, m);
 #pragma unroll
     for (int n = 0; n < T::kNTiles; ++n) {
       const uint4 e = lds_128(table + ((n * kGroups + j) * 32 + ln.lane) * 16);
       // rows 8..15 are padding (a1 = a3 = 0)
-      mma_f16_16816(c[n], w[0], 0u, w[1], 0u, e.x, e.y);
-      mma_f16_16816(c[n], w[2], 0u, w[3], 0u, e.z, e.w);
+      mma_f16_16816(c[n], w[4 * j], 0u, w[4 * j + 1], 0u, e.x, e.y);
+      mma_f16_16816(c[n], w[4 * j + 2], 0u, w[4 * j + 3], 0u, e.z, e.w);
     }
   }
 }
 
+// Called once per tile of the warp, in tile order: the state holds the current tile's (α, β).
 template <class T>
-__device__ __forceinline__ void k_bias(float (&s)[T::kNTiles][4], const BiasCoefficients<T>& bc, std::uint32_t table,
-                                       int tile_first, const Lane& ln, std::uint32_t& sink, std::uint32_t salt) {
+__device__ __forceinline__ void k_bias(float (&s)[T::kNTiles][4], BiasState<T>& bs, std::uint32_t table, const Lane& ln,
+                                       std::uint32_t& sink, std::uint32_t salt) {
   constexpr int kStage = TP_STAGE_K_BIAS;
   if constexpr (!T::runs(kStage)) {
 #pragma unroll
-    for (int i = 0; i < BiasCoefficients<T>::kSlots; ++i) sink ^= __float_as_uint(bc.a[i]) ^ __float_as_uint(bc.b[i]);
+    for (int i = 0; i < BiasState<T>::kSlots; ++i) sink ^= __float_as_uint(bs.alpha[i]) ^ __float_as_uint(bs.beta[i]);
   } else {
     float c[T::kNTiles][4] = {};
-    bias_scores<T>(c, bc, table, tile_first, ln);
-    float weight = bc.to_s;
+    bias_scores<T, true>(c, bs, table, ln, 0u, 0.0f);
+    float weight = bs.to_s;
     if constexpr (T::doubled(kStage)) {
-      // the second run's tile start depends on the first's result (salt = 0 at run time)
-      bias_scores<T>(c, bc, table, tile_first + static_cast<int>(__float_as_uint(c[0][0]) & salt), ln);
+      // the second run's words and turn depend on the first's result (salt = 0 at run time)
+      const std::uint32_t dep = __float_as_uint(c[0][0]) & salt;
+      bias_scores<T, false>(c, bs, table, ln, dep, __uint_as_float(dep));
       weight *= 0.5f;
     }
 #pragma unroll
@@ -568,8 +582,18 @@ __device__ __forceinline__ void stage_operand(std::uint32_t raw_tile, std::uint3
       }
       // staged chunk 2c holds d 16c..16c+7 in natural order: words (d0,1),(d2,3),(d4,5),(d6,7)
       const uint4 lo = {w[0], w[1], w[2], w[3]}, hi = {w[4], w[5], w[6], w[7]};
-      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, 2 * chunk) * 16, lo);
-      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, 2 * chunk + 1) * 16, hi);
+      // Each 16-byte store is served eight lanes at a time. Chunks 2c of eight consecutive
+      // lanes fall in four of a 128-byte line's eight bank groups, twice each (a 2-way
+      // conflict, measured by ncu); half of those lanes store their 2c + 1 half first, so
+      // every store of the eight covers all eight groups. Rows of >= 8 raw chunks: the
+      // eight lanes are one row, the upper four chunks go odd-first; rows of 4: they are
+      // two rows, the odd row goes odd-first.
+      const bool odd_first = kRawChunks >= 8 ? (chunk & 4) != 0 : (row & 1) != 0;
+      const int first = 2 * chunk + (odd_first ? 1 : 0), second = 2 * chunk + (odd_first ? 0 : 1);
+      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, first) * 16,
+              odd_first ? hi : lo);
+      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, second) * 16,
+              odd_first ? lo : hi);
     } else {
       sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, chunk) * 16, raw);
     }

@@ -31,6 +31,14 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
+// A read-only global load through L1 (ld.global.nc), volatile so that a loop-invariant
+// address is read in every iteration rather than held in registers across the loop.
+__device__ __forceinline__ float4 ldg_nc_f32x4(const float4* src) {
+  float4 v;
+  asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(src));
+  return v;
+}
+
 // ---- shared -> registers ----------------------------------------------------
 
 __device__ __forceinline__ uint4 lds_128(std::uint32_t addr) {
