@@ -35,8 +35,9 @@
 #   SWEEP_SPEC     spec to run (default data/sweeps/h200-cuda.json)
 #   PEERS_SECONDS  limit for bench/peers.py (default 180)
 #   PREBIAS_BENCH_SECONDS, PREBIAS_SECONDS  limits of the prebias step's two sweeps (200, 300;
-#                  a bench limit of 0 skips the bench sweep)
+#                  a limit of 0 skips that sweep)
 #   PREBIAS_RESUME a prebias database from an earlier call to continue
+#   SANITIZE_MATCH only the sanitize cases whose flags match this extended regex (default: all)
 # Everything small goes into $OUT/logs.tar.gz; the database comes back as a file.
 set -u -o pipefail
 
@@ -163,6 +164,8 @@ SANITIZE_CASES=(
   "--kv k16v16 --k-path k16 --mode none --batch 2 --context 4096 --head-dim 128"
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 2 --context 2048 --head-dim 64"
   "--kv k8v8 --k-path transform --mode full --batch 2 --context 2048 --head-dim 256"
+  "--kv k8v8 --k-path transform --mode k_only --k-repr prebias --keys qwen_bias --batch 2 --context 4096 --head-dim 128"
+  "--kv k8v8 --k-path fp8_qk --mode full --k-repr prebias --keys qwen_bias --batch 1 --context 8192 --head-dim 128"
 )
 
 run_sanitize() {
@@ -173,6 +176,7 @@ run_sanitize() {
   compute-sanitizer --version | tail -n 1 >>"$log"
   for c in "${SANITIZE_CASES[@]}"; do
     i=$((i + 1))
+    if [ -n "${SANITIZE_MATCH:-}" ] && ! echo "$c" | grep -qE -- "$SANITIZE_MATCH"; then continue; fi
     for tool in memcheck racecheck synccheck initcheck; do
       # initcheck leaves out the read kernel (the 2 GB bandwidth reads, the L2 flush, the
       # stream over the case's bytes: buffers it fills itself), which only slows the run.
@@ -220,7 +224,8 @@ run_prebias() {
   [ "${PREBIAS_BENCH_SECONDS:-200}" -gt 0 ] &&
     sweep_into bench/prebias-vs-plain.json "${PREBIAS_BENCH_SECONDS:-200}" "$OUT/prebias-vs-plain.sqlite"
   if [ -n "${PREBIAS_RESUME:-}" ] && [ -f "$PREBIAS_RESUME" ]; then cp "$PREBIAS_RESUME" "$OUT/h200-prebias.sqlite"; fi
-  sweep_into data/sweeps/h200-prebias.json "${PREBIAS_SECONDS:-300}" "$OUT/h200-prebias.sqlite"
+  [ "${PREBIAS_SECONDS:-300}" -gt 0 ] &&
+    sweep_into data/sweeps/h200-prebias.json "${PREBIAS_SECONDS:-300}" "$OUT/h200-prebias.sqlite"
 }
 
 run_breakdown() {
