@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/numerics/gate_metrics.h"
 #include "core/operating_point.h"
 #include "core/plugin_host.h"
@@ -55,6 +57,13 @@ struct RunSettings {
   std::string gpu_model = "h200";            // for simulating backends
   std::string save_tensors_dir;
 };
+
+// RunSettings as JSON ({"device", "warmup", "repeats", "stage_costs", "tile_interval", "seed",
+// "keys", "gate_thresholds", "gpu_model", "save_tensors_dir"}): how a worker process is told
+// the settings of the case it runs (core/run/worker_protocol.h). from_json starts from the
+// defaults; it throws std::runtime_error naming a key of the wrong type or one it does not know.
+nlohmann::json to_json(const RunSettings& settings);
+RunSettings run_settings_from_json(const nlohmann::json& j);
 
 // Run one case and build the record (does not store). Status unsupported/failed is
 // a record too. Cancellation: returns a record with status cancelled.

@@ -1,5 +1,9 @@
 #include "ui/run_worker.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include <QElapsedTimer>
@@ -7,6 +11,7 @@
 #include <QTimer>
 
 #include "core/analysis/gate_table.h"
+#include "core/run/worker_pool.h"
 #include "ui/qt_text.h"
 
 namespace tilepath::ui {
@@ -34,7 +39,7 @@ class SignalObserver : public ProgressObserver {
       if (const std::optional<bool> gate = analysis::gate_passed(rec))
         status += *gate ? QStringLiteral(", gate pass") : QStringLiteral(", gate FAIL");
     }
-    emit worker_->caseDone(label, skipped, status);
+    emit worker_->caseDone(label, skipped, status, skipped ? QString() : qs(rec.message));
   }
   bool cancelled() const override { return worker_->cancelRequested(); }
 
@@ -43,6 +48,11 @@ class SignalObserver : public ProgressObserver {
 };
 
 }  // namespace
+
+std::string workerProgramPath() {
+  if (const char* named = std::getenv("TILEPATH_CLI"); named != nullptr && *named != '\0') return named;
+  return (std::filesystem::path(running_program_path()).parent_path() / "tilepath").string();
+}
 
 RunWorker::RunWorker(QObject* parent) : QObject(parent) { qRegisterMetaType<tilepath::ui::RunSummary>(); }
 
@@ -53,14 +63,38 @@ void RunWorker::runSweep(const SweepSpec& spec, const Backend* backend, const QS
   }
   emit started(static_cast<int>(spec.cases.size()));
   try {
-    SweepOutcome outcome;
-    {  // the store is closed (its last checkpoint written) before `finished` lets anyone open it
-      RunStore store = RunStore::open(ss(dbPath));
-      SignalObserver observer(this);
-      outcome = run_sweep(spec, *backend, store, ss(command), &observer, &cancel_);
+    WorkerSweepOptions options;
+    options.worker_program = workerProgramPath();
+    // Said before the database is touched, naming the file looked for and how to name another.
+    if (access(options.worker_program.c_str(), X_OK) != 0 ||
+        !std::filesystem::is_regular_file(options.worker_program)) {
+      emit failed(tr("cannot run plugin cases: %1 is missing or not executable. tilepath-gui runs each case in a "
+                     "`tilepath worker` process and looks for the tilepath CLI beside itself; build or install "
+                     "both, or set TILEPATH_CLI to the tilepath executable.")
+                      .arg(qs(options.worker_program)));
+      return;
     }
-    RunSummary summary{outcome.total,     outcome.ran,   outcome.skipped_existing, outcome.failed, outcome.unsupported,
-                       outcome.cancelled, outcome.run_id};
+    options.db = ss(dbPath);
+    options.devices = {spec.settings.device};
+    options.case_timeout_s = case_timeout_s_.load();
+    options.command_line = ss(command);
+    WorkerSweepOutcome outcome;
+    {  // the store is closed (its last checkpoint written) before `finished` lets anyone open it
+      RunStore store = RunStore::open(options.db);
+      SignalObserver observer(this);
+      outcome = run_sweep_in_workers(spec, *backend, store, options, &observer, &cancel_);
+    }
+    const SweepOutcome& o = outcome.sweep;
+    RunSummary summary;
+    summary.total = o.total;
+    summary.ran = o.ran;
+    summary.skipped_existing = o.skipped_existing;
+    summary.failed = o.failed;
+    summary.unsupported = o.unsupported;
+    summary.cancelled = o.cancelled;
+    summary.run_id = o.run_id;
+    summary.worker_restarts = outcome.worker_restarts;
+    for (const PoisonCase& p : outcome.poison) summary.poison << qs(p.label + ": " + p.why);
     emit finished(summary);
   } catch (const std::exception& e) {
     emit failed(qs(e.what()));

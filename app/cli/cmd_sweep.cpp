@@ -14,7 +14,7 @@
 #include "app/cli/ncu_profile.h"
 #include "app/cli/op_flags.h"
 #include "app/cli/progress_bar.h"
-#include "app/cli/worker_pool.h"
+#include "core/run/worker_pool.h"
 #include "core/sweep.h"
 
 namespace tilepath::cli {
@@ -129,8 +129,7 @@ int run_sweep_command(const SweepFlags& f, const CliContext& context) {
       if (outcome.run_id > 0) run_ids.push_back(outcome.run_id);
     } else {
       WorkerSweepOptions o;
-      o.spec_path = f.spec;
-      o.max_cases = f.max_cases;
+      o.worker_program = running_program_path();  // this tilepath, as `tilepath worker`
       o.db = f.db;
       o.devices = devices;
       o.case_timeout_s = f.case_timeout_s;

@@ -1,7 +1,7 @@
-// `tilepath worker SPEC --backend NAME --device N --db FILE`: the process in which
-// `tilepath sweep` runs a plugin's cases (app/cli/worker_protocol.h), so that a plugin that
-// crashes, exits or hangs takes down this process, never the sweep. Not meant to be run by
-// hand: it reads requests on stdin and answers on file descriptor 3.
+// `tilepath worker --backend NAME --device N --db FILE`: the process in which `tilepath
+// sweep` and the GUI's Run panel run a plugin's cases (core/run/worker_protocol.h), so that a
+// plugin that crashes, exits or hangs takes down this process, never the sweep or the GUI.
+// Not meant to be run by hand: it reads requests on stdin and answers on file descriptor 3.
 
 #include <cstdio>
 #include <iostream>
@@ -10,16 +10,14 @@
 #include "app/cli/backend_choice.h"
 #include "app/cli/cancel_signal.h"
 #include "app/cli/command.h"
-#include "app/cli/worker_protocol.h"
-#include "core/sweep.h"
+#include "core/run/worker_protocol.h"
 
 namespace tilepath::cli {
 namespace {
 
 struct WorkerFlags {
-  std::string spec, backend, db;
+  std::string backend, db;
   int device = 0;
-  std::int64_t max_cases = kDefaultMaxSweepCases;
 };
 
 void reply(const WorkerReply& r) {
@@ -44,33 +42,25 @@ class ReplyProgress final : public ProgressObserver {
 };
 
 int run_worker(const WorkerFlags& f) {
-  SweepSpec spec = load_sweep_spec(f.spec, f.max_cases);
-  spec.settings.device = f.device;
   PluginHost host;
   host.discover();
   const Backend& backend = choose_backend(host, f.backend, f.device);
   RunStore store = RunStore::open(f.db);
-  const RunInfo info = make_run_info(backend, spec.settings, "");
   reply(WorkerReply{});  // ready
 
   std::string line;
   while (std::getline(std::cin, line)) {
-    const WorkerRequest request = decode_request(line);
+    WorkerRequest request = decode_request(line);
+    request.settings.device = f.device;  // the device this worker's backend was chosen for
+    const OperatingPoint& op = request.op;
+    const RunInfo info = make_run_info(backend, request.settings, "");
     WorkerReply done;
     done.kind = WorkerReply::Kind::done;
     done.case_index = request.case_index;
-    if (request.case_index < 0 || request.case_index >= static_cast<int>(spec.cases.size())) {
-      done.status = "error";
-      done.message = "worker: case " + std::to_string(request.case_index) + " is not in " + f.spec;
-      reply(done);
-      continue;
-    }
-    const OperatingPoint& op = spec.cases[static_cast<std::size_t>(request.case_index)];
-    const std::string key = case_key(op, spec.settings);
+    const std::string key = case_key(op, request.settings);
     if (key != request.key) {
       done.status = "error";
-      done.message = "worker: case " + std::to_string(request.case_index) + " of " + f.spec + " is " + key +
-                     ", the sweep asked for " + request.key + " (was the spec edited during the sweep?)";
+      done.message = "worker: the case sent as " + request.key + " reads back as " + key;
       reply(done);
       continue;
     }
@@ -83,7 +73,7 @@ int run_worker(const WorkerFlags& f) {
       continue;
     }
     ReplyProgress progress(request.case_index);
-    CaseRecord rec = run_case(backend, op, spec.settings, &progress, &cancel_flag());
+    CaseRecord rec = run_case(backend, op, request.settings, &progress, &cancel_flag());
     if (rec.status == CaseStatus::cancelled) {
       store.release_claim(info.backend, info.device, key);
       WorkerReply cancelled;
@@ -92,7 +82,8 @@ int run_worker(const WorkerFlags& f) {
       reply(cancelled);
       return kExitCancelled;
     }
-    done.stored = store.add_case_unless_stored(request.run_id, rec) != 0;
+    done.case_id = store.add_case_unless_stored(request.run_id, rec);
+    done.stored = done.case_id != 0;
     done.status = std::string(to_string(rec.status));
     done.message = rec.message;
     done.latency_us = rec.measurement("latency_us");
@@ -106,12 +97,10 @@ int run_worker(const WorkerFlags& f) {
 Command add_worker_command(CLI::App& app) {
   auto f = std::make_shared<WorkerFlags>();
   CLI::App* sub = app.add_subcommand("worker", "The process a sweep runs its plugin cases in (internal)");
-  sub->group("");  // not listed in --help: `tilepath sweep` starts it
-  sub->add_option("spec", f->spec, "sweep spec JSON file")->required();
+  sub->group("");  // not listed in --help: `tilepath sweep` and tilepath-gui start it
   sub->add_option("--backend", f->backend, "backend plugin")->required();
   sub->add_option("--device", f->device, "device index")->required();
   sub->add_option("--db", f->db, "SQLite run database")->required();
-  sub->add_option("--max-cases", f->max_cases, "as the sweep's --max-cases");
   return {sub, [f](const CliContext&) { return run_worker(*f); }};
 }
 

@@ -1,13 +1,25 @@
 // The worker runs a real sweep on the cpu backend off the GUI thread: progress
 // arrives as signals, cancel stops it between cases, and the database holds
 // exactly the cases the worker reported as stored. A second run resumes.
+// The plugin runs in `tilepath worker` processes: the faulty test plugin
+// (tests/plugins/fixtures/fake_backend.c, FAKE_FAULTY) segfaults, aborts, exits and hangs
+// by batch, and the test process (the GUI) lives on with those cases stored as poison.
+
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QListWidget>
 #include <QRadioButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QtTest>
 
 #include "core/plugin_host.h"
@@ -46,6 +58,42 @@ SweepSpec smallCpuSpec() {
   }
   return spec;
 }
+
+// One case per batch on the faulty plugin: 3 segfaults, 5 aborts, 7 exits, 9 hangs, 11
+// segfaults once, 13 takes 300 ms, the rest are good.
+SweepSpec faultySpec(const std::vector<int>& batches) {
+  SweepSpec spec;
+  spec.name = "gui-faults";
+  spec.backend = "fake_faulty";
+  spec.settings.warmup = 1;
+  spec.settings.repeats = 1;
+  spec.settings.stage_costs = false;
+  spec.settings.tile_interval = false;
+  OperatingPoint base;
+  base.context = 128;
+  base.q_heads = 8;
+  base.kv_heads = 2;
+  base.head_dim = 64;
+  base.page_size = 16;
+  base.kv = KvDtype::k8v8;
+  base.k_path = default_k_path(base.kv);
+  base.mode = default_mode(base.kv, base.k_path);
+  for (int batch : batches) {
+    OperatingPoint op = base;
+    op.batch = batch;
+    spec.cases.push_back(op);
+  }
+  return spec;
+}
+
+const CaseSummary* findBatch(const std::vector<CaseSummary>& cases, int batch) {
+  for (const CaseSummary& c : cases)
+    if (c.record.op.batch == batch) return &c;
+  return nullptr;
+}
+
+// True when every child of this process has been reaped: no worker is left behind.
+bool noChildLeft() { return waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD; }
 }  // namespace
 
 class TestRunWorker : public QObject {
@@ -59,6 +107,15 @@ class TestRunWorker : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QVERIFY(dir_.isValid());
+    // The faulty plugin beside the real ones, here and in the workers (they inherit the environment).
+    const QByteArray plugins = qEnvironmentVariableIsEmpty("TILEPATH_PLUGIN_PATH") ? QByteArray(TILEPATH_PLUGIN_DIR)
+                                                                                   : qgetenv("TILEPATH_PLUGIN_PATH");
+    qputenv("TILEPATH_PLUGIN_PATH", plugins + ":" TILEPATH_FAKE_PLUGIN_DIR "/libtilepath_backend_fake_faulty.so");
+    if (qEnvironmentVariableIsEmpty("TILEPATH_CLI")) qputenv("TILEPATH_CLI", TILEPATH_CLI_PATH);
+    // Under AddressSanitizer the plugin's deliberate segfault must end its worker as a plain
+    // SIGSEGV, not as a sanitizer report.
+    const QByteArray asan = qgetenv("ASAN_OPTIONS");
+    qputenv("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "handle_segv=0");
     host_.discover();
     cpu_ = host_.find("cpu");
     QVERIFY2(cpu_, "the cpu backend plugin must be built and found (TILEPATH_PLUGIN_PATH)");
@@ -159,6 +216,147 @@ class TestRunWorker : public QObject {
     QVERIFY(!keys->isEnabled());
     QVERIFY(repeats->toolTip().contains(QStringLiteral("settings.repeats")));
     QCOMPARE(keys->count(), 3);
+  }
+
+  // A plugin that segfaults, aborts, exits or hangs costs a worker process, never the GUI:
+  // each such case is tried on a fresh worker once more, then stored as failed with a
+  // "poison:" message that the Run panel's log shows; the case that crashes only once is
+  // stored ok from its retry, and the good cases are ok.
+  void faultyPluginCostsWorkersNotTheGui() {
+    const Backend* faulty = host_.find("fake_faulty");
+    QVERIFY2(faulty, "the faulty test plugin must be built (target fake_faulty)");
+    const QString crashedOnce = dir_.filePath(QStringLiteral("crashed-once"));
+    const QString runLog = dir_.filePath(QStringLiteral("runs.log"));
+    qputenv("TILEPATH_FAKE_CRASH_ONCE", crashedOnce.toUtf8());
+    qputenv("TILEPATH_FAKE_RUN_LOG", runLog.toUtf8());
+    const QString db = dir_.filePath(QStringLiteral("faults.sqlite"));
+    DatabaseSession session;
+    QVERIFY(session.open(db));
+    RunPanel panel(&host_, &session);
+    RunController* controller = panel.controller();
+    controller->setCaseTimeout(2);  // B=9 hangs: killed after 2 s, twice
+    QSignalSpy done(controller, &RunController::caseDone);
+    QSignalSpy finished(controller, &RunController::finished);
+    QSignalSpy failed(controller, &RunController::failed);
+    const SweepSpec spec = faultySpec({1, 3, 5, 7, 9, 11, 13});
+    QVERIFY(panel.startSweep(spec, QStringLiteral("fake_faulty"), /*quiet=*/true));
+    QVERIFY(controller->wait(120000));
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(finished.count(), 1);
+    const RunSummary summary = finished.at(0).at(0).value<RunSummary>();
+    QVERIFY(!summary.cancelled);
+    QCOMPARE(summary.total, 7);
+    QCOMPARE(summary.ran, 7);
+    QCOMPARE(summary.failed, 4);  // B=3, 5, 7, 9
+    QCOMPARE(summary.poison.size(), 4);
+    QVERIFY2(summary.worker_restarts >= 9, qPrintable(QString::number(summary.worker_restarts)));  // 4 x 2 + 1
+    QVERIFY(noChildLeft());
+
+    // Stored: the good cases and the retried one ok, each poison case failed saying how its workers ended.
+    const std::vector<CaseSummary> cases = RunStore::open_read_only(db.toStdString()).cases();
+    QCOMPARE(cases.size(), std::size_t(7));
+    for (int batch : {1, 11, 13}) {
+      const CaseSummary* c = findBatch(cases, batch);
+      QVERIFY2(c && c->record.status == CaseStatus::ok, qPrintable(QString::number(batch)));
+    }
+    const std::vector<std::pair<int, std::string>> poison = {
+        {3, "SIGSEGV"}, {5, "SIGABRT"}, {7, "exit status 0"}, {9, "case timeout of 2 s"}};
+    for (const auto& [batch, how] : poison) {
+      const CaseSummary* c = findBatch(cases, batch);
+      QVERIFY2(c, qPrintable(QString::number(batch)));
+      QCOMPARE(c->record.status, CaseStatus::failed);
+      const std::string& message = c->record.message;
+      QVERIFY2(message.rfind("poison: ", 0) == 0 && message.find("fake_faulty") != std::string::npos &&
+                   message.find(how) != std::string::npos,
+               message.c_str());
+    }
+    // B=11 crashed its first worker and ran once more; every other case that returned ran once.
+    QVERIFY(QFile::exists(crashedOnce));
+    QFile log(runLog);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QString runs = QString::fromUtf8(log.readAll());
+    QCOMPARE(runs.count(QStringLiteral("B=11 ")), 2);
+    QCOMPARE(runs.count(QStringLiteral("B=1 ")), 1);
+    QCOMPARE(runs.count(QStringLiteral("B=13 ")), 1);
+    QCOMPARE(runs.count(QStringLiteral("B=3 ")), 2);
+
+    // What the log says: a line per case, the poison ones with their message.
+    QCOMPARE(done.count(), 7);
+    int poisonReported = 0;
+    for (const QList<QVariant>& args : done) {
+      const QString status = args.at(2).toString(), message = args.at(3).toString();
+      if (message.startsWith(QStringLiteral("poison: "))) {
+        ++poisonReported;
+        QCOMPARE(status, QStringLiteral("failed"));
+      }
+    }
+    QCOMPARE(poisonReported, 4);
+    auto* list = panel.findChild<QListWidget*>();
+    QVERIFY(list);
+    int poisonLines = 0;
+    for (int i = 0; i < list->count(); ++i)
+      if (list->item(i)->text().contains(QStringLiteral("failed: ")) &&
+          list->item(i)->text().contains(QStringLiteral("poison: the fake_faulty plugin's worker ended twice")))
+        ++poisonLines;
+    QCOMPARE(poisonLines, 4);
+
+    // A second run skips the poison cases instead of crashing on them again.
+    QSignalSpy finished2(controller, &RunController::finished);
+    QVERIFY(panel.startSweep(spec, QStringLiteral("fake_faulty"), /*quiet=*/true));
+    QVERIFY(controller->wait(60000));
+    QCOMPARE(finished2.count(), 1);
+    const RunSummary resumed = finished2.at(0).at(0).value<RunSummary>();
+    QCOMPARE(resumed.skipped_existing, 7);
+    QCOMPARE(resumed.worker_restarts, 0);
+    qunsetenv("TILEPATH_FAKE_CRASH_ONCE");
+    qunsetenv("TILEPATH_FAKE_RUN_LOG");
+  }
+
+  // Cancel while a case hangs: the hung worker is abandoned after the grace period, the run
+  // ends as cancelled, and the case that finished before stays stored.
+  void cancelAbandonsAHungWorkerAndKeepsWhatFinished() {
+    const Backend* faulty = host_.find("fake_faulty");
+    QVERIFY(faulty);
+    const QString db = dir_.filePath(QStringLiteral("hang.sqlite"));
+    RunController controller;
+    controller.setCaseTimeout(600);
+    QSignalSpy finished(&controller, &RunController::finished);
+    connect(&controller, &RunController::caseDone, this, [&](const QString&, bool, const QString&, const QString&) {
+      QTimer::singleShot(300, &controller, [&] { controller.cancel(); });  // B=9 is in flight by then
+    });
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(controller.start(faultySpec({1, 9}), faulty, db, QStringLiteral("test")));
+    QVERIFY(controller.wait(60000));
+    QVERIFY2(timer.elapsed() < 40000, qPrintable(QString::number(timer.elapsed())));
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(finished.at(0).at(0).value<RunSummary>().cancelled);
+    QVERIFY(noChildLeft());
+    const std::vector<CaseSummary> cases = RunStore::open_read_only(db.toStdString()).cases();
+    QCOMPARE(cases.size(), std::size_t(1));
+    QCOMPARE(cases.front().record.op.batch, 1);
+    QCOMPARE(cases.front().record.status, CaseStatus::ok);
+  }
+
+  // The GUI looks for `tilepath` beside its own executable unless TILEPATH_CLI names one;
+  // a missing one is an error naming the path, before the database is created.
+  void aMissingWorkerProgramIsNamed() {
+    const QByteArray saved = qgetenv("TILEPATH_CLI");
+    qunsetenv("TILEPATH_CLI");
+    const std::string beside = QCoreApplication::applicationDirPath().toStdString() + "/tilepath";
+    QCOMPARE(QString::fromStdString(workerProgramPath()), QString::fromStdString(beside));
+    const QString missing = dir_.filePath(QStringLiteral("no-such-dir/tilepath"));
+    qputenv("TILEPATH_CLI", missing.toUtf8());
+    RunController controller;
+    QSignalSpy failed(&controller, &RunController::failed);
+    const QString db = dir_.filePath(QStringLiteral("never.sqlite"));
+    QVERIFY(controller.start(smallCpuSpec(), cpu_, db, QStringLiteral("test")));
+    QVERIFY(controller.wait(60000));
+    qputenv("TILEPATH_CLI", saved);
+    QCOMPARE(failed.count(), 1);
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY2(message.contains(missing) && message.contains(QStringLiteral("TILEPATH_CLI")), qPrintable(message));
+    QVERIFY(!QFile::exists(db));
   }
 
   void badDatabasePathFailsCleanly() {

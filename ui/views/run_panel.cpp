@@ -77,7 +77,7 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
   connect(run_, &QPushButton::clicked, this, &RunPanel::runClicked);
   connect(cancel_, &QPushButton::clicked, this, [this] {
     controller_->cancel();
-    report(tr("cancel requested: stopping after the current case"));
+    report(tr("cancel requested: the case in flight stops and no other starts"));
   });
   connect(controller_, &RunController::started, this,
           [this](int total) { report(tr("started: %1 cases").arg(total)); });
@@ -86,9 +86,15 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
     progress_->setFormat(QStringLiteral("%p% — ") + label);
   });
   connect(controller_, &RunController::caseDone, this,
-          [this](const QString& label, bool skipped, const QString& status) {
-            report(skipped ? tr("already stored: %1").arg(label) : tr("%1: %2").arg(status, label));
-            if (!skipped) emit casesStored();
+          [this](const QString& label, bool skipped, const QString& status, const QString& message) {
+            if (skipped) {
+              report(tr("already stored: %1").arg(label));
+              return;
+            }
+            // Why a case failed (a plugin's error, or "poison:" when it ended two workers) belongs on its line.
+            const bool said = status == QLatin1String("ok") || message.isEmpty();
+            report(said ? tr("%1: %2").arg(status, label) : tr("%1: %2 — %3").arg(status, label, message));
+            emit casesStored();
           });
   connect(controller_, &RunController::finished, this, [this](const RunSummary& s) {
     setRunning(false);
@@ -100,6 +106,10 @@ RunPanel::RunPanel(PluginHost* host, DatabaseSession* session, QWidget* parent)
                .arg(s.failed)
                .arg(s.unsupported)
                .arg(s.total));
+    if (s.worker_restarts > 0)
+      report(tr("workers restarted %1 time(s); %2 case(s) stored as failed (poison) after ending two workers")
+                 .arg(s.worker_restarts)
+                 .arg(s.poison.size()));
     emit runFinished(s);
   });
   connect(controller_, &RunController::failed, this, [this](const QString& message) {

@@ -1,7 +1,7 @@
 #pragma once
-// Run panel: run the edited operating point or a sweep spec on any backend in
-// the worker thread, with progress, cancel and a log; stored cases show up in
-// the other views as they land.
+// Run panel: run the edited operating point or a sweep spec on any backend from
+// the worker thread (the plugin in `tilepath worker` processes, ui/run_worker.h), with
+// progress, cancel and a log; stored cases show up in the other views as they land.
 
 #include <QWidget>
 

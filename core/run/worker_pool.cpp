@@ -1,9 +1,10 @@
-#include "app/cli/worker_pool.h"
+#include "core/run/worker_pool.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,25 +19,41 @@
 #include <stdexcept>
 #include <thread>
 
-#include "app/cli/worker_protocol.h"
+#include "core/run/worker_protocol.h"
 
-namespace tilepath::cli {
+namespace tilepath {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string self_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) throw std::runtime_error(std::string("cannot find this program's path: ") + std::strerror(errno));
-  path[n] = '\0';
-  return path;
+// write_all to a worker's stdin with SIGPIPE blocked in this thread: a worker that died
+// since its last reply must read as a failed write (EPIPE), not end the sweep's process
+// (the GUI's too) by the signal's default action. A SIGPIPE raised meanwhile is consumed
+// before the mask is restored.
+bool write_to_worker(int fd, const std::string& line) {
+  sigset_t pipe_only, previous;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  const bool ok = write_all(fd, line);
+  if (!ok && errno == EPIPE) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &now) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return ok;
 }
 
 // One `tilepath worker` child: requests on its stdin, replies read from its fd 3.
 class WorkerProcess {
  public:
   explicit WorkerProcess(const std::vector<std::string>& argv) {
+    // Built before fork: the child of a multi-threaded process (the GUI) may call only
+    // async-signal-safe functions until it execs, and malloc is not one.
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
     int request[2], replies[2];
     if (pipe2(request, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0)
       throw std::runtime_error(std::string("cannot create a worker's pipes: ") + std::strerror(errno));
@@ -47,15 +64,17 @@ class WorkerProcess {
       // Its own process group: a terminal's Ctrl-C reaches the sweep, which passes it on once.
       setpgid(0, 0);
       // A sweep that is killed takes its workers with it: no orphan goes on holding claims.
+      // (The signal follows the thread that forked: the sweep's loop, which outlives its workers.)
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != sweep) _exit(1);
       dup2(request[0], STDIN_FILENO);
       dup2(replies[1], kWorkerReplyFd);
       dup2(STDERR_FILENO, STDOUT_FILENO);  // what a plugin prints must not reach the sweep's stdout
       for (int fd : {STDIN_FILENO, STDOUT_FILENO, kWorkerReplyFd}) fcntl(fd, F_SETFD, 0);
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
+      // The mask survives exec: a thread of the GUI may block what the worker must receive.
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
       execv(args[0], args.data());
       _exit(127);
     }
@@ -79,7 +98,7 @@ class WorkerProcess {
   int reply_fd() const { return from_; }
   pid_t pid() const { return pid_; }
 
-  bool send(const std::string& line) { return write_all(to_, line); }
+  bool send(const std::string& line) { return write_to_worker(to_, line); }
   void close_input() {
     if (to_ >= 0) close(to_);
     to_ = -1;
@@ -148,6 +167,14 @@ std::vector<int> shard_indices(int total, int shard, int shards) {
   return out;
 }
 
+std::string running_program_path() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw std::runtime_error(std::string("cannot find this program's path: ") + std::strerror(errno));
+  path[n] = '\0';
+  return path;
+}
+
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -173,19 +200,32 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
   const auto key_of = [&](int i) { return case_key(spec.cases[static_cast<std::size_t>(i)], spec.settings); };
   const auto label_of = [&](int i) { return sweep_case_label(spec.cases[static_cast<std::size_t>(i)], i, spec_total); };
   int finished = 0;
+  // stored_id: the case a worker stored, read back so that the observer sees the whole
+  // record (measurements, gate rows) as an in-process sweep passes it.
   const auto report_done = [&](int i, CaseStatus status, const std::string& message, std::optional<double> latency,
-                               bool skipped) {
+                               bool skipped, std::int64_t stored_id = 0) {
     ++finished;
     if (observer == nullptr) return;
     // The bar prints "case i/n" itself before the label of a finished case.
     observer->progress(outcome.total > 0 ? double(finished) / outcome.total : 1.0,
                        case_label(spec.cases[static_cast<std::size_t>(i)]));
     CaseRecord rec;
-    rec.op = spec.cases[static_cast<std::size_t>(i)];
-    rec.case_key = key_of(i);
-    rec.status = status;
-    rec.message = message;
-    if (latency) rec.measurements.push_back({"latency_us", *latency, "us"});
+    bool loaded = false;
+    if (stored_id > 0) {
+      try {
+        rec = store.load_case(stored_id);
+        loaded = true;
+      } catch (const std::exception&) {
+        // reported from the reply alone below; the case is stored either way
+      }
+    }
+    if (!loaded) {
+      rec.op = spec.cases[static_cast<std::size_t>(i)];
+      rec.case_key = key_of(i);
+      rec.status = status;
+      rec.message = message;
+      if (latency) rec.measurements.push_back({"latency_us", *latency, "us"});
+    }
     observer->case_done(rec, skipped);
   };
 
@@ -200,11 +240,15 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
   }
   if (pending.empty()) return out;
 
-  const std::string exe = self_executable();
+  const std::string& exe = o.worker_program;
+  struct stat st {};
+  if (exe.empty() || stat(exe.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || access(exe.c_str(), X_OK) != 0)
+    throw std::runtime_error("cannot run plugin cases in worker processes: " +
+                             (exe.empty() ? std::string("no worker program given")
+                                          : exe + " is not an executable file (the `tilepath` CLI)"));
   const auto spawn = [&](Slot& s) {
-    s.process = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{exe, "worker", o.spec_path, "--backend", backend.name(), "--device",
-                                 std::to_string(s.device), "--db", o.db, "--max-cases", std::to_string(o.max_cases)});
+    s.process = std::make_unique<WorkerProcess>(std::vector<std::string>{
+        exe, "worker", "--backend", backend.name(), "--device", std::to_string(s.device), "--db", o.db});
     s.ready = false;
     s.busy = -1;
   };
@@ -258,7 +302,7 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
     if (i < 0) {
       if (++s.failed_starts >= 2 && !stopping)
         throw std::runtime_error("the " + backend.name() + " worker for device " + std::to_string(s.device) +
-                                 " ended before it was ready (" + how + "), twice; its messages are above");
+                                 " ended before it was ready (" + how + "), twice; its messages are on stderr");
     } else {
       s.failed_starts = 0;
       std::vector<std::string>& d = deaths[i];
@@ -305,7 +349,9 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
       if (stopping || pending.empty() || !s.process || !s.ready || s.busy >= 0) continue;
       const int i = pending.front();
       pending.pop_front();
-      WorkerRequest request{i, key_of(i), run_for(s)};
+      RunSettings settings = spec.settings;
+      settings.device = s.device;
+      const WorkerRequest request{i, key_of(i), run_for(s), spec.cases[static_cast<std::size_t>(i)], settings};
       s.busy = i;
       s.started = Clock::now();
       if (observer != nullptr)
@@ -347,7 +393,7 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
               ++outcome.ran;
               if (status == CaseStatus::failed || status == CaseStatus::error) ++outcome.failed;
               if (status == CaseStatus::unsupported) ++outcome.unsupported;
-              report_done(s.busy, status, r.message, r.latency_us, false);
+              report_done(s.busy, status, r.message, r.latency_us, false, r.case_id);
             }
             s.busy = -1;
             if (stopping) s.process->close_input();
@@ -393,4 +439,4 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
   return out;
 }
 
-}  // namespace tilepath::cli
+}  // namespace tilepath

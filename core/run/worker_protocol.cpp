@@ -1,11 +1,11 @@
-#include "app/cli/worker_protocol.h"
+#include "core/run/worker_protocol.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <stdexcept>
 
-namespace tilepath::cli {
+namespace tilepath {
 namespace {
 
 using nlohmann::json;
@@ -36,7 +36,12 @@ bool write_all(int fd, const std::string& line) {
 }
 
 std::string encode(const WorkerRequest& r) {
-  return json({{"case", r.case_index}, {"key", r.key}, {"run", r.run_id}}).dump() + "\n";
+  const json j = {{"case", r.case_index},
+                  {"key", r.key},
+                  {"run", r.run_id},
+                  {"op", to_json(r.op)},
+                  {"settings", to_json(r.settings)}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string encode(const WorkerReply& r) {
@@ -49,7 +54,11 @@ std::string encode(const WorkerReply& r) {
       j = {{"case", r.case_index}, {"progress", r.fraction}, {"label", r.label}};
       break;
     case WorkerReply::Kind::done:
-      j = {{"case", r.case_index}, {"status", r.status}, {"stored", r.stored}, {"message", r.message}};
+      j = {{"case", r.case_index},
+           {"status", r.status},
+           {"stored", r.stored},
+           {"case_id", r.case_id},
+           {"message", r.message}};
       if (r.latency_us) j["latency_us"] = *r.latency_us;
       break;
     case WorkerReply::Kind::cancelled:
@@ -68,6 +77,14 @@ WorkerRequest decode_request(const std::string& line) {
     throw std::runtime_error("worker request: needs \"key\" (string) and \"run\" (integer): " + line.substr(0, 200));
   r.key = j["key"].get<std::string>();
   r.run_id = j["run"].get<std::int64_t>();
+  if (!j.contains("op") || !j.contains("settings"))
+    throw std::runtime_error("worker request: needs \"op\" and \"settings\" (objects): " + line.substr(0, 200));
+  try {
+    r.op = operating_point_from_json(j["op"]);
+  } catch (const ValidationError& e) {
+    throw std::runtime_error(std::string("worker request: op: ") + e.what());
+  }
+  r.settings = run_settings_from_json(j["settings"]);
   return r;
 }
 
@@ -86,6 +103,7 @@ WorkerReply decode_reply(const std::string& line) {
     r.kind = WorkerReply::Kind::done;
     r.status = j["status"].get<std::string>();
     r.stored = j.value("stored", false);
+    if (j.contains("case_id") && j["case_id"].is_number_integer()) r.case_id = j["case_id"].get<std::int64_t>();
     r.message = j.value("message", "");
     if (j.contains("latency_us") && j["latency_us"].is_number()) r.latency_us = j["latency_us"].get<double>();
   } else {
@@ -94,4 +112,4 @@ WorkerReply decode_reply(const std::string& line) {
   return r;
 }
 
-}  // namespace tilepath::cli
+}  // namespace tilepath
