@@ -582,18 +582,13 @@ __device__ __forceinline__ void stage_operand(std::uint32_t raw_tile, std::uint3
       }
       // staged chunk 2c holds d 16c..16c+7 in natural order: words (d0,1),(d2,3),(d4,5),(d6,7)
       const uint4 lo = {w[0], w[1], w[2], w[3]}, hi = {w[4], w[5], w[6], w[7]};
-      // Each 16-byte store is served eight lanes at a time. Chunks 2c of eight consecutive
-      // lanes fall in four of a 128-byte line's eight bank groups, twice each (a 2-way
-      // conflict, measured by ncu); half of those lanes store their 2c + 1 half first, so
-      // every store of the eight covers all eight groups. Rows of >= 8 raw chunks: the
-      // eight lanes are one row, the upper four chunks go odd-first; rows of 4: they are
-      // two rows, the odd row goes odd-first.
-      const bool odd_first = kRawChunks >= 8 ? (chunk & 4) != 0 : (row & 1) != 0;
-      const int first = 2 * chunk + (odd_first ? 1 : 0), second = 2 * chunk + (odd_first ? 0 : 1);
-      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, first) * 16,
-              odd_first ? hi : lo);
-      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, second) * 16,
-              odd_first ? lo : hi);
+      // Eight consecutive lanes put their chunks 2c in four of a 128-byte line's eight bank
+      // groups, twice each: ncu counts 2-way store conflicts (bench/results/ncu). Storing
+      // half of them odd-first removes the conflicts but measured no faster for K8/V8 and
+      // 4-6% slower for K16/V8 at B >= 16 (docs/perf-notes.md, "separate_kv"): the
+      // converter warps limit this mode, and the selects cost them more than the conflicts.
+      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, 2 * chunk) * 16, lo);
+      sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, 2 * chunk + 1) * 16, hi);
     } else {
       sts_128(staged_tile + row * (kStagedChunks * 16) + swizzle_chunk<kStagedChunks>(row, chunk) * 16, raw);
     }
