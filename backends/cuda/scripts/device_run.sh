@@ -37,6 +37,7 @@
 #   PREBIAS_BENCH_SECONDS, PREBIAS_SECONDS  limits of the prebias step's two sweeps (200, 300;
 #                  a limit of 0 skips that sweep)
 #   PREBIAS_RESUME a prebias database from an earlier call to continue
+#   NCU_MATCH      only the ncu families ("KV K_PATH MODE") matching this extended regex (default: all)
 #   SANITIZE_MATCH only the sanitize cases whose flags match this extended regex (default: all)
 # Everything small goes into $OUT/logs.tar.gz; the database comes back as a file.
 set -u -o pipefail
@@ -124,6 +125,7 @@ run_ncu() {
   for v in "k16v16 k16 none" "k16v8 k16 full" "k16v8 k16 separate_kv" "k8v16 transform full" \
            "k8v16 transform separate_kv" "k8v16 fp8_qk none" "k8v8 transform full" "k8v8 transform k_only" \
            "k8v8 transform separate_kv" "k8v8 fp8_qk full" "k8v8 fp8_qk k_only" "k8v8 fp8_qk separate_kv"; do
+    if [ -n "${NCU_MATCH:-}" ] && ! echo "$v" | grep -qE -- "$NCU_MATCH"; then continue; fi
     set -- $v
     local report="$LOGS/ncu-$1-$2-$3.csv"
     local op=(--kv "$1" --k-path "$2" --mode "$3" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
