@@ -935,7 +935,8 @@ def main():
               + (f"{f(doubled_qk[0][0], 3)}x ({doubled_qk[0][1]}) to {f(doubled_qk[-1][0], 3)}x ({doubled_qk[-1][1]})"
                  if doubled_qk else ABSENT)
               + " the plain kernels' latency at this shape; the rest of the gap is not measured apart: the other part of the stage is the per-tile turn of the "
-              "bias coefficients (a sincos and four FMAs per channel pair and row) on the MMA warps.")
+              "bias coefficients (four FMAs per channel pair and row against a step-rotation table read through L1) on "
+              "the MMA warps.")
             w("")
     else:
         w(ABSENT)

@@ -332,12 +332,11 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   c[Stage::softmax] = scores / exp_per_us + scores * kSoftmaxFp32OpsPerScore / fp32_per_us + kSoftmaxFixedUs;
   if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;  // P -> E4M3 for the FP8 PV
   if (v.k_bias) {
-    // S += q·RoPE_t(b): per row, the bias's D/2 rotation coefficients turned to the tile's
-    // first position (a sincos and four FMAs per pair), then a 16-bit MMA of QK's shape
-    // against a fixed (D, T) cos/sin table (backends/cuda/README.md, "Prebias K").
+    // S += q·RoPE_t(b): per row, the bias's D/2 rotation coefficients turned from one tile to
+    // the next (four FMAs per pair), then a 16-bit MMA of QK's shape against a fixed (D, T)
+    // cos/sin table (backends/cuda/README.md, "Prebias K").
     const double pairs = static_cast<double>(m_rows) * D / 2;
-    c[Stage::k_bias] =
-        pairs * (2 / exp_per_us + 4 / fp32_per_us) + 2.0 * m_rows * T * D / matrix_flop_per_us("bf16_bf16");
+    c[Stage::k_bias] = pairs * 4 / fp32_per_us + 2.0 * m_rows * T * D / matrix_flop_per_us("bf16_bf16");
   }
   if (v.v_prep) c[Stage::v_prep] = T * D / cvt_per_us;
   c[Stage::pv] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.pv_path);  // O += P·V
