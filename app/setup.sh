@@ -37,9 +37,10 @@ packages=(build-essential cmake ninja-build git pkg-config libsqlite3-dev libboo
           libcli11-dev libgtest-dev libgmock-dev clang-format-14)
 # clang-format-14: app/test.sh's format check (pinned: other versions format some code differently).
 # clang-19 + lld-19 (the gfx942 device link) + llvm-19 (llvm-objdump-19 for the ISA test)
+# + clang-tools-19 (clang-offload-bundler, which clang runs to bundle the device code)
 # + libamdhip64-dev: the HIP backend.
 if [ "$hip" = ON ]; then
-  packages+=(clang-19 lld-19 llvm-19 libamdhip64-dev)
+  packages+=(clang-19 lld-19 llvm-19 clang-tools-19 libamdhip64-dev)
 fi
 # --with-fuzz (app/test.sh): clang-14 and its libFuzzer runtime for the fuzz job's build-fuzz/.
 if [ "$fuzz" = ON ]; then
