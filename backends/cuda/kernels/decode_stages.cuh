@@ -218,7 +218,7 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 template <class T>
 struct BiasState {
   static constexpr int kSlots = T::kHeadDim / 8;  // channel pairs per lane (bias_pair_of)
-  float alpha[kSlots], beta[kSlots];              // (α_i, β_i) of row g at the warp's next tile, times 2^sigma
+  float alpha[kSlots], beta[kSlots];              // (α_i, β_i) of row g for the warp's current tile, times 2^sigma
   const float4* step;                             // this quad's step_rotation entries for the kernel's warp stride
   float to_s;                                     // S units per (α, β) unit: the QK accumulator's scale over 2^sigma
 };
