@@ -16,8 +16,9 @@ struct OpenedStore {
   int upgraded_from = 0;
 };
 
-// A read-only store of path: directly when its schema is current, else through an
-// upgraded copy in a temporary folder, so the user's file is never written by looking.
+// A read-only store of path: directly when its schema is read as it is
+// (RunStore::oldest_schema_read_as_is() or later), else through an upgraded copy in a
+// temporary folder, so the user's file is never written by looking.
 OpenedStore open_for_reading(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -26,7 +27,7 @@ OpenedStore open_for_reading(const std::string& path) {
   }
   OpenedStore out;
   const int version = RunStore::file_schema_version(path);  // throws for foreign or corrupt files
-  if (version >= RunStore::current_schema_version()) {
+  if (version >= RunStore::oldest_schema_read_as_is()) {
     out.store = std::make_unique<RunStore>(RunStore::open_read_only(path));
     return out;
   }
@@ -102,7 +103,7 @@ MergeResult DatabaseSession::mergeFrom(const QString& other) {
 
 void DatabaseSession::reopenDirectly() {
   try {
-    if (RunStore::file_schema_version(ss(path_)) < RunStore::current_schema_version()) return;
+    if (RunStore::file_schema_version(ss(path_)) < RunStore::oldest_schema_read_as_is()) return;
     store_ = std::make_unique<RunStore>(RunStore::open_read_only(ss(path_)));
     copy_dir_.reset();
     upgraded_from_ = 0;

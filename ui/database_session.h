@@ -2,10 +2,10 @@
 // The open run database of the GUI: one read-only RunStore on the GUI thread plus
 // cached runs and case summaries that the models read. Looking never writes: the file
 // stays byte-identical while it is browsed, and read-only files and folders open. A
-// file of an older schema is shown through an upgraded copy in a temporary folder;
-// writing (a run, Merge from…) goes through a read-write connection of its own, which
-// upgrades the file then. Workers open their own connection to the same file (SQLite
-// connections are not shared across threads).
+// file of a schema older than RunStore::oldest_schema_read_as_is() is shown through an
+// upgraded copy in a temporary folder; writing (a run, Merge from…) goes through a
+// read-write connection of its own, which upgrades the file then. Workers open their own connection to the same file
+// (SQLite connections are not shared across threads).
 
 #include <memory>
 #include <vector>

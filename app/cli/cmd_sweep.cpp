@@ -79,7 +79,7 @@ RunStore open_for_sweep(const std::string& db, const SweepSpec& spec, const Back
   std::error_code ec;
   if (std::filesystem::file_size(db, ec) > 0 && !ec) {
     try {
-      if (RunStore::file_schema_version(db) == RunStore::current_schema_version()) {
+      if (RunStore::file_schema_version(db) >= RunStore::oldest_schema_read_as_is()) {
         RunStore existing = RunStore::open_read_only(db);
         if (sweep_cases_to_run(spec, backend, existing) == 0) return existing;
       }

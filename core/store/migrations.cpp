@@ -207,6 +207,16 @@ CREATE TABLE claims (
 )sql");
 }
 
+// v6: a claim's owner refreshes claims.heartbeat_at while it holds the claim, so that a
+// claim from another host counts as its owner's for as long as the heartbeat is fresh
+// (RunStore::kClaimHeartbeatTimeoutSeconds) instead of for two hours after it was taken.
+// Claims of older files get their claimed_at: the time their owner was last known alive.
+void migrate_v5_to_v6(sqlite3* db, const std::string& path) {
+  exec(db, path,
+       "ALTER TABLE claims ADD COLUMN heartbeat_at REAL NOT NULL DEFAULT 0;"
+       "UPDATE claims SET heartbeat_at = claimed_at;");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -221,6 +231,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   if (version < 3) migrate_v2_to_v3(db, path);
   if (version < 4) migrate_v3_to_v4(db, path);
   if (version < 5) migrate_v4_to_v5(db, path);
+  if (version < 6) migrate_v5_to_v6(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

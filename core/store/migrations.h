@@ -11,7 +11,13 @@ namespace tilepath::store {
 
 // The schema this build writes. Bump it together with a new migrate_vN_to_vN1
 // step, a fixture tests/store/fixtures/schema_vN.sqlite and docs/schema.md.
-inline constexpr int kCurrentSchemaVersion = 5;
+inline constexpr int kCurrentSchemaVersion = 6;
+
+// The oldest schema RunStore::open_read_only reads as it is, without an upgrade: every
+// step after it changed nothing that readers read (v6 only added claims.heartbeat_at, which
+// only claim_case reads). A new step that changes what readers read raises it to the new
+// version; files older than it are refused read-only with `tilepath db upgrade`.
+inline constexpr int kOldestSchemaReadAsIs = 5;
 
 // Tables every tilepath schema (v1 and later) has.
 const std::vector<std::string>& tilepath_tables();
@@ -23,6 +29,7 @@ void migrate_v1_to_v2(sqlite3* db, const std::string& path);  // artifacts.sha25
 void migrate_v2_to_v3(sqlite3* db, const std::string& path);  // predictions.unknown_stages
 void migrate_v3_to_v4(sqlite3* db, const std::string& path);  // kernel-check rows named as such
 void migrate_v4_to_v5(sqlite3* db, const std::string& path);  // claims
+void migrate_v5_to_v6(sqlite3* db, const std::string& path);  // claims.heartbeat_at
 
 // Reads user_version and applies every missing step in ONE transaction, so an
 // interrupted upgrade leaves the file at its old version. A no-op (and no write

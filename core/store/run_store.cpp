@@ -15,7 +15,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <system_error>
 #include <thread>
 #include <variant>
 
@@ -23,6 +25,7 @@
 
 #include "core/printable_text.h"
 #include "core/sha256.h"
+#include "core/store/claim_heartbeat.h"
 #include "core/store/migrations.h"
 #include "core/store/sqlite_util.h"
 
@@ -753,7 +756,9 @@ std::optional<double> CaseRecord::measurement(std::string_view name) const {
 
 RunStore::RunStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 
-RunStore::RunStore(RunStore&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+RunStore::RunStore(RunStore&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), heartbeat_(std::move(o.heartbeat_)) {
+  o.db_ = nullptr;
+}
 
 namespace {
 
@@ -772,17 +777,49 @@ void close_store(sqlite3* db) {
 
 RunStore& RunStore::operator=(RunStore&& o) noexcept {
   if (this != &o) {
+    stop_heartbeat();
     close_store(db_);
     db_ = o.db_;
     path_ = std::move(o.path_);
+    heartbeat_ = std::move(o.heartbeat_);
     o.db_ = nullptr;
   }
   return *this;
 }
 
-RunStore::~RunStore() { close_store(db_); }
+// The heartbeat's connection closes first, so that this one is the last and can switch
+// the file back to its rollback journal (close_store).
+RunStore::~RunStore() {
+  stop_heartbeat();
+  close_store(db_);
+}
+
+void RunStore::stop_heartbeat() {
+  // A forked child holds the parent's heartbeat without its thread: joining or closing
+  // its connection there would be undefined, so the child leaves the object be.
+  if (heartbeat_ && heartbeat_->pid() != getpid()) (void)heartbeat_.release();
+  heartbeat_.reset();
+}
+
+void RunStore::keep_claims_alive(const std::string& host, std::int64_t pid) {
+  if (heartbeat_ && heartbeat_->pid() == pid) return;
+  stop_heartbeat();
+  try {
+    heartbeat_ =
+        std::make_unique<store::ClaimHeartbeat>(path_, host, pid, std::chrono::milliseconds(g_lock_wait_ms.load()));
+  } catch (const std::system_error&) {
+    // No thread to be had now: the claim holds on this host all the same, and the next
+    // claim tries again.
+  }
+}
+
+void RunStore::set_claim_heartbeat_interval(std::chrono::milliseconds interval) {
+  store::set_claim_heartbeat_interval(interval);
+}
 
 int RunStore::current_schema_version() { return store::kCurrentSchemaVersion; }
+
+int RunStore::oldest_schema_read_as_is() { return store::kOldestSchemaReadAsIs; }
 
 void RunStore::set_lock_wait(std::chrono::milliseconds wait) {
   g_lock_wait_ms.store(static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, wait.count())));
@@ -888,7 +925,7 @@ RunStore RunStore::open_read_only(const std::string& path) {
   const Inspection info = inspect_file(path);
   if (info.state == FileState::absent_or_empty) throw StoreError(path + ": no such database (missing or empty file)");
   if (info.state == FileState::fresh_sqlite) not_tilepath(path, "empty SQLite file without tilepath schema");
-  if (info.user_version < store::kCurrentSchemaVersion)
+  if (info.user_version < store::kOldestSchemaReadAsIs)
     throw StoreError(path + ": schema version " + std::to_string(info.user_version) + " is older than current (" +
                      std::to_string(store::kCurrentSchemaVersion) + "); run `tilepath db upgrade " + path +
                      "` to upgrade it (opening it read-write with any command that writes to it does the same)");
@@ -1157,22 +1194,24 @@ RunStore::Claim RunStore::claim_case(const std::string& backend, const std::stri
   const std::int64_t pid = getpid();
   {
     Statement q(db_, path_,
-                "SELECT host, pid, claimed_at FROM claims WHERE backend = ? AND device = ? AND case_key = ?");
+                "SELECT host, pid, heartbeat_at FROM claims WHERE backend = ? AND device = ? AND case_key = ?");
     q.bind(1, backend).bind(2, device).bind(3, case_key);
     if (q.step()) {
       const std::string owner_host = q.text(0);
       const std::int64_t owner_pid = q.int64(1);
-      const double age = unix_seconds() - q.real(2);
+      const double silent_for = unix_seconds() - q.real(2);
       const bool mine = owner_host == host && owner_pid == pid;
-      const bool alive = owner_host == host ? process_exists(owner_pid) : age < kClaimStaleSeconds;
+      const bool alive = owner_host == host ? process_exists(owner_pid) : silent_for < kClaimHeartbeatTimeoutSeconds;
       if (!mine && alive) return {ClaimOutcome::claimed_by_other, owner_host + ":" + std::to_string(owner_pid)};
     }
   }
-  Statement w(
-      db_, path_,
-      "INSERT OR REPLACE INTO claims(backend, device, case_key, host, pid, claimed_at) VALUES (?, ?, ?, ?, ?, ?)");
-  w.bind(1, backend).bind(2, device).bind(3, case_key).bind(4, host).bind(5, pid).bind(6, unix_seconds()).run();
+  Statement w(db_, path_,
+              "INSERT OR REPLACE INTO claims(backend, device, case_key, host, pid, claimed_at, heartbeat_at) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const double now = unix_seconds();
+  w.bind(1, backend).bind(2, device).bind(3, case_key).bind(4, host).bind(5, pid).bind(6, now).bind(7, now).run();
   tx.commit();
+  keep_claims_alive(host, pid);
   return {ClaimOutcome::claimed, ""};
 }
 

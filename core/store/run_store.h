@@ -18,6 +18,10 @@ struct sqlite3;
 
 namespace tilepath {
 
+namespace store {
+class ClaimHeartbeat;
+}
+
 // Any store failure; what() is one line naming the file and the problem
 // (not a database, newer schema, locked by another process, ...).
 class StoreError : public std::runtime_error {
@@ -166,7 +170,9 @@ class RunStore {
   // transaction. WAL mode, busy timeout. Throws StoreError for foreign/corrupt/
   // newer files without modifying them.
   static RunStore open(const std::string& path);
-  // Opens an existing file read-only; never migrates or writes.
+  // Opens an existing file read-only; never migrates or writes. A file of schema
+  // oldest_schema_read_as_is() or later is read as it is; an older one is refused with
+  // the command that upgrades it.
   static RunStore open_read_only(const std::string& path);
 
   RunStore(RunStore&&) noexcept;
@@ -181,6 +187,9 @@ class RunStore {
   static void set_lock_wait(std::chrono::milliseconds wait);
 
   static int current_schema_version();
+  // The oldest schema that read-only opens read without an upgrade: the steps since
+  // changed nothing that readers read (v6 added the claims' heartbeat, which only sweeps use).
+  static int oldest_schema_read_as_is();
   // The schema version of an existing tilepath database, read without writing to it.
   // Throws StoreError for a missing file, a foreign one, or one newer than this build.
   static int file_schema_version(const std::string& path);
@@ -220,19 +229,29 @@ class RunStore {
 
   // Sweeps sharing a file claim a case before running it, so that none runs it twice
   // (several devices, shells or hosts on one database). One write transaction: a key that
-  // is stored (has_case) is not claimed; a key claimed by a live process is left to it (on
-  // this host: its PID still exists; on another: the claim is younger than
-  // kClaimStaleSeconds); a dead owner's claim is taken over. Storing the case (add_case*)
-  // removes its claim.
+  // is stored (has_case) is not claimed; a key claimed by a live process is left to it; a
+  // dead owner's claim is taken over. Live means: on this host, its PID still exists (and
+  // is no zombie); on another host, its heartbeat is younger than
+  // kClaimHeartbeatTimeoutSeconds. Storing the case (add_case*) removes its claim.
+  //
+  // The heartbeat: once this store has claimed a case, a thread of it (with a connection
+  // of its own) sets claims.heartbeat_at of every claim of this process in the file every
+  // kClaimHeartbeatIntervalSeconds, until the store is closed. A refresh waits for the
+  // write lock as any writer does; one that fails is retried at the next beat and never
+  // fails the sweep. Hosts sharing a file need clocks that agree to well within the timeout.
   enum class ClaimOutcome { claimed, stored, claimed_by_other };
   struct Claim {
     ClaimOutcome outcome = ClaimOutcome::claimed;
     std::string owner;  // claimed_by_other: "host:pid"
   };
-  static constexpr double kClaimStaleSeconds = 2 * 3600.0;
+  static constexpr double kClaimHeartbeatIntervalSeconds = 30.0;
+  static constexpr double kClaimHeartbeatTimeoutSeconds = 300.0;  // ten missed beats
   Claim claim_case(const std::string& backend, const std::string& device, const std::string& case_key);
   // Gives up this process's claim (a case cancelled before it was stored).
   void release_claim(const std::string& backend, const std::string& device, const std::string& case_key);
+  // Process-wide, for tests: the heartbeat interval (default kClaimHeartbeatIntervalSeconds);
+  // running heartbeats use it from their next wait on.
+  static void set_claim_heartbeat_interval(std::chrono::milliseconds interval);
 
   // Copies the runs matching filter (and only their matching cases) into a new file.
   void export_subset(const std::string& out_path, const CaseFilter& filter) const;
@@ -248,8 +267,13 @@ class RunStore {
   void finish_interrupted_runs();
   RunStore(sqlite3* db, std::string path);
   std::int64_t insert_case(std::int64_t run_id, CaseRecord& rec, bool unless_stored);
+  // Starts the heartbeat of this process's claims unless it runs (claim_case).
+  void keep_claims_alive(const std::string& host, std::int64_t pid);
+  // Stops it; in a forked child, leaves the parent's alone (it has no thread there).
+  void stop_heartbeat();
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<store::ClaimHeartbeat> heartbeat_;
 };
 
 // Merges the inputs, in order, into a new file OUT (no input is modified).

@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -247,6 +250,70 @@ TEST_F(CaseRunnerTest, SweepStoresEveryCaseOnceAndResumesAfterCancel) {
   std::string md = report_markdown(store);
   EXPECT_EQ(md.rfind("| ", 0), 0u);
   EXPECT_EQ(std::count(md.begin(), md.end(), '\n'), n + 2);
+}
+
+// Holds the first case whose claim is taken (inside run_sweep, before the case is stored)
+// until the claim's heartbeat moves past its claimed_at: a case that runs long stays claimed.
+class HoldTheFirstClaimedCase : public ProgressObserver {
+ public:
+  explicit HoldTheFirstClaimedCase(std::string db) : db_(std::move(db)) {}
+  void progress(double, const std::string&) override {
+    if (held_) return;
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_busy_timeout(raw, 5000);
+    const auto claim = [&](double& claimed_at, double& heartbeat_at) {
+      sqlite3_stmt* q = nullptr;
+      EXPECT_EQ(sqlite3_prepare_v2(raw, "SELECT claimed_at, heartbeat_at FROM claims WHERE pid = ?", -1, &q, nullptr),
+                SQLITE_OK);
+      sqlite3_bind_int64(q, 1, getpid());
+      const bool found = sqlite3_step(q) == SQLITE_ROW;
+      if (found) {
+        claimed_at = sqlite3_column_double(q, 0);
+        heartbeat_at = sqlite3_column_double(q, 1);
+      }
+      sqlite3_finalize(q);
+      return found;
+    };
+    double claimed_at = 0, heartbeat_at = 0;
+    if (claim(claimed_at, heartbeat_at)) {
+      held_ = true;
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (heartbeat_at <= claimed_at && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        claim(claimed_at, heartbeat_at);
+      }
+      advanced_ = heartbeat_at > claimed_at;
+    }
+    sqlite3_close(raw);
+  }
+  bool held_ = false, advanced_ = false;
+
+ private:
+  std::string db_;
+};
+
+TEST_F(CaseRunnerTest, ASweepKeepsTheClaimOfTheCaseItRunsBeating) {
+  RunStore::set_claim_heartbeat_interval(std::chrono::milliseconds(20));
+  struct RestoreInterval {
+    ~RestoreInterval() {
+      RunStore::set_claim_heartbeat_interval(
+          std::chrono::milliseconds(static_cast<long>(RunStore::kClaimHeartbeatIntervalSeconds * 1000)));
+    }
+  } restore;
+  SweepSpec spec = parse_sweep_spec(nlohmann::json::parse(R"({"backend": "sim", "axes": {"batch": [1, 8]}})"));
+  const std::string db = (dir_ / "beat.sqlite").string();
+  RunStore store = RunStore::open(db);
+  HoldTheFirstClaimedCase observer(db);
+  const SweepOutcome outcome = run_sweep(spec, *sim_, store, "test", &observer);
+  EXPECT_TRUE(observer.held_) << "no claim of this process seen while a case ran";
+  EXPECT_TRUE(observer.advanced_) << "the claim's heartbeat did not advance within 10 s at a 20 ms interval";
+  EXPECT_EQ(outcome.ran, 2);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(store.handle(), "SELECT COUNT(*) FROM claims", -1, &q, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 0) << "stored cases keep no claim";
+  sqlite3_finalize(q);
 }
 
 }  // namespace

@@ -113,9 +113,9 @@ TEST_F(CliAnalyzeTest, AStageWithNoMeasurementIsUnknownNeverZero) {
   EXPECT_NE(text.out.find("unknown stages  accum"), std::string::npos) << text.out;
 }
 
-TEST_F(CliAnalyzeTest, TheBundledDatabaseIsCurrentAndItsPredictionsListTheirUnknownStages) {
+TEST_F(CliAnalyzeTest, TheBundledDatabaseIsReadAsItIsAndItsPredictionsListTheirUnknownStages) {
   const RunStore store = RunStore::open_read_only(kBundled);
-  EXPECT_EQ(store.schema_version(), RunStore::current_schema_version());
+  EXPECT_GE(store.schema_version(), RunStore::oldest_schema_read_as_is()) << "read-only commands need no upgrade";
   int with_unknown = 0, predictions = 0;
   for (const CaseSummary& c : store.cases()) {
     for (const PredictionRow& p : c.record.predictions) {

@@ -256,6 +256,44 @@ TEST(Migrations, V4NamesTheSpeedRunsKernelCheckAndLeavesGateRows) {
   EXPECT_EQ(rec.quality[1].metric, "kernel_check_max_abs");
 }
 
+// v6: every claim of a v5 file gets a heartbeat, its claimed_at (when its owner was last
+// known alive), and the claims table matches a fresh one.
+TEST(Migrations, V6GivesEveryClaimItsClaimedAtAsHeartbeat) {
+  TempDir tmp;
+  const std::string fresh_path = tmp.file("fresh.sqlite");
+  { RunStore fresh = RunStore::open(fresh_path); }
+  const std::string path = copy_fixture(tmp, 5);
+  const std::vector<Row> before = RawDb(path).query("SELECT * FROM claims ORDER BY case_key");
+  ASSERT_EQ(before.size(), 1u);
+  { RunStore store = RunStore::open(path); }
+  RawDb upgraded(path);
+  EXPECT_EQ(upgraded.shape("claims"), RawDb(fresh_path).shape("claims"));
+  const std::vector<Row> after = upgraded.query("SELECT * FROM claims ORDER BY case_key");
+  ASSERT_EQ(after.size(), 1u);
+  for (const auto& [column, cell] : before[0]) EXPECT_EQ(after[0].at(column), cell) << column;
+  EXPECT_EQ(after[0].at("heartbeat_at"), after[0].at("claimed_at"));
+  EXPECT_EQ(after[0].at("heartbeat_at").type, SQLITE_FLOAT);
+  // The v6 fixture's claims table is the one this build creates.
+  EXPECT_EQ(RawDb(kFixtures + "schema_v6.sqlite").shape("claims"), RawDb(fresh_path).shape("claims"));
+}
+
+// v6 changed nothing readers read: a v5 file (the bundled database) opens read-only as it
+// is, with nothing written, while older ones are refused below.
+TEST(Migrations, ReadOnlyOpenReadsAFileOfTheOldestSchemaReadAsIsWithoutWriting) {
+  ASSERT_LE(RunStore::oldest_schema_read_as_is(), 5);
+  TempDir tmp;
+  const std::string path = copy_fixture(tmp, 5);
+  const auto before = read_bytes(path);
+  {
+    RunStore store = RunStore::open_read_only(path);
+    EXPECT_EQ(store.schema_version(), 5);
+    EXPECT_FALSE(store.cases().empty());
+    EXPECT_FALSE(store.runs().empty());
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+}
+
 TEST(Migrations, ReadOnlyOpenOfOldSchemaNamesTheUpgradeCommand) {
   TempDir tmp;
   const std::string path = copy_fixture(tmp, 2);

@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <thread>
 
 #include "core/store/run_store.h"
 #include "tests/store/store_test_util.h"
@@ -383,7 +386,7 @@ TEST(RunStore, AClaimKeepsOthersOffUntilTheCaseIsStoredOrItsOwnerIsGone) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   const auto set_owner = [&](const std::string& owner_host, long long pid, const char* when) {
     const std::string sql = "UPDATE claims SET host = '" + owner_host + "', pid = " + std::to_string(pid) +
-                            ", claimed_at = " + when + " WHERE case_key = '" + key + "'";
+                            ", claimed_at = " + when + ", heartbeat_at = " + when + " WHERE case_key = '" + key + "'";
     ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
   };
   set_owner(host, getppid(), "1e12");
@@ -396,7 +399,7 @@ TEST(RunStore, AClaimKeepsOthersOffUntilTheCaseIsStoredOrItsOwnerIsGone) {
   waitpid(child, nullptr, 0);
   set_owner(host, child, "1e12");
   EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed);
-  // On another host, a fresh claim is respected and a stale one taken over.
+  // On another host, a claim with a fresh heartbeat is respected and a stale one taken over.
   set_owner("elsewhere", 1, "1e12");
   EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed_by_other);
   set_owner("elsewhere", 1, "0");
@@ -417,6 +420,123 @@ TEST(RunStore, AClaimKeepsOthersOffUntilTheCaseIsStoredOrItsOwnerIsGone) {
   store.release_claim("cpu", "cpu1", key);
   EXPECT_EQ(store.claim_case("cpu", "cpu1", key).outcome, Outcome::claimed);
   sqlite3_close(raw);
+}
+
+// A real-valued column of the claim of case_key, read through a connection of its own.
+double claim_column(const std::string& path, const std::string& case_key, const std::string& column) {
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_stmt* q = nullptr;
+  const std::string sql = "SELECT " + column + " FROM claims WHERE case_key = ?";
+  EXPECT_EQ(sqlite3_prepare_v2(raw, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_bind_text(q, 1, case_key.c_str(), -1, SQLITE_TRANSIENT);
+  const double value = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_double(q, 0) : NAN;
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
+  return value;
+}
+
+// Runs SQL through a connection of its own that waits for a lock (the store's heartbeat may
+// hold it for a moment).
+void exec_waiting(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_busy_timeout(raw, 5000);
+  const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr);
+  EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errmsg(raw) << " in " << sql;
+  sqlite3_close(raw);
+}
+
+double now_unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// From another host, what tells a live owner from a dead one is the heartbeat, not the
+// claim's age: a claim taken hours ago whose owner still beats is left to it, and one taken a
+// minute ago whose heartbeat stopped longer than the timeout ago is taken over.
+TEST(RunStore, AClaimFromAnotherHostIsItsOwnersWhileItsHeartbeatIsFresh) {
+  TempDir tmp;
+  const std::string path = tmp.file("h.sqlite");
+  RunStore store = RunStore::open(path);
+  const std::string key = sample_case(1).op.key();
+  using Outcome = RunStore::ClaimOutcome;
+  ASSERT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed);
+  const auto set_claim = [&](double claimed_at, double heartbeat_at) {
+    exec_waiting(path, "UPDATE claims SET host = 'elsewhere', pid = 77, claimed_at = " + std::to_string(claimed_at) +
+                           ", heartbeat_at = " + std::to_string(heartbeat_at));
+  };
+  const double timeout = RunStore::kClaimHeartbeatTimeoutSeconds;
+  double now = now_unix_seconds();
+  set_claim(now - 3 * 3600.0, now - 10);
+  const RunStore::Claim fresh = store.claim_case("cpu", "cpu0", key);
+  EXPECT_EQ(fresh.outcome, Outcome::claimed_by_other) << "three hours old, its heartbeat 10 s";
+  EXPECT_EQ(fresh.owner, "elsewhere:77");
+  set_claim(now - 3 * 3600.0, now - (timeout - 30));
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed_by_other) << "30 s before the timeout";
+
+  now = now_unix_seconds();
+  set_claim(now - 60, now - (timeout + 30));
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed) << "silent 30 s past the timeout";
+  // Taken over: the claim is this process's, claimed and beating now.
+  EXPECT_GE(claim_column(path, key, "claimed_at"), now - 1);
+  EXPECT_GE(claim_column(path, key, "heartbeat_at"), now - 1);
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", key).outcome, Outcome::claimed) << "its own claim again";
+}
+
+// The owner of a claim refreshes its heartbeat while it holds it (a case that runs for
+// longer than the timeout stays claimed), and touches no other process's claims.
+TEST(RunStore, TheHeartbeatOfAHeldClaimAdvancesWhileItsOwnerHoldsIt) {
+  // A short beat, and a short lock wait so that a refresh can be seen to fail below.
+  RunStore::set_claim_heartbeat_interval(std::chrono::milliseconds(20));
+  RunStore::set_lock_wait(std::chrono::milliseconds(100));
+  struct Restore {
+    ~Restore() {
+      RunStore::set_claim_heartbeat_interval(
+          std::chrono::milliseconds(static_cast<long>(RunStore::kClaimHeartbeatIntervalSeconds * 1000)));
+      RunStore::set_lock_wait(std::chrono::milliseconds(RunStore::kDefaultLockWaitMs));
+    }
+  } restore;
+  TempDir tmp;
+  const std::string path = tmp.file("b.sqlite");
+  RunStore store = RunStore::open(path);
+  const std::string mine = sample_case(1).op.key(), theirs = sample_case(2).op.key() + "|other";
+  using Outcome = RunStore::ClaimOutcome;
+  ASSERT_EQ(store.claim_case("cpu", "cpu0", theirs).outcome, Outcome::claimed);
+  exec_waiting(path,
+               "UPDATE claims SET host = 'elsewhere', pid = 77, heartbeat_at = 1000 WHERE case_key = '" + theirs + "'");
+  ASSERT_EQ(store.claim_case("cpu", "cpu0", mine).outcome, Outcome::claimed);
+  const double claimed_at = claim_column(path, mine, "claimed_at");
+  EXPECT_GE(claim_column(path, mine, "heartbeat_at"), claimed_at) << "a claim starts beating when it is taken";
+
+  const auto beat_after = [&](double since) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    double heartbeat = since;
+    while (heartbeat <= since && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      heartbeat = claim_column(path, mine, "heartbeat_at");
+    }
+    return heartbeat;
+  };
+  const double first = beat_after(claimed_at);
+  EXPECT_GT(first, claimed_at) << "no heartbeat within 10 s at a 20 ms interval";
+  EXPECT_GT(beat_after(first), first) << "it goes on beating";
+  EXPECT_EQ(claim_column(path, mine, "claimed_at"), claimed_at);
+  EXPECT_EQ(claim_column(path, theirs, "heartbeat_at"), 1000.0) << "another process's claim is not refreshed";
+
+  // While another writer holds the lock past the lock wait, refreshes fail, quietly; once
+  // it is free the heartbeat goes on, and so does the store.
+  sqlite3* locker = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &locker), SQLITE_OK);
+  sqlite3_busy_timeout(locker, 5000);
+  ASSERT_EQ(sqlite3_exec(locker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(locker);
+  const double locked_at = claim_column(path, mine, "heartbeat_at");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(claim_column(path, mine, "heartbeat_at"), locked_at) << "no beat while another writer holds the lock";
+  sqlite3_exec(locker, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(locker);
+  EXPECT_GT(beat_after(locked_at), locked_at) << "beats again once the lock is free";
+  EXPECT_EQ(store.claim_case("cpu", "cpu0", mine).outcome, Outcome::claimed);
 }
 
 // Two sweeps on one file: the second to finish a key stores nothing, atomically.
