@@ -243,18 +243,21 @@ def load_breakdown(root, batch, context):
 
 
 def kernel_sources_note(root, kernels_commit, run):
-    """Whether the kernel sources are the same at the kernels' commit and at the build's revision."""
-    revs = {r["git_revision"].replace("-dirty", "") for r in run}
-    try:
-        codes = {subprocess.run(["git", "-C", root, "diff", "--quiet", kernels_commit, rev, "--",
-                                 "backends/cuda/kernels"], capture_output=True).returncode for rev in revs}
-    except OSError:
-        codes = {None}
-    if codes == {0}:
-        return "`git diff` shows no change under backends/cuda/kernels between the two"
-    if codes == {1}:
-        return "**its kernel sources differ from the kernels' commit's** (`git diff` under backends/cuda/kernels)"
-    return "whether its kernel sources equal the kernels' commit's is unknown (git could not compare them)"
+    """Per build revision of the runs: whether its kernel sources equal the kernels' commit's."""
+    notes = []
+    for rev in sorted({r["git_revision"].replace("-dirty", "") for r in run}):
+        try:
+            code = subprocess.run(["git", "-C", root, "diff", "--quiet", kernels_commit, rev, "--",
+                                   "backends/cuda/kernels"], capture_output=True).returncode
+        except OSError:
+            code = None
+        if code == 0:
+            notes.append(f"{rev}: the same kernel sources")
+        elif code == 1:
+            notes.append(f"{rev}: **kernel sources that differ** (`git diff` under backends/cuda/kernels)")
+        else:
+            notes.append(f"{rev}: not comparable by git")
+    return "; ".join(notes)
 
 
 def read_text(path):
@@ -353,7 +356,7 @@ def main():
          "commit; the README says what it was, and the cubin hashes in `cubin-sha256.txt` identify the kernels "
          "that ran)."
          if run and any(r["git_revision"].endswith("-dirty") for r in run)
-         else f" (the build's revision, later than the kernels' commit; {kernel_sources_note(root, kernels_commit, run)}; "
+         else f" (the builds' revisions against the kernels' commit: {kernel_sources_note(root, kernels_commit, run)}; "
          "the cubin hashes in `cubin-sha256.txt` identify the kernels that ran)."
          if run and kernels_commit and any(not r["git_revision"].startswith(kernels_commit) for r in run)
          else " (the build's revision)."))
