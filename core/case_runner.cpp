@@ -13,7 +13,6 @@
 #include <ctime>
 #include <limits>
 #include <random>
-#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -185,64 +184,6 @@ nlohmann::json to_json(const RunSettings& s) {
           {"gate_thresholds", s.gate_thresholds.to_json()},
           {"gpu_model", s.gpu_model},
           {"save_tensors_dir", s.save_tensors_dir}};
-}
-
-RunSettings run_settings_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw std::runtime_error("run settings: expected a JSON object, got " + j.dump());
-  RunSettings s;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& key = it.key();
-    const nlohmann::json& value = it.value();
-    const auto wrong = [&](const char* expected) {
-      return std::runtime_error("run settings: \"" + key + "\" must be " + expected + ", got " + value.dump());
-    };
-    const auto integer = [&] {
-      if (!value.is_number_integer() || value.get<std::int64_t>() < std::numeric_limits<int>::min() ||
-          value.get<std::int64_t>() > std::numeric_limits<int>::max())
-        throw wrong("an integer");
-      return value.get<int>();
-    };
-    const auto boolean = [&] {
-      if (!value.is_boolean()) throw wrong("true or false");
-      return value.get<bool>();
-    };
-    const auto text = [&] {
-      if (!value.is_string()) throw wrong("a string");
-      return value.get<std::string>();
-    };
-    if (key == "device") {
-      s.device = integer();
-    } else if (key == "warmup") {
-      s.warmup = integer();
-    } else if (key == "repeats") {
-      s.repeats = integer();
-    } else if (key == "stage_costs") {
-      s.stage_costs = boolean();
-    } else if (key == "tile_interval") {
-      s.tile_interval = boolean();
-    } else if (key == "seed") {
-      if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
-        throw wrong("a non-negative integer");
-      s.seed = value.get<std::uint64_t>();
-    } else if (key == "keys") {
-      s.key_distribution = text();
-    } else if (key == "gate_thresholds") {
-      try {
-        s.gate_thresholds = numerics::GateThresholds::from_json(value);
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(std::string("run settings: ") + e.what());
-      }
-    } else if (key == "gpu_model") {
-      s.gpu_model = text();
-    } else if (key == "save_tensors_dir") {
-      s.save_tensors_dir = text();
-    } else {
-      throw std::runtime_error("run settings: unknown key \"" + key +
-                               "\"; allowed: device, warmup, repeats, stage_costs, tile_interval, seed, keys, "
-                               "gate_thresholds, gpu_model, save_tensors_dir");
-    }
-  }
-  return s;
 }
 
 std::string case_key(const OperatingPoint& op, const RunSettings& settings) {

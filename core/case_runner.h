@@ -60,10 +60,9 @@ struct RunSettings {
 
 // RunSettings as JSON ({"device", "warmup", "repeats", "stage_costs", "tile_interval", "seed",
 // "keys", "gate_thresholds", "gpu_model", "save_tensors_dir"}): how a worker process is told
-// the settings of the case it runs (core/run/worker_protocol.h). from_json starts from the
-// defaults; it throws std::runtime_error naming a key of the wrong type or one it does not know.
+// the settings of the case it runs (core/run/worker_protocol.h reads it back with the sweep
+// spec's parse_run_settings and GateThresholds::from_json).
 nlohmann::json to_json(const RunSettings& settings);
-RunSettings run_settings_from_json(const nlohmann::json& j);
 
 // Run one case and build the record (does not store). Status unsupported/failed is
 // a record too. Cancellation: returns a record with status cancelled.

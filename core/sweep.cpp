@@ -150,7 +150,35 @@ void expand(const std::vector<Axis>& axes, std::size_t level, OperatingPoint op,
   }
 }
 
-void parse_settings(const json& s, RunSettings& settings) {
+// Spreads one case's own progress over its share of the whole sweep.
+class SweepProgress final : public ProgressObserver {
+ public:
+  SweepProgress(ProgressObserver* outer, int total) : outer_(outer), total_(total) {}
+  void set_case(int index, std::string label) {
+    index_ = index;
+    label_ = std::move(label);
+  }
+  void progress(double fraction, const std::string& label) override {
+    if (outer_ == nullptr) return;
+    double overall = total_ > 0 ? (index_ + fraction) / total_ : 1.0;
+    outer_->progress(overall, label.empty() ? label_ : label);
+  }
+  bool cancelled() const override { return outer_ != nullptr && outer_->cancelled(); }
+
+ private:
+  ProgressObserver* outer_;
+  int total_;
+  int index_ = 0;
+  std::string label_;
+};
+
+}  // namespace
+
+std::string sweep_case_label(const OperatingPoint& op, int index, int total) {
+  return "case " + std::to_string(index + 1) + "/" + std::to_string(total) + " " + case_label(op);
+}
+
+void parse_run_settings(const json& s, RunSettings& settings) {
   const std::string allowed_keys =
       "device, warmup, repeats, stage_costs, tile_interval, seed, keys, gpu_model, save_tensors_dir";
   as_object(s, "settings", "an object with " + allowed_keys);
@@ -189,34 +217,6 @@ void parse_settings(const json& s, RunSettings& settings) {
   }
 }
 
-// Spreads one case's own progress over its share of the whole sweep.
-class SweepProgress final : public ProgressObserver {
- public:
-  SweepProgress(ProgressObserver* outer, int total) : outer_(outer), total_(total) {}
-  void set_case(int index, std::string label) {
-    index_ = index;
-    label_ = std::move(label);
-  }
-  void progress(double fraction, const std::string& label) override {
-    if (outer_ == nullptr) return;
-    double overall = total_ > 0 ? (index_ + fraction) / total_ : 1.0;
-    outer_->progress(overall, label.empty() ? label_ : label);
-  }
-  bool cancelled() const override { return outer_ != nullptr && outer_->cancelled(); }
-
- private:
-  ProgressObserver* outer_;
-  int total_;
-  int index_ = 0;
-  std::string label_;
-};
-
-}  // namespace
-
-std::string sweep_case_label(const OperatingPoint& op, int index, int total) {
-  return "case " + std::to_string(index + 1) + "/" + std::to_string(total) + " " + case_label(op);
-}
-
 SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
   const std::string top_keys = "name, description, backend, settings, base, axes";
   as_object(j, "spec", "a JSON object with " + top_keys);
@@ -232,7 +232,7 @@ SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
     } else if (key == "backend") {
       spec.backend = as_string(value, "backend", "a backend plugin name (see `tilepath backends`)");
     } else if (key == "settings") {
-      parse_settings(value, spec.settings);
+      parse_run_settings(value, spec.settings);
     } else if (key == "base") {
       parse_base(value, base, given);
     } else if (key != "axes") {

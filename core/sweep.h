@@ -26,6 +26,11 @@ struct SweepSpec {
 // millions of cases (and gigabytes) by accident.
 inline constexpr std::int64_t kDefaultMaxSweepCases = 100000;
 
+// A spec's "settings" object into settings, starting from what settings holds: every key
+// but gate_thresholds (to_json(RunSettings) writes them all). Throws ValidationError naming
+// "settings.KEY" and the allowed values.
+void parse_run_settings(const nlohmann::json& s, RunSettings& settings);
+
 // Throws ValidationError naming the JSON path of the bad field ("axes.batch[2]: ...");
 // "axes" with the count when the axes' product exceeds max_cases.
 SweepSpec parse_sweep_spec(const nlohmann::json& j, std::int64_t max_cases = kDefaultMaxSweepCases);

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "core/sweep.h"
+
 namespace tilepath {
 namespace {
 
@@ -20,6 +22,27 @@ int case_of(const json& j, const std::string& line) {
   if (!j.contains("case") || !j["case"].is_number_integer())
     throw std::runtime_error("worker protocol: no integer \"case\" in " + line.substr(0, 200));
   return j["case"].get<int>();
+}
+
+// The settings as to_json(RunSettings) wrote them.
+RunSettings settings_of(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("worker request: \"settings\" must be an object, got " + j.dump());
+  RunSettings settings;
+  json rest = j;
+  if (const auto thresholds = rest.find("gate_thresholds"); thresholds != rest.end()) {
+    try {
+      settings.gate_thresholds = numerics::GateThresholds::from_json(*thresholds);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("worker request: settings.gate_thresholds: ") + e.what());
+    }
+    rest.erase(thresholds);
+  }
+  try {
+    parse_run_settings(rest, settings);
+  } catch (const ValidationError& e) {
+    throw std::runtime_error(std::string("worker request: ") + e.what());
+  }
+  return settings;
 }
 
 }  // namespace
@@ -84,7 +107,7 @@ WorkerRequest decode_request(const std::string& line) {
   } catch (const ValidationError& e) {
     throw std::runtime_error(std::string("worker request: op: ") + e.what());
   }
-  r.settings = run_settings_from_json(j["settings"]);
+  r.settings = settings_of(j["settings"]);
   return r;
 }
 
