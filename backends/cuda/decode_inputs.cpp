@@ -244,6 +244,7 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
 
   args = decode_shape_args(op, splits);
   args.max_pages_per_seq = c.max_pages_per_seq;
+  args.num_pages = c.num_pages;
   args.split_tokens = split_tokens_for(*std::max_element(c.lengths.begin(), c.lengths.end()), args.splits);
   args.softmax_scale = src.softmax_scale;
 

@@ -12,6 +12,17 @@
 
 namespace tilepath::cuda {
 
+// Values of DecodeArgs::mma (enum tp_mma of the plugin ABI).
+inline constexpr int kMmaSync = 0;   // mma.sync: HMMA (E4M3 operands lowered to F16 HMMA + F2FP)
+inline constexpr int kMmaWgmma = 1;  // wgmma.mma_async: HGMMA / QGMMA
+
+// Page sizes the wgmma kernels' TMA boxes tile: a box is a page (8, 16 or 32 tokens) or 32
+// tokens of a longer page; shorter boxes would not fill a 1024-byte swizzle atom.
+constexpr int wgmma_box_tokens(int page_size) { return page_size < 32 ? page_size : 32; }
+constexpr bool wgmma_page_size_supported(int page_size) {
+  return page_size >= 8 && (page_size <= 32 ? 32 % page_size == 0 : page_size % 32 == 0);
+}
+
 // An ablation changes one named stage of the main kernel (selected by template flag).
 enum class AblationKind : int {
   none = 0,
@@ -59,6 +70,11 @@ struct DecodeArgs {
   const std::uint32_t* bias_phase_step = nullptr;  // [head_dim / 2]
   const std::uint32_t* bias_table = nullptr;       // [head_dim * 16] F16 cos/sin fragments, 16-byte aligned
   const float* bias_step_rotation = nullptr;       // [kBiasMaxWarpStride][head_dim] per-tile turns, 16-byte aligned
+
+  // The matrix instruction family (enum tp_mma): mma.sync kernels, or the wgmma kernels
+  // (kernels/decode_wgmma.cuh), whose TMA tensor maps span the whole page pool.
+  int mma = kMmaSync;
+  int num_pages = 0;  // pages in k_pages / v_pages
 };
 
 // What was launched for the main kernel (for the case's metadata).

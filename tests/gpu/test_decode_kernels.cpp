@@ -134,7 +134,7 @@ class DecodeKernel : public ::testing::TestWithParam<KernelCase> {
 
 // Launches the case twice over (bit-identical repeat), checks every output element was
 // written and the output against the float64 reference of host.source.
-void expect_matches_reference(const HostDecodeCase& host, const std::string& label) {
+void expect_matches_reference(const HostDecodeCase& host, const std::string& label, int mma = kMmaSync) {
   const OperatingPoint& op = host.op;
 
   int sm_count = 0;
@@ -148,6 +148,7 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   DeviceDecodeInputs inputs;
   DecodeArgs args;
   inputs.upload(host, splits, stream, args);
+  args.mma = mma;
   ASSERT_TRUE(decode_variant_available(args, Ablation{})) << "no kernel for " << label;
 
   inputs.poison_output(stream);
@@ -165,6 +166,7 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   cudaStreamDestroy(stream);
   ASSERT_NE(info.name, nullptr);
   EXPECT_GT(info.tile_tokens, 0);
+  EXPECT_EQ(std::string(info.name).find("_wgmma") != std::string::npos, mma == kMmaWgmma) << info.name;
   if (kv_heads_per_cta_for(args) > 1) {
     EXPECT_NE(std::string(info.name).find("_kvh2"), std::string::npos) << info.name << ": not the two-head kernel";
   }
@@ -245,3 +247,85 @@ INSTANTIATE_TEST_SUITE_P(
         KernelCase{"k8v8_fp8_qk_k_only", base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only)},
         KernelCase{"k16v8_k16_full", base_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
     [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+// The wgmma kernels (mma = wgmma: QGMMA for QK, QGMMA or HGMMA for PV, K and V by TMA) on
+// the same checks: ragged batches and odd lengths (partial last tiles), every page size the
+// TMA boxes tile, splits, GQA 1/4/8/16, and long ranges that wrap the ring many times.
+namespace {
+
+std::vector<KernelCase> wgmma_cases() {
+  std::vector<KernelCase> cases;
+  const auto add = [&](const std::string& what, const OperatingPoint& op) {
+    cases.push_back({what + "_" + name_of(op), op});
+  };
+  for (TransformMode mode : {TransformMode::full, TransformMode::k_only}) {
+    OperatingPoint op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+    add("ragged", op);
+    op.scale = ScaleGranularity::per_tensor;
+    add("per_tensor", op);
+    for (int page : {8, 32, 64, 256}) {
+      op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+      op.page_size = page;
+      op.context_lengths = {1, page - 1, page + 1, 333};
+      add("page", op);
+    }
+    op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+    op.batch = 2;
+    op.context_lengths = {3001, 4096};
+    op.splits = 4;
+    add("splits", op);
+    op.splits = 0;
+    add("auto_splits", op);
+    op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+    op.batch = 2;
+    op.context_lengths = {5000, 8192};  // 128 tiles in one CTA: the 4-slot ring wraps 32 times
+    op.context = 8192;
+    add("long", op);
+    for (int hq : {8, 64, 128}) {  // GQA 1, 8 and 16 (two CTAs of 8 heads per kv head)
+      op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+      op.q_heads = hq;
+      add("gqa", op);
+    }
+    op = base_op(KvDtype::k8v8, KPath::fp8_qk, mode);
+    op.batch = 1;
+    op.context_lengths = {1};
+    add("one_token", op);
+  }
+  return cases;
+}
+
+class WgmmaKernel : public DecodeKernel {};
+
+TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label, kMmaWgmma);
+}
+
+INSTANTIATE_TEST_SUITE_P(FP8QK, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+// What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom
+// (a TMA box of fewer than 8 token rows) among them.
+TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
+  DecodeArgs args = decode_shape_args(base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only), 1);
+  args.mma = kMmaWgmma;
+  EXPECT_TRUE(decode_variant_available(args, Ablation{}));
+  for (int page : {1, 2, 4, 48}) {
+    args.page_size = page;
+    EXPECT_FALSE(decode_variant_available(args, Ablation{})) << "page " << page;
+  }
+  args.page_size = 16;
+  args.head_dim = 64;
+  EXPECT_FALSE(decode_variant_available(args, Ablation{}));
+  args.head_dim = 128;
+  args.k_path = TP_KPATH_TRANSFORM;
+  EXPECT_FALSE(decode_variant_available(args, Ablation{}));
+  args.k_path = TP_KPATH_FP8_QK;
+  args.mode = TP_MODE_SEPARATE_KV;
+  EXPECT_FALSE(decode_variant_available(args, Ablation{}));
+}
+
+}  // namespace

@@ -33,6 +33,7 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v8_two_head_variants(t);
     kernels::append_k8v8_prebias_transform_variants(t);
     kernels::append_k8v8_prebias_fp8qk_variants(t);
+    kernels::append_k8v8_wgmma_variants(t);
     kernels::append_isolated_k16_variants(t);
     kernels::append_isolated_k8v16_variants(t);
     kernels::append_isolated_k8v8_transform_variants(t);
@@ -55,7 +56,8 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
-        e.k_repr == args.k_repr && e.kv_heads_per_cta == kv_heads_per_cta && same_ablation(e, ablation)) {
+        e.k_repr == args.k_repr && e.mma == args.mma && e.kv_heads_per_cta == kv_heads_per_cta &&
+        same_ablation(e, ablation)) {
       return &e;
     }
   }
@@ -81,6 +83,7 @@ const char* variant_name(const VariantEntry& e) {
                   std::to_string(e.head_dim);
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
+  if (e.mma == kMmaWgmma) n += "_wgmma";
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
     n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";
     n += TP_NAME_OF(tp_stage_names, e.ablated_stage);
@@ -109,6 +112,7 @@ bool is_isolated_combine(const Ablation& a) { return a.kind == AblationKind::iso
 }  // namespace
 
 bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation) {
+  if (args.mma == kMmaWgmma && !wgmma_page_size_supported(args.page_size)) return false;
   if (is_isolated_combine(ablation)) return args.splits > 1 && find_variant(args, Ablation{}) != nullptr;
   return find_variant(args, ablation) != nullptr;
 }
@@ -178,6 +182,7 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 }
 
 int kv_heads_per_cta_for(const DecodeArgs& args) {
+  if (args.mma == kMmaWgmma) return 1;  // the wgmma kernels hold one kv head per CTA
   return perf::cuda_plan::kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.mode == TP_MODE_SEPARATE_KV,
                                                args.head_dim, args.kv_heads, args.split_tokens);
 }

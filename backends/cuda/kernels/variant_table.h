@@ -23,6 +23,7 @@ struct VariantEntry {
   int kv_heads_per_cta;
   int k_repr;  // enum tp_k_repr: plain or prebias (the k_bias stage)
   MainLaunchFn launch;
+  int mma = kMmaSync;  // DecodeArgs::mma
 };
 
 void append_k16v16_variants(std::vector<VariantEntry>& out);
@@ -33,6 +34,7 @@ void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
+void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);  // mma = wgmma (decode_wgmma.cuh)
 // The isolated stage kernels (AblationKind::isolate) of every variant above at D = 128.
 void append_isolated_k16_variants(std::vector<VariantEntry>& out);
 void append_isolated_k8v16_variants(std::vector<VariantEntry>& out);

@@ -1,0 +1,121 @@
+// K8/V8 on the fp8_qk path with wgmma (mma = wgmma): QK on QGMMA, PV on QGMMA (k_only) or
+// HGMMA (full), K and V by TMA (decode_wgmma.cuh). D = 128, no ablation kernels: the stage
+// costs of these cases stay unknown.
+#include <cstring>
+
+#include "backends/cuda/kernels/decode_wgmma.cuh"
+#include "backends/cuda/kernels/variant_table.h"
+
+namespace tilepath::cuda::kernels {
+
+namespace {
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point: the plugin links no libcuda.
+cudaError_t encode_tiled_fn(EncodeTiledFn* fn) {
+  static EncodeTiledFn cached = nullptr;
+  if (!cached) {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault, &found);
+    if (e != cudaSuccess) return e;
+    if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
+    cached = reinterpret_cast<EncodeTiledFn>(entry);
+  }
+  *fn = cached;
+  return cudaSuccess;
+}
+
+// The page pool [num_pages][page_size][kv_heads][128] of E4M3 as a 4-D tensor (innermost
+// first), boxes of (128 d, 1 head, box tokens, 1 page), written into shared memory in the
+// 128-byte swizzle the wgmma descriptors read; coordinates past the pool read zeros.
+cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap* map) {
+  EncodeTiledFn encode = nullptr;
+  if (const cudaError_t e = encode_tiled_fn(&encode); e != cudaSuccess) return e;
+  const cuuint64_t row = static_cast<cuuint64_t>(a.head_dim);
+  const cuuint64_t dims[4] = {row, static_cast<cuuint64_t>(a.kv_heads), static_cast<cuuint64_t>(a.page_size),
+                              static_cast<cuuint64_t>(a.num_pages)};
+  const cuuint64_t strides[3] = {row, row * a.kv_heads, row * a.kv_heads * a.page_size};  // bytes, dims 1..3
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(row), 1u, static_cast<cuuint32_t>(wgmma_box_tokens(a.page_size)),
+                             1u};
+  const cuuint32_t element_strides[4] = {1u, 1u, 1u, 1u};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(pool), dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <class T>
+cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
+  if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1)
+    return cudaErrorNotSupported;
+  auto* kernel = &decode_wgmma_kernel<T>;
+  static bool smem_limit_raised = false;  // the host serialises plugin calls
+  if (!smem_limit_raised) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    if (e != cudaSuccess) return e;
+    smem_limit_raised = true;
+  }
+  WgmmaParams params{};
+  const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
+  params.base = KernelParams{args, head_chunks, page_shift, 0u};
+  // The maps depend only on the pools and the shape: encoded again only when those change.
+  static CUtensorMap k_map, v_map;
+  static DecodeArgs encoded_for{};
+  const bool same = encoded_for.k_pages == args.k_pages && encoded_for.v_pages == args.v_pages &&
+                    encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
+                    encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
+  if (!same) {
+    if (const cudaError_t e = encode_page_pool(args.k_pages, args, &k_map); e != cudaSuccess) return e;
+    if (const cudaError_t e = encode_page_pool(args.v_pages, args, &v_map); e != cudaSuccess) return e;
+    encoded_for = args;
+  }
+  params.k_map = k_map;
+  params.v_map = v_map;
+
+  const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
+  const dim3 block(T::kThreads);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = T::kSmemBytes;
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  if (const cudaError_t e = cudaLaunchKernelEx(&config, kernel, params); e != cudaSuccess) return e;
+  if (info) {
+    info->func = reinterpret_cast<const void*>(kernel);
+    info->grid = grid;
+    info->block = block;
+    info->smem_dynamic_bytes = T::kSmemBytes;
+    info->tile_tokens = T::kTileTokens;
+  }
+  return cudaGetLastError();
+}
+
+template <VOperand VO>
+VariantEntry wgmma_entry(int mode) {
+  VariantEntry e{TP_KV_K8V8, TP_KPATH_FP8_QK,    mode,
+                 128,        AblationKind::none, -1,
+                 1,          TP_KREPR_PLAIN,     &launch_wgmma<WgmmaTraits<VO>>};
+  e.mma = kMmaWgmma;
+  return e;
+}
+
+}  // namespace
+
+void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out) {
+  out.push_back(wgmma_entry<VOperand::fp8_convert>(TP_MODE_FULL));
+  out.push_back(wgmma_entry<VOperand::fp8_mma>(TP_MODE_K_ONLY));
+}
+
+}  // namespace tilepath::cuda::kernels

@@ -1,0 +1,453 @@
+#pragma once
+// The wgmma decode kernel (mma = wgmma, sm_90a): K8/V8 on the fp8_qk path, QK on Hopper's
+// FP8 tensor-core path (wgmma.mma_async e4m3 x e4m3 -> f32: QGMMA), K and V brought by the
+// bulk tensor copy engine (TMA) into a swizzled shared-memory ring.
+//
+// One CTA per (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel:
+//   producer warp (warp 4)       k_load, v_load: per 64-token tile, one TMA box per page
+//                                 piece of K and of V (4-D tensor maps over the page pool),
+//                                 completing on the slot's `full` mbarrier
+//   consumer warpgroup (0..3)    q_quant once per step into the Q operand tile; per tile
+//                                 qk -> softmax -> v_prep -> pv -> accum, then releases the
+//                                 slot on its `empty` mbarrier
+// Tiles are 64 tokens: the M side of QK's wgmma (tokens) with the query heads as N = 8:
+//   QK  S(64 tok, 8 heads)  = K(64 tok, D) · Qᵀ(D, 8)        A, B from shared memory
+//   PV  Oᵀ(D, 8 heads)     += Vᵀ(D, 64 tok) · Pᵀ(64 tok, 8)   A (Vᵀ) from registers, B (Pᵀ) in smem
+// FP8 wgmma reads only K-major operands from shared memory, so Vᵀ (M = d) is built in
+// registers from V's rows (ldmatrix.trans + byte permutes, the mma.sync kernel's v_prep),
+// and P goes through a small shared tile in the token order those fragments use.
+// mode k_only: P quantized to E4M3 (x256) and V E4M3, PV on QGMMA; mode full: V converted to
+// F16 in v_prep and P F16, PV on HGMMA.
+//
+// Softmax: every warp holds 16 tokens of the tile for 2 heads per lane, so a tile's row max
+// is exchanged through shared memory once per tile (one warpgroup barrier), and the whole
+// warpgroup keeps one running max per head; O needs no merge across warps at the end.
+
+#include <cstdint>
+
+#include "backends/cuda/kernels/decode_kernel.cuh"
+#include "backends/cuda/kernels/wgmma_primitives.cuh"
+
+namespace tilepath::cuda::kernels {
+
+template <VOperand VO>
+struct WgmmaTraits {
+  static constexpr KOperand kK = KOperand::fp8_mma;
+  static constexpr VOperand kV = VO;
+  static constexpr int kHeadDim = 128;  // one K row = 128 bytes = one swizzle row
+  static constexpr int kKvHeadsPerCta = 1;
+  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // k_only: PV on E4M3
+
+  static constexpr int kTileTokens = 64;  // M of the QK wgmma
+  static constexpr int kStages = 4;       // ring depth: 3 tiles in flight while one is consumed
+  static constexpr int kConsumerWarps = 4;
+  static constexpr int kThreads = 32 * (kConsumerWarps + 1);
+  static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
+
+  // shared memory, every operand tile 1024-byte aligned (the swizzle atom):
+  // [ring: kStages x (K tile | V tile)] [Q tile] [P tile] [row maxima] [q scales] [l sums] [mbarriers]
+  static constexpr int kKTileBytes = kTileTokens * kHeadDim;  // E4M3
+  static constexpr int kVTileBytes = kTileTokens * kHeadDim;
+  static constexpr int kStageBytes = kKTileBytes + kVTileBytes;
+  static constexpr int kQOffset = kStages * kStageBytes;
+  static constexpr int kPOffset = kQOffset + 1024;       // Qᵀ: 8 heads x 128 bytes
+  static constexpr int kRowMaxOffset = kPOffset + 1024;  // Pᵀ: 8 heads x 128 bytes (E4M3 uses 64)
+  static constexpr int kQScaleOffset = kRowMaxOffset + kConsumerWarps * 8 * 4;
+  static constexpr int kLSumOffset = kQScaleOffset + 8 * 4;
+  static constexpr int kBarrierOffset = kLSumOffset + kConsumerWarps * 8 * 4;
+  static constexpr int kUsedBytes = kBarrierOffset + 2 * kStages * 8;
+  static constexpr int kSmemBytes = kUsedBytes + 1024;  // room to align the dynamic base to 1024
+
+  static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
+  static_assert(kSmemBytes * 3 <= 227 * 1024, "three CTAs per SM");
+};
+
+// Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
+// (dims innermost first: d, kv head, slot in page, page; boxes of (128, 1, box tokens, 1)).
+struct WgmmaParams {
+  KernelParams base;
+  CUtensorMap k_map, v_map;
+};
+
+// Tokens of one TMA box: wgmma_box_tokens (decode_launch.h); tiles start at multiples of 32,
+// as split starts do, so a box never straddles two pages.
+
+template <class T>
+struct WgmmaSmem {
+  std::uint32_t base;
+  __device__ std::uint32_t k_tile(int slot) const { return base + slot * T::kStageBytes; }
+  __device__ std::uint32_t v_tile(int slot) const { return k_tile(slot) + T::kKTileBytes; }
+  __device__ std::uint32_t q_tile() const { return base + T::kQOffset; }
+  __device__ std::uint32_t p_tile() const { return base + T::kPOffset; }
+  __device__ std::uint32_t full_bar(int slot) const { return base + T::kBarrierOffset + slot * 8; }
+  __device__ std::uint32_t empty_bar(int slot) const { return base + T::kBarrierOffset + (T::kStages + slot) * 8; }
+};
+
+// ============================================================================
+// producer: k_load, v_load
+// ============================================================================
+
+// Page of the box `box` of tile `tile` (its first token clamped into the page table: a box
+// past the end of the split is still loaded, so every tile brings the same bytes).
+__device__ __forceinline__ int wgmma_box_page(const DecodeArgs& a, const CtaWork& w, int tile, int box, int box_tokens,
+                                              int* slot_in_page) {
+  const int token = w.begin + 64 * tile + box * box_tokens;
+  const int page_index = min(token / a.page_size, a.max_pages_per_seq - 1);
+  *slot_in_page = token % a.page_size;
+  return a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
+}
+
+template <class T>
+__device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tiles, int lane) {
+  const DecodeArgs& a = p.base.args;
+  const int box_tokens = wgmma_box_tokens(a.page_size);
+  const int boxes = T::kTileTokens / box_tokens;  // <= 8 lanes issue
+  const bool issues = lane < boxes;
+  int next_slot_in_page = 0;
+  int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, lane, box_tokens, &next_slot_in_page) : 0;
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % T::kStages;
+    const int page = next_page, slot_in_page = next_slot_in_page;
+    // the next tile's page-table read goes out before the wait for a free slot
+    if (issues && tile + 1 < tiles) next_page = wgmma_box_page(a, w, tile + 1, lane, box_tokens, &next_slot_in_page);
+    if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
+    if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
+    __syncwarp();
+    if (issues) {
+      const std::uint32_t row = static_cast<std::uint32_t>(lane * box_tokens * 128);
+      tma_load_4d(sm.k_tile(slot) + row, &p.k_map, 0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // k_load
+      tma_load_4d(sm.v_tile(slot) + row, &p.v_map, 0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // v_load
+    }
+  }
+}
+
+// ============================================================================
+// consumer: q_quant, qk, softmax, v_prep, pv, accum
+// ============================================================================
+
+// q_quant: Qᵀ's operand tile = e4m3(q / s), s = amax|q| / 448 per query head (the float ops
+// of reference_decode, the division done as in the mma.sync kernel's q_quant). Thread i of
+// the warpgroup takes head i/16, d 8·(i%16) .. +7. Rows of heads past the group stay zero.
+template <class T>
+__device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                              int tid) {
+  const DecodeArgs& a = p.args;
+  const int head = tid / 16, d0 = (tid % 16) * 8;
+  const bool live = head < w.heads;
+  const uint4 raw = live
+                        ? *reinterpret_cast<const uint4*>(
+                              a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim + d0)
+                        : make_uint4(0, 0, 0, 0);
+  const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+  float x[8];
+  float amax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    x[2 * k] = __uint_as_float(words[k] << 16);  // bf16 -> f32, exact
+    x[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
+    amax = fmaxf(amax, fmaxf(fabsf(x[2 * k]), fabsf(x[2 * k + 1])));
+  }
+#pragma unroll
+  for (int mask = 1; mask < 16; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+  const float scale = amax > 0.0f ? amax / 448.0f : 1.0f;
+  // RN(x / scale) without IEEE divisions (Markstein; see q_quant in decode_kernel.cuh)
+  const float pre = scale < 0x1p-100f ? 0x1p64f : 1.0f;
+  const float s = scale * pre;
+  const float y = __frcp_rn(s);
+  float q[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const float v = x[e] * pre;
+    const float q0 = __fmul_rn(v, y);
+    q[e] = copysignf(__fmaf_rn(__fmaf_rn(-s, q0, v), y, q0), v);
+  }
+  const std::uint32_t lo = pack_e4m3x4(q[0], q[1], q[2], q[3]), hi = pack_e4m3x4(q[4], q[5], q[6], q[7]);
+  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(sm.q_tile() + sw128_offset(head, d0)), "r"(lo), "r"(hi)
+               : "memory");
+  if (tid % 16 == 0) {
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(sm.base + T::kQScaleOffset + head * 4), "f"(scale) : "memory");
+  }
+}
+
+__device__ __forceinline__ float lds_f32(std::uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void sts_f32(std::uint32_t addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+__device__ __forceinline__ void sts_u8(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void sts_u16(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+// qk: S(64 tok, 8 heads) = K(64, D) · Qᵀ(D, 8) on QGMMA, 4 k32 steps; lane (warp w, g, t)
+// gets s[0..3] = S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
+template <class T>
+__device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile) {
+  wgmma_fence();
+#pragma unroll
+  for (int step = 0; step < T::kHeadDim / 32; ++step) {
+    wgmma_m64n8k32_e4m3_ss(s, sw128_k_major_desc(k_tile + 32 * step), sw128_k_major_desc(q_tile + 32 * step), step > 0);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 4; ++i) wgmma_operand_fence(s[i]);
+}
+
+// The column of Pᵀ's tile where token `token` (0..63) of the tile sits: the k order of the
+// Vᵀ fragments (read_v_fp8 + v_transpose_fp8 for E4M3, v_convert for F16).
+template <class T>
+__device__ __forceinline__ int p_column_byte(int token) {
+  if constexpr (T::kPFp8) {
+    const int r = token & 31, q = r & 15;
+    return (token & 32) + (r & 16) + 4 * ((q & 7) >> 1) + 2 * (q >> 3) + (q & 1);
+  } else {
+    return 2 * token;
+  }
+}
+
+// Online softmax state: the warpgroup keeps one running max per head; each lane its share of
+// the denominator of heads 2t and 2t+1.
+struct WgmmaSoftmaxState {
+  float m[2];
+  float l[2];
+};
+
+// m' = max(m, max_t S·c);  P = 2^(S·c − m');  l' = l·2^(m−m') + ΣP;  alpha = 2^(m−m') per head.
+// P is written into Pᵀ's tile (E4M3 x256 or F16).
+template <class T>
+__device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (&row_scale)[2], int valid, int warp,
+                                              int lane, const WgmmaSmem<T>& sm, WgmmaSoftmaxState& st,
+                                              float (&alpha)[2]) {
+  const int g = lane / 4, t = lane % 4;
+  const int tok_a = 16 * warp + g, tok_b = tok_a + 8;
+  float x[4];
+  x[0] = tok_a < valid ? s[0] * row_scale[0] : -INFINITY;
+  x[1] = tok_a < valid ? s[1] * row_scale[1] : -INFINITY;
+  x[2] = tok_b < valid ? s[2] * row_scale[0] : -INFINITY;
+  x[3] = tok_b < valid ? s[3] * row_scale[1] : -INFINITY;
+  float mx[2] = {fmaxf(x[0], x[2]), fmaxf(x[1], x[3])};
+#pragma unroll
+  for (int mask = 4; mask < 32; mask <<= 1) {
+    mx[0] = fmaxf(mx[0], __shfl_xor_sync(0xffffffffu, mx[0], mask));
+    mx[1] = fmaxf(mx[1], __shfl_xor_sync(0xffffffffu, mx[1], mask));
+  }
+  const std::uint32_t row_max = sm.base + T::kRowMaxOffset;
+  if (g == 0) {
+    sts_f32(row_max + (warp * 8 + 2 * t) * 4, mx[0]);
+    sts_f32(row_max + (warp * 8 + 2 * t + 1) * 4, mx[1]);
+  }
+  warpgroup_barrier();
+  float e[4];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < T::kConsumerWarps; ++u) tile_max = fmaxf(tile_max, lds_f32(row_max + (u * 8 + 2 * t + h) * 4));
+    const float m_new = fmaxf(st.m[h], tile_max);
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked head stays 0, not NaN
+    alpha[h] = fast_exp2(st.m[h] - m_use);
+    e[h] = fast_exp2(x[h] - m_use);
+    e[2 + h] = fast_exp2(x[2 + h] - m_use);
+    st.l[h] = st.l[h] * alpha[h] + e[h] + e[2 + h];
+    st.m[h] = m_new;
+  }
+  const std::uint32_t p_tile = sm.p_tile();
+  const int col_a = p_column_byte<T>(tok_a), col_b = p_column_byte<T>(tok_b);
+  if constexpr (T::kPFp8) {
+    const std::uint32_t pa = pack_e4m3x2(e[0] * kPFp8Scale, e[1] * kPFp8Scale);
+    const std::uint32_t pb = pack_e4m3x2(e[2] * kPFp8Scale, e[3] * kPFp8Scale);
+    sts_u8(p_tile + sw128_offset(2 * t, col_a), pa & 0xFFu);
+    sts_u8(p_tile + sw128_offset(2 * t + 1, col_a), (pa >> 8) & 0xFFu);
+    sts_u8(p_tile + sw128_offset(2 * t, col_b), pb & 0xFFu);
+    sts_u8(p_tile + sw128_offset(2 * t + 1, col_b), (pb >> 8) & 0xFFu);
+  } else {
+    const std::uint32_t pa = pack_f16x2(e[0], e[1]), pb = pack_f16x2(e[2], e[3]);
+    sts_u16(p_tile + sw128_offset(2 * t, col_a), pa & 0xFFFFu);
+    sts_u16(p_tile + sw128_offset(2 * t + 1, col_a), pa >> 16);
+    sts_u16(p_tile + sw128_offset(2 * t, col_b), pb & 0xFFFFu);
+    sts_u16(p_tile + sw128_offset(2 * t + 1, col_b), pb >> 16);
+  }
+}
+
+// v_prep: the warp's Vᵀ A-fragments for both m64 blocks (d-chunk 4·mb + warp, 16 d) over the
+// 64 tokens: per 32 tokens one ldmatrix.x4.trans of the swizzled V rows, then the E4M3
+// transpose (k_only) or the exact F16 conversion (full). Fragment row g <-> d 16m + 2g, row
+// g + 8 <-> d 16m + 2g + 1 (o_row_to_d of the mma.sync kernel's E4M3 V).
+template <class T>
+__device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int warp, int lane, VFragment (&v)[T::kMBlocks][2]) {
+#pragma unroll
+  for (int mb = 0; mb < T::kMBlocks; ++mb) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = 32 * half + lane, chunk = 4 * mb + warp;
+      std::uint32_t r[4];
+      ldmatrix_x4_trans(v_tile + sw128_offset(row, 16 * chunk), r);
+      if constexpr (T::kPFp8) {
+        v_transpose_fp8(r, v[mb][half]);
+      } else {
+        v_convert(r, v[mb][half]);
+      }
+    }
+  }
+}
+
+// pv: Oᵀ(D, 8) += Vᵀ(D, 64 tok) · Pᵀ(64 tok, 8): QGMMA k32 (E4M3) or HGMMA k16 (F16) steps
+// against the Pᵀ tile; the accumulators were rescaled by alpha (accum) beforehand.
+template <class T>
+__device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFragment (&v)[T::kMBlocks][2],
+                                         std::uint32_t p_tile) {
+  wgmma_fence();
+#pragma unroll
+  for (int mb = 0; mb < T::kMBlocks; ++mb) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      if constexpr (T::kPFp8) {
+        const std::uint32_t a[4] = {v[mb][half].a[0], v[mb][half].a[1], v[mb][half].a[2], v[mb][half].a[3]};
+        wgmma_m64n8k32_e4m3_rs(o[mb], a, sw128_k_major_desc(p_tile + 32 * half));
+      } else {
+#pragma unroll
+        for (int step = 0; step < 2; ++step) {
+          const std::uint32_t* a = &v[mb][half].a[4 * step];
+          wgmma_m64n8k16_f16_rs(o[mb], a[0], a[1], a[2], a[3], sw128_k_major_desc(p_tile + 32 * (2 * half + step)));
+        }
+      }
+    }
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int mb = 0; mb < T::kMBlocks; ++mb) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) wgmma_operand_fence(o[mb][i]);
+  }
+}
+
+// Rows of V past the end of the split (the last tile's tail, loaded from whatever the page
+// held) are zeroed: P is 0 there, but 0 x NaN would poison PV.
+template <class T>
+__device__ __forceinline__ void zero_v_tail(std::uint32_t v_tile, int valid, int tid) {
+  for (int i = valid * 8 + tid; i < T::kTileTokens * 8; i += 32 * T::kConsumerWarps) sts_128(v_tile + i * 16, {});
+  warpgroup_barrier();
+}
+
+template <class T>
+__device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tiles, int warp, int lane) {
+  const DecodeArgs& a = p.base.args;
+  const int tid = threadIdx.x, t = lane % 4, g = lane / 4;
+  wgmma_q_quant<T>(p.base, w, sm, tid);
+  fence_proxy_async_shared();  // Qᵀ is read by wgmma
+  warpgroup_barrier();
+  const float k_scale = a.k_scale[a.scale_per_head ? w.kv_head : 0];
+  float row_scale[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    row_scale[h] = a.softmax_scale * kLog2e * k_scale * lds_f32(sm.base + T::kQScaleOffset + (2 * t + h) * 4);
+
+  float o[T::kMBlocks][4] = {};
+  WgmmaSoftmaxState st{{-INFINITY, -INFINITY}, {0.0f, 0.0f}};
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % T::kStages;
+    const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
+    mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+    if (valid < T::kTileTokens) zero_v_tail<T>(sm.v_tile(slot), valid, tid);
+
+    float s[4] = {};
+    wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile());  // S = K·Qᵀ
+    float alpha[2];
+    wgmma_softmax<T>(s, row_scale, valid, warp, lane, sm, st, alpha);  // P = 2^(S·c − m)
+    VFragment v[T::kMBlocks][2];
+    wgmma_v_prep<T>(sm.v_tile(slot), warp, lane, v);  // V' = operand form of Vᵀ
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
+#pragma unroll
+    for (int mb = 0; mb < T::kMBlocks; ++mb) {  // accum: O = O·alpha (columns = heads 2t, 2t+1)
+      o[mb][0] *= alpha[0], o[mb][1] *= alpha[1], o[mb][2] *= alpha[0], o[mb][3] *= alpha[1];
+    }
+    fence_proxy_async_shared();  // Pᵀ is read by wgmma
+    warpgroup_barrier();
+    wgmma_pv<T>(o, v, sm.p_tile());  // O += V'ᵀ·Pᵀ
+  }
+
+  // The heads' denominators: over the lanes of a column (g), then the 4 warps.
+  float l[2] = {st.l[0], st.l[1]};
+#pragma unroll
+  for (int mask = 4; mask < 32; mask <<= 1) {
+    l[0] += __shfl_xor_sync(0xffffffffu, l[0], mask);
+    l[1] += __shfl_xor_sync(0xffffffffu, l[1], mask);
+  }
+  const std::uint32_t l_sum = sm.base + T::kLSumOffset;
+  if (g == 0) {
+    sts_f32(l_sum + (warp * 8 + 2 * t) * 4, l[0]);
+    sts_f32(l_sum + (warp * 8 + 2 * t + 1) * 4, l[1]);
+  }
+  warpgroup_barrier();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] = 0.0f;
+#pragma unroll
+    for (int u = 0; u < T::kConsumerWarps; ++u) l[h] += lds_f32(l_sum + (u * 8 + 2 * t + h) * 4);
+  }
+
+  const float out_scale = w.v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int head = 2 * t + h;
+    if (head >= w.heads) continue;
+    const std::size_t row = static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head;
+    const float inv = l[h] > 0.0f ? __fdividef(1.0f, l[h]) * out_scale : 0.0f;
+#pragma unroll
+    for (int mb = 0; mb < T::kMBlocks; ++mb) {
+      const int d = 16 * (4 * mb + warp) + 2 * g;  // rows g, g + 8 of the fragment: d, d + 1
+      const float v0 = o[mb][h] * inv, v1 = o[mb][2 + h] * inv;
+      if (a.splits == 1) {
+        *reinterpret_cast<std::uint32_t*>(a.out + row * T::kHeadDim + d) = pack_bf16x2(v0, v1);
+      } else {
+        const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
+        *reinterpret_cast<float2*>(a.partial_out + part * T::kHeadDim + d) = make_float2(v0, v1);
+      }
+    }
+    if (a.splits > 1 && warp == 0 && g == 0) {  // log2-domain log-sum-exp of this split (-inf: no token)
+      const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
+      a.partial_lse[part] = l[h] > 0.0f ? st.m[h] + __log2f(l[h]) : -INFINITY;
+    }
+  }
+}
+
+// ============================================================================
+// The kernel
+// ============================================================================
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
+  extern __shared__ __align__(1024) char wgmma_smem[];
+  // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
+  grid_dependency_wait();
+  grid_dependents_launch();
+  const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u};
+  const CtaWork w = cta_work<T>(p.base, 0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
+  if (threadIdx.x < T::kStages) {
+    mbarrier_init(sm.full_bar(threadIdx.x), 1);                   // the producer's arrive + the bytes
+    mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps);  // one arrive per consumer warp
+  }
+  fence_mbarrier_init();
+  __syncthreads();
+  if (warp == T::kConsumerWarps) {
+    wgmma_producer<T>(p, w, sm, tiles, lane);
+  } else {
+    wgmma_consumer<T>(p, w, sm, tiles, warp, lane);
+  }
+}
+
+}  // namespace tilepath::cuda::kernels
