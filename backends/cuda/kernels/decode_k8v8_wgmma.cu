@@ -1,6 +1,6 @@
-// K8/V8 on the fp8_qk path with wgmma (mma = wgmma): QK on QGMMA, PV on QGMMA (k_only) or
-// HGMMA (full), K and V by TMA (decode_wgmma.cuh). D = 128, no ablation kernels: the stage
-// costs of these cases stay unknown.
+// K8/V8 with wgmma (mma = wgmma): QK on QGMMA (fp8_qk) or HGMMA with K converted in registers
+// (transform), PV on QGMMA (k_only) or HGMMA (full), K and V by TMA (decode_wgmma.cuh).
+// D = 64, 128 and 256, no ablation kernels: the stage costs of these cases stay unknown.
 #include <cstring>
 
 #include "backends/cuda/kernels/decode_wgmma.cuh"
@@ -30,9 +30,11 @@ cudaError_t encode_tiled_fn(EncodeTiledFn* fn) {
   return cudaSuccess;
 }
 
-// The page pool [num_pages][page_size][kv_heads][128] of E4M3 as a 4-D tensor (innermost
-// first), boxes of (128 d, 1 head, box tokens, 1 page), written into shared memory in the
-// 128-byte swizzle the wgmma descriptors read; coordinates past the pool read zeros.
+// The page pool [num_pages][page_size][kv_heads][D] of E4M3 as a 4-D tensor (innermost
+// first), boxes of (one column block of d, 1 head, box tokens, 1 page), written into shared
+// memory in the swizzle the wgmma descriptors read (SwizzledTile: 128 bytes, or 64 at D = 64);
+// coordinates past the pool read zeros.
+template <class Tile>
 cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap* map) {
   EncodeTiledFn encode = nullptr;
   if (const cudaError_t e = encode_tiled_fn(&encode); e != cudaSuccess) return e;
@@ -40,11 +42,12 @@ cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap*
   const cuuint64_t dims[4] = {row, static_cast<cuuint64_t>(a.kv_heads), static_cast<cuuint64_t>(a.page_size),
                               static_cast<cuuint64_t>(a.num_pages)};
   const cuuint64_t strides[3] = {row, row * a.kv_heads, row * a.kv_heads * a.page_size};  // bytes, dims 1..3
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(row), 1u, static_cast<cuuint32_t>(wgmma_box_tokens(a.page_size)),
-                             1u};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(Tile::kSwizzleBytes), 1u,
+                             static_cast<cuuint32_t>(wgmma_box_tokens(a.page_size)), 1u};
   const cuuint32_t element_strides[4] = {1u, 1u, 1u, 1u};
   const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(pool), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            Tile::kSwizzleBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
@@ -72,8 +75,10 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
                     encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
                     encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
   if (!same) {
-    if (const cudaError_t e = encode_page_pool(args.k_pages, args, &k_map); e != cudaSuccess) return e;
-    if (const cudaError_t e = encode_page_pool(args.v_pages, args, &v_map); e != cudaSuccess) return e;
+    if (const cudaError_t e = encode_page_pool<typename T::KTile>(args.k_pages, args, &k_map); e != cudaSuccess)
+      return e;
+    if (const cudaError_t e = encode_page_pool<typename T::VTile>(args.v_pages, args, &v_map); e != cudaSuccess)
+      return e;
     encoded_for = args;
   }
   params.k_map = k_map;
@@ -102,20 +107,36 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
   return cudaGetLastError();
 }
 
-template <VOperand VO>
-VariantEntry wgmma_entry(int mode) {
-  VariantEntry e{TP_KV_K8V8, TP_KPATH_FP8_QK,    mode,
-                 128,        AblationKind::none, -1,
-                 1,          TP_KREPR_PLAIN,     &launch_wgmma<WgmmaTraits<VO>>};
+template <KOperand KO, VOperand VO, int kD>
+VariantEntry wgmma_entry(int k_path, int mode) {
+  VariantEntry e{};
+  e.kv_dtype = TP_KV_K8V8;
+  e.k_path = k_path;
+  e.mode = mode;
+  e.head_dim = kD;
+  e.ablation = AblationKind::none;
+  e.ablated_stage = -1;
+  e.kv_heads_per_cta = 1;
+  e.k_repr = TP_KREPR_PLAIN;
+  e.launch = &launch_wgmma<WgmmaTraits<KO, VO, kD>>;
   e.mma = kMmaWgmma;
   return e;
+}
+
+template <int kD>
+void append_head_dim(std::vector<VariantEntry>& out) {
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD>(TP_KPATH_FP8_QK, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD>(TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD>(TP_KPATH_TRANSFORM, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD>(TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
 }
 
 }  // namespace
 
 void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<VOperand::fp8_convert>(TP_MODE_FULL));
-  out.push_back(wgmma_entry<VOperand::fp8_mma>(TP_MODE_K_ONLY));
+  append_head_dim<64>(out);
+  append_head_dim<128>(out);
+  append_head_dim<256>(out);
 }
 
 }  // namespace tilepath::cuda::kernels

@@ -1,7 +1,10 @@
 #pragma once
-// The wgmma decode kernel (mma = wgmma, sm_90a): K8/V8 on the fp8_qk path, QK on Hopper's
-// FP8 tensor-core path (wgmma.mma_async e4m3 x e4m3 -> f32: QGMMA), K and V brought by the
-// bulk tensor copy engine (TMA) into a swizzled shared-memory ring.
+// The wgmma decode kernels (mma = wgmma, sm_90a) of K8/V8, K and V brought by the bulk tensor
+// copy engine (TMA) into a swizzled shared-memory ring:
+//   fp8_qk     QK on Hopper's FP8 tensor-core path (wgmma e4m3 x e4m3 -> f32: QGMMA), K read
+//              by the tensor cores straight from the ring, Q quantized once per step
+//   transform  QK on HGMMA (F16): K converted to F16 in registers (k_prep) as wgmma's A
+//              operand, against F16 Q (scaled per head as the mma.sync kernel's q_to_f16)
 //
 // One CTA per (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel:
 //   producer warp (warp 4)       k_load, v_load: per 64-token tile, one TMA box per page
@@ -30,28 +33,37 @@
 
 namespace tilepath::cuda::kernels {
 
-template <VOperand VO>
+template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTraits {
-  static constexpr KOperand kK = KOperand::fp8_mma;
+  static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
-  static constexpr int kHeadDim = 128;  // one K row = 128 bytes = one swizzle row
+  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16
+  static constexpr int kHeadDim = kD;
   static constexpr int kKvHeadsPerCta = 1;
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // k_only: PV on E4M3
 
   static constexpr int kTileTokens = 64;  // M of the QK wgmma
-  static constexpr int kStages = 4;       // ring depth: 3 tiles in flight while one is consumed
+  // ring depth: 3 tiles in flight while one is consumed (D = 256: 2, so that two CTAs fit an SM)
+  static constexpr int kStages = kD == 256 ? 3 : 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
 
-  // shared memory, every operand tile 1024-byte aligned (the swizzle atom):
+  // The operand tiles (SwizzledTile): K and V (64 tok, D) E4M3 as TMA writes them, Qᵀ (8
+  // heads, D) E4M3 or F16, Pᵀ (8 heads, 64 tok) E4M3 (the first 64 bytes of a row) or F16.
+  using KTile = SwizzledTile<kD, kTileTokens>;
+  using VTile = SwizzledTile<kD, kTileTokens>;
+  using QTile = SwizzledTile<kQFp8 ? kD : 2 * kD, 8>;
+  using PTile = SwizzledTile<128, 8>;
+
+  // shared memory, every operand tile 1024-byte aligned (the largest swizzle atom):
   // [ring: kStages x (K tile | V tile)] [Q tile] [P tile] [row maxima] [q scales] [l sums] [mbarriers]
-  static constexpr int kKTileBytes = kTileTokens * kHeadDim;  // E4M3
-  static constexpr int kVTileBytes = kTileTokens * kHeadDim;
+  static constexpr int kKTileBytes = KTile::kBytes;
+  static constexpr int kVTileBytes = VTile::kBytes;
   static constexpr int kStageBytes = kKTileBytes + kVTileBytes;
   static constexpr int kQOffset = kStages * kStageBytes;
-  static constexpr int kPOffset = kQOffset + 1024;       // Qᵀ: 8 heads x 128 bytes
-  static constexpr int kRowMaxOffset = kPOffset + 1024;  // Pᵀ: 8 heads x 128 bytes (E4M3 uses 64)
+  static constexpr int kPOffset = kQOffset + (QTile::kBytes + 1023) / 1024 * 1024;
+  static constexpr int kRowMaxOffset = kPOffset + PTile::kBytes;
   static constexpr int kQScaleOffset = kRowMaxOffset + kConsumerWarps * 8 * 4;
   static constexpr int kLSumOffset = kQScaleOffset + 8 * 4;
   static constexpr int kBarrierOffset = kLSumOffset + kConsumerWarps * 8 * 4;
@@ -59,11 +71,14 @@ struct WgmmaTraits {
   static constexpr int kSmemBytes = kUsedBytes + 1024;  // room to align the dynamic base to 1024
 
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
-  static_assert(kSmemBytes * 3 <= 227 * 1024, "three CTAs per SM");
+  static_assert(KO == KOperand::fp8_mma || KO == KOperand::fp8_convert, "an E4M3 K cache");
+  static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
+  static_assert(kSmemBytes * (kD == 256 ? 2 : 3) <= 227 * 1024, "three CTAs per SM (two at D = 256)");
 };
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
-// (dims innermost first: d, kv head, slot in page, page; boxes of (128, 1, box tokens, 1)).
+// (dims innermost first: d, kv head, slot in page, page; boxes of (one column block of d, 1,
+// box tokens, 1)).
 struct WgmmaParams {
   KernelParams base;
   CUtensorMap k_map, v_map;
@@ -101,24 +116,27 @@ template <class T>
 __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tiles, int lane) {
   const DecodeArgs& a = p.base.args;
+  using Tile = typename T::KTile;
   const int box_tokens = wgmma_box_tokens(a.page_size);
-  const int boxes = T::kTileTokens / box_tokens;  // <= 8 lanes issue
-  const bool issues = lane < boxes;
+  // Lane i loads the column block i % blocks of the tile's page piece i / blocks (<= 16 lanes).
+  const int piece = lane / Tile::kBlocks, block = lane % Tile::kBlocks;
+  const bool issues = piece < T::kTileTokens / box_tokens;
   int next_slot_in_page = 0;
-  int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, lane, box_tokens, &next_slot_in_page) : 0;
+  int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
     const int page = next_page, slot_in_page = next_slot_in_page;
     // the next tile's page-table read goes out before the wait for a free slot
-    if (issues && tile + 1 < tiles) next_page = wgmma_box_page(a, w, tile + 1, lane, box_tokens, &next_slot_in_page);
+    if (issues && tile + 1 < tiles) next_page = wgmma_box_page(a, w, tile + 1, piece, box_tokens, &next_slot_in_page);
     if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
     if (issues) {
-      const std::uint32_t row = static_cast<std::uint32_t>(lane * box_tokens * 128);
-      tma_load_4d(sm.k_tile(slot) + row, &p.k_map, 0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // k_load
-      tma_load_4d(sm.v_tile(slot) + row, &p.v_map, 0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // v_load
+      const std::uint32_t dst = Tile::offset(piece * box_tokens, block * Tile::kSwizzleBytes);
+      const int d0 = block * Tile::kSwizzleBytes;  // E4M3: a byte per d
+      tma_load_4d(sm.k_tile(slot) + dst, &p.k_map, d0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // k_load
+      tma_load_4d(sm.v_tile(slot) + dst, &p.v_map, d0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // v_load
     }
   }
 }
@@ -164,7 +182,7 @@ __device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWo
     q[e] = copysignf(__fmaf_rn(__fmaf_rn(-s, q0, v), y, q0), v);
   }
   const std::uint32_t lo = pack_e4m3x4(q[0], q[1], q[2], q[3]), hi = pack_e4m3x4(q[4], q[5], q[6], q[7]);
-  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(sm.q_tile() + sw128_offset(head, d0)), "r"(lo), "r"(hi)
+  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(sm.q_tile() + T::QTile::offset(head, d0)), "r"(lo), "r"(hi)
                : "memory");
   if (tid % 16 == 0) {
     asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(sm.base + T::kQScaleOffset + head * 4), "f"(scale) : "memory");
@@ -186,14 +204,98 @@ __device__ __forceinline__ void sts_u16(std::uint32_t addr, std::uint32_t v) {
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
-// qk: S(64 tok, 8 heads) = K(64, D) · Qᵀ(D, 8) on QGMMA, 4 k32 steps; lane (warp w, g, t)
-// gets s[0..3] = S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
+// The k order of the transform path's K fragments (wgmma_k_prep): logical k of QK's reduction
+// for physical d. Lane t of a quad reads 16-byte chunks t and t + 4 of its token rows; k16 step
+// s takes 4 d of one chunk, (2t, 2t+1 | 2t+8, 2t+9) + 16s in wgmma's A layout.
+__device__ __forceinline__ int transform_k_of_d(int d) {
+  const int chunk = d / 16, e = d % 16, t = chunk % 4, step = 4 * (chunk / 4) + e / 4, j = e % 4;
+  return 16 * step + 2 * t + (j & 1) + 8 * (j >> 1);
+}
+
+// Qᵀ's F16 operand tile (transform): q·2^shift per head, its amax brought into [2^14, 2^15)
+// (q_to_f16 in decode_kernel.cuh: every BF16 element down to 2^-28 of the amax converts
+// exactly, none overflows), each d at its logical k (two 1024-byte atoms along k); 2^-shift
+// goes where fp8_qk puts the Q scale.
 template <class T>
-__device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile) {
-  wgmma_fence();
+__device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tid) {
+  const DecodeArgs& a = p.args;
+  const int head = tid / 16, d0 = (tid % 16) * 8;
+  const bool live = head < w.heads;
+  const uint4 raw = live
+                        ? *reinterpret_cast<const uint4*>(
+                              a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim + d0)
+                        : make_uint4(0, 0, 0, 0);
+  const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+  float x[8];
+  float amax = 0.0f;
 #pragma unroll
-  for (int step = 0; step < T::kHeadDim / 32; ++step) {
-    wgmma_m64n8k32_e4m3_ss(s, sw128_k_major_desc(k_tile + 32 * step), sw128_k_major_desc(q_tile + 32 * step), step > 0);
+  for (int k = 0; k < 4; ++k) {
+    x[2 * k] = __uint_as_float(words[k] << 16);
+    x[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
+    amax = fmaxf(amax, fmaxf(fabsf(x[2 * k]), fabsf(x[2 * k + 1])));
+  }
+#pragma unroll
+  for (int mask = 1; mask < 16; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+  int exponent = 0;
+  frexpf(amax, &exponent);
+  const int shift = amax > 0.0f ? max(-100, min(100, 15 - exponent)) : 0;
+  const float up = __int_as_float((127 + shift) << 23);
+#pragma unroll
+  for (int e = 0; e < 8; e += 2) {
+    const std::uint32_t h2 = pack_f16x2(x[e] * up, x[e + 1] * up);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int k = transform_k_of_d(d0 + e + i);
+      sts_u16(sm.q_tile() + T::QTile::offset(head, 2 * k), i == 0 ? h2 & 0xFFFFu : h2 >> 16);
+    }
+  }
+  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + head * 4, __int_as_float((127 - shift) << 23));
+}
+
+// k_prep (transform): the warp's K rows 16w+g and 16w+g+8, chunks t, t+4, .., as F16 A
+// fragments of the D/16 k16 steps: kf[step][0..3] = wgmma's a0..a3. E4M3 -> F16 is exact.
+template <class T>
+__device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int warp, int lane,
+                                             std::uint32_t (&kf)[T::kHeadDim / 16][4]) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int half = 0; half < T::kHeadDim / 64; ++half) {
+    const int chunk = t + 4 * half;
+    std::uint32_t lo[8], hi[8];  // rows 16w+g and 16w+g+8
+    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g, 16 * chunk)), lo);
+    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g + 8, 16 * chunk)), hi);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      kf[4 * half + j][0] = lo[2 * j];
+      kf[4 * half + j][1] = hi[2 * j];
+      kf[4 * half + j][2] = lo[2 * j + 1];
+      kf[4 * half + j][3] = hi[2 * j + 1];
+    }
+  }
+}
+
+// qk: S(64 tok, 8 heads) = K(64, D) · Qᵀ(D, 8); lane (warp w, g, t) gets s[0..3] =
+// S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
+//   fp8_qk:    QGMMA, 4 k32 steps, K straight from the ring
+//   transform: HGMMA, 8 k16 steps, K from k_prep's registers
+template <class T>
+__device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile, int warp,
+                                         int lane) {
+  if constexpr (T::kQFp8) {
+    wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < T::kHeadDim / 32; ++step) {
+      wgmma_m64n8k32_e4m3_ss(s, T::KTile::desc(k_tile, 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
+    }
+  } else {
+    std::uint32_t kf[T::kHeadDim / 16][4];
+    wgmma_k_prep<T>(k_tile, warp, lane, kf);  // K' = f16(K8)
+    wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < T::kHeadDim / 16; ++step) {
+      wgmma_m64n8k16_f16_rs(s, kf[step][0], kf[step][1], kf[step][2], kf[step][3], T::QTile::desc(q_tile, 32 * step));
+    }
   }
   wgmma_commit();
   wgmma_wait<0>();
@@ -264,16 +366,16 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
   if constexpr (T::kPFp8) {
     const std::uint32_t pa = pack_e4m3x2(e[0] * kPFp8Scale, e[1] * kPFp8Scale);
     const std::uint32_t pb = pack_e4m3x2(e[2] * kPFp8Scale, e[3] * kPFp8Scale);
-    sts_u8(p_tile + sw128_offset(2 * t, col_a), pa & 0xFFu);
-    sts_u8(p_tile + sw128_offset(2 * t + 1, col_a), (pa >> 8) & 0xFFu);
-    sts_u8(p_tile + sw128_offset(2 * t, col_b), pb & 0xFFu);
-    sts_u8(p_tile + sw128_offset(2 * t + 1, col_b), (pb >> 8) & 0xFFu);
+    sts_u8(p_tile + T::PTile::offset(2 * t, col_a), pa & 0xFFu);
+    sts_u8(p_tile + T::PTile::offset(2 * t + 1, col_a), (pa >> 8) & 0xFFu);
+    sts_u8(p_tile + T::PTile::offset(2 * t, col_b), pb & 0xFFu);
+    sts_u8(p_tile + T::PTile::offset(2 * t + 1, col_b), (pb >> 8) & 0xFFu);
   } else {
     const std::uint32_t pa = pack_f16x2(e[0], e[1]), pb = pack_f16x2(e[2], e[3]);
-    sts_u16(p_tile + sw128_offset(2 * t, col_a), pa & 0xFFFFu);
-    sts_u16(p_tile + sw128_offset(2 * t + 1, col_a), pa >> 16);
-    sts_u16(p_tile + sw128_offset(2 * t, col_b), pb & 0xFFFFu);
-    sts_u16(p_tile + sw128_offset(2 * t + 1, col_b), pb >> 16);
+    sts_u16(p_tile + T::PTile::offset(2 * t, col_a), pa & 0xFFFFu);
+    sts_u16(p_tile + T::PTile::offset(2 * t + 1, col_a), pa >> 16);
+    sts_u16(p_tile + T::PTile::offset(2 * t, col_b), pb & 0xFFFFu);
+    sts_u16(p_tile + T::PTile::offset(2 * t + 1, col_b), pb >> 16);
   }
 }
 
@@ -289,7 +391,7 @@ __device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int warp, int
     for (int half = 0; half < 2; ++half) {
       const int row = 32 * half + lane, chunk = 4 * mb + warp;
       std::uint32_t r[4];
-      ldmatrix_x4_trans(v_tile + sw128_offset(row, 16 * chunk), r);
+      ldmatrix_x4_trans(v_tile + T::VTile::offset(row, 16 * chunk), r);
       if constexpr (T::kPFp8) {
         v_transpose_fp8(r, v[mb][half]);
       } else {
@@ -311,12 +413,12 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
     for (int half = 0; half < 2; ++half) {
       if constexpr (T::kPFp8) {
         const std::uint32_t a[4] = {v[mb][half].a[0], v[mb][half].a[1], v[mb][half].a[2], v[mb][half].a[3]};
-        wgmma_m64n8k32_e4m3_rs(o[mb], a, sw128_k_major_desc(p_tile + 32 * half));
+        wgmma_m64n8k32_e4m3_rs(o[mb], a, T::PTile::desc(p_tile, 32 * half));
       } else {
 #pragma unroll
         for (int step = 0; step < 2; ++step) {
           const std::uint32_t* a = &v[mb][half].a[4 * step];
-          wgmma_m64n8k16_f16_rs(o[mb], a[0], a[1], a[2], a[3], sw128_k_major_desc(p_tile + 32 * (2 * half + step)));
+          wgmma_m64n8k16_f16_rs(o[mb], a[0], a[1], a[2], a[3], T::PTile::desc(p_tile, 32 * (2 * half + step)));
         }
       }
     }
@@ -334,7 +436,9 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
 // held) are zeroed: P is 0 there, but 0 x NaN would poison PV.
 template <class T>
 __device__ __forceinline__ void zero_v_tail(std::uint32_t v_tile, int valid, int tid) {
-  for (int i = valid * 8 + tid; i < T::kTileTokens * 8; i += 32 * T::kConsumerWarps) sts_128(v_tile + i * 16, {});
+  constexpr int kChunks = T::kHeadDim / 16;  // per row
+  for (int i = valid * kChunks + tid; i < T::kTileTokens * kChunks; i += 32 * T::kConsumerWarps)
+    sts_128(v_tile + T::VTile::offset(i / kChunks, 16 * (i % kChunks)), {});
   warpgroup_barrier();
 }
 
@@ -343,7 +447,11 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
                                                int tiles, int warp, int lane) {
   const DecodeArgs& a = p.base.args;
   const int tid = threadIdx.x, t = lane % 4, g = lane / 4;
-  wgmma_q_quant<T>(p.base, w, sm, tid);
+  if constexpr (T::kQFp8) {
+    wgmma_q_quant<T>(p.base, w, sm, tid);  // q8 = e4m3(q / s)
+  } else {
+    wgmma_q_to_f16<T>(p.base, w, sm, tid);  // q16 = f16(q·2^shift)
+  }
   fence_proxy_async_shared();  // Qᵀ is read by wgmma
   warpgroup_barrier();
   const float k_scale = a.k_scale[a.scale_per_head ? w.kv_head : 0];
@@ -362,7 +470,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     if (valid < T::kTileTokens) zero_v_tail<T>(sm.v_tile(slot), valid, tid);
 
     float s[4] = {};
-    wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile());  // S = K·Qᵀ
+    wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile(), warp, lane);  // S = K·Qᵀ
     float alpha[2];
     wgmma_softmax<T>(s, row_scale, valid, warp, lane, sm, st, alpha);  // P = 2^(S·c − m)
     VFragment v[T::kMBlocks][2];

@@ -15,23 +15,40 @@ namespace tilepath::cuda::kernels {
 
 // ---- shared-memory matrix descriptors -----------------------------------------
 
-// A K-major operand in the 128-byte swizzle layout (what TMA's SWIZZLE_128B writes): rows of
-// 128 bytes, 8 rows to a 1024-byte atom, the 16-byte chunk c of row r stored at chunk
-// c ^ (r % 8). Atoms follow each other along M/N (stride 1024); one wgmma reads 32 bytes of
-// K from each row, so the K steps of a row are the start address plus 32·step and the
-// leading-dimension offset is unused (encoded as 1, as the layout asks).
-__device__ __forceinline__ std::uint64_t sw128_k_major_desc(std::uint32_t smem_address) {
-  constexpr std::uint64_t kLeadingOffset = 1;         // 16 bytes, unused with this swizzle
-  constexpr std::uint64_t kStrideOffset = 1024 >> 4;  // next 8-row atom
-  constexpr std::uint64_t kSwizzle128B = 1;
-  return static_cast<std::uint64_t>((smem_address & 0x3FFFFu) >> 4) | (kLeadingOffset << 16) | (kStrideOffset << 32) |
-         (kSwizzle128B << 62);
-}
+// A K-major operand tile of kRows rows of kRowBytes bytes in the swizzle layout TMA writes
+// (SWIZZLE_128B, or SWIZZLE_64B for 64-byte rows) and wgmma reads. Rows wider than 128 bytes
+// are cut into column blocks of 128 bytes, one after the other (kRows rows each). Inside a
+// block, rows of kSwizzleBytes follow each other and 8 rows make an atom; the 16-byte chunk c
+// of row r sits at chunk c ^ (r % 8) (128-byte swizzle) or c ^ ((r / 2) % 4) (64-byte).
+// Every block starts at a multiple of its atom, so the pattern is the address-based one.
+template <int kRowBytes, int kRows>
+struct SwizzledTile {
+  static constexpr int kSwizzleBytes = kRowBytes >= 128 ? 128 : kRowBytes;
+  static constexpr int kBlocks = kRowBytes / kSwizzleBytes;
+  static constexpr int kBlockBytes = kRows * kSwizzleBytes;
+  static constexpr int kBytes = kBlocks * kBlockBytes;
+  static_assert(kSwizzleBytes == 64 || kSwizzleBytes == 128, "rows of 64 bytes or multiples of 128");
+  static_assert(kRows % 8 == 0, "whole swizzle atoms");
 
-// Byte offset of (row, byte) in that layout, for operands the threads write themselves.
-__device__ __forceinline__ std::uint32_t sw128_offset(int row, int byte) {
-  return static_cast<std::uint32_t>(row * 128 + ((((byte >> 4) ^ row) & 7) << 4) + (byte & 15));
-}
+  // Byte offset of (row, byte) in the tile, for operands the threads read or write themselves.
+  __device__ static std::uint32_t offset(int row, int byte) {
+    const int block = byte / kSwizzleBytes, b = byte % kSwizzleBytes;
+    const int phase = kSwizzleBytes == 128 ? (row & 7) : ((row >> 1) & 3);
+    return static_cast<std::uint32_t>(block * kBlockBytes + row * kSwizzleBytes + (((b >> 4) ^ phase) << 4) + (b & 15));
+  }
+
+  // The wgmma descriptor of the K step that starts at byte k_byte of every row. One wgmma
+  // reads 32 bytes of K per row, inside one swizzle row: the step is the start address plus
+  // its byte, the leading-dimension offset is unused (encoded as 1), the stride is one atom.
+  __device__ static std::uint64_t desc(std::uint32_t tile, int k_byte) {
+    const std::uint32_t start = tile + (k_byte / kSwizzleBytes) * kBlockBytes + k_byte % kSwizzleBytes;
+    constexpr std::uint64_t kLeadingOffset = 1;
+    constexpr std::uint64_t kStrideOffset = (8 * kSwizzleBytes) >> 4;
+    constexpr std::uint64_t kMode = kSwizzleBytes == 128 ? 1 : 2;  // 128-byte or 64-byte swizzle
+    return static_cast<std::uint64_t>((start & 0x3FFFFu) >> 4) | (kLeadingOffset << 16) | (kStrideOffset << 32) |
+           (kMode << 62);
+  }
+};
 
 // ---- warpgroup MMA --------------------------------------------------------------
 
