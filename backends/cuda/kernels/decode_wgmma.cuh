@@ -145,50 +145,6 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
 // consumer: q_quant, qk, softmax, v_prep, pv, accum
 // ============================================================================
 
-// q_quant: Qᵀ's operand tile = e4m3(q / s), s = amax|q| / 448 per query head (the float ops
-// of reference_decode, the division done as in the mma.sync kernel's q_quant). Thread i of
-// the warpgroup takes head i/16, d 8·(i%16) .. +7. Rows of heads past the group stay zero.
-template <class T>
-__device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
-                                              int tid) {
-  const DecodeArgs& a = p.args;
-  const int head = tid / 16, d0 = (tid % 16) * 8;
-  const bool live = head < w.heads;
-  const uint4 raw = live
-                        ? *reinterpret_cast<const uint4*>(
-                              a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim + d0)
-                        : make_uint4(0, 0, 0, 0);
-  const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-  float x[8];
-  float amax = 0.0f;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    x[2 * k] = __uint_as_float(words[k] << 16);  // bf16 -> f32, exact
-    x[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
-    amax = fmaxf(amax, fmaxf(fabsf(x[2 * k]), fabsf(x[2 * k + 1])));
-  }
-#pragma unroll
-  for (int mask = 1; mask < 16; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
-  const float scale = amax > 0.0f ? amax / 448.0f : 1.0f;
-  // RN(x / scale) without IEEE divisions (Markstein; see q_quant in decode_kernel.cuh)
-  const float pre = scale < 0x1p-100f ? 0x1p64f : 1.0f;
-  const float s = scale * pre;
-  const float y = __frcp_rn(s);
-  float q[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    const float v = x[e] * pre;
-    const float q0 = __fmul_rn(v, y);
-    q[e] = copysignf(__fmaf_rn(__fmaf_rn(-s, q0, v), y, q0), v);
-  }
-  const std::uint32_t lo = pack_e4m3x4(q[0], q[1], q[2], q[3]), hi = pack_e4m3x4(q[4], q[5], q[6], q[7]);
-  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(sm.q_tile() + T::QTile::offset(head, d0)), "r"(lo), "r"(hi)
-               : "memory");
-  if (tid % 16 == 0) {
-    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(sm.base + T::kQScaleOffset + head * 4), "f"(scale) : "memory");
-  }
-}
-
 __device__ __forceinline__ float lds_f32(std::uint32_t addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
@@ -202,6 +158,70 @@ __device__ __forceinline__ void sts_u8(std::uint32_t addr, std::uint32_t v) {
 }
 __device__ __forceinline__ void sts_u16(std::uint32_t addr, std::uint32_t v) {
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+// One query row's part for thread tid of the warpgroup: head tid/16, the D/16 consecutive d
+// from d0 = (tid % 16)·D/16, as floats (bf16 -> f32 is exact), and the head's amax|q| over its
+// 16 threads. Rows of heads past the group are zeros.
+template <class T>
+struct QRowPart {
+  static constexpr int kElems = T::kHeadDim / 16;
+  int head, d0;
+  float x[kElems];
+  float amax;
+};
+
+template <class T>
+__device__ __forceinline__ QRowPart<T> load_q_row_part(const KernelParams& p, const CtaWork& w, int tid) {
+  const DecodeArgs& a = p.args;
+  QRowPart<T> q;
+  q.head = tid / 16;
+  q.d0 = (tid % 16) * QRowPart<T>::kElems;
+  const bool live = q.head < w.heads;
+  const std::uint16_t* row = a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + q.head) * T::kHeadDim;
+  q.amax = 0.0f;
+#pragma unroll
+  for (int v = 0; v < QRowPart<T>::kElems / 4; ++v) {  // 8-byte loads: 4 bf16
+    const uint2 raw = live ? *reinterpret_cast<const uint2*>(row + q.d0 + 4 * v) : make_uint2(0, 0);
+    const std::uint32_t words[2] = {raw.x, raw.y};
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      q.x[4 * v + 2 * k] = __uint_as_float(words[k] << 16);
+      q.x[4 * v + 2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < QRowPart<T>::kElems; ++e) q.amax = fmaxf(q.amax, fabsf(q.x[e]));
+#pragma unroll
+  for (int mask = 1; mask < 16; mask <<= 1) q.amax = fmaxf(q.amax, __shfl_xor_sync(0xffffffffu, q.amax, mask));
+  return q;
+}
+
+// q_quant: Qᵀ's operand tile = e4m3(q / s), s = amax|q| / 448 per query head (the float ops
+// of reference_decode, the division done as in the mma.sync kernel's q_quant).
+template <class T>
+__device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                              int tid) {
+  const QRowPart<T> q = load_q_row_part<T>(p, w, tid);
+  const float scale = q.amax > 0.0f ? q.amax / 448.0f : 1.0f;
+  // RN(x / scale) without IEEE divisions (Markstein; see q_quant in decode_kernel.cuh)
+  const float pre = scale < 0x1p-100f ? 0x1p64f : 1.0f;
+  const float s = scale * pre;
+  const float y = __frcp_rn(s);
+  float q8[QRowPart<T>::kElems];
+#pragma unroll
+  for (int e = 0; e < QRowPart<T>::kElems; ++e) {
+    const float v = q.x[e] * pre;
+    const float q0 = __fmul_rn(v, y);
+    q8[e] = copysignf(__fmaf_rn(__fmaf_rn(-s, q0, v), y, q0), v);
+  }
+#pragma unroll
+  for (int v = 0; v < QRowPart<T>::kElems / 4; ++v) {  // 4 bytes at a time, inside one 16-byte chunk
+    const std::uint32_t word = pack_e4m3x4(q8[4 * v], q8[4 * v + 1], q8[4 * v + 2], q8[4 * v + 3]);
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(sm.q_tile() + T::QTile::offset(q.head, q.d0 + 4 * v)), "r"(word)
+                 : "memory");
+  }
+  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + q.head * 4, scale);
 }
 
 // The k order of the transform path's K fragments (wgmma_k_prep): logical k of QK's reduction
@@ -219,38 +239,21 @@ __device__ __forceinline__ int transform_k_of_d(int d) {
 template <class T>
 __device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tid) {
-  const DecodeArgs& a = p.args;
-  const int head = tid / 16, d0 = (tid % 16) * 8;
-  const bool live = head < w.heads;
-  const uint4 raw = live
-                        ? *reinterpret_cast<const uint4*>(
-                              a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim + d0)
-                        : make_uint4(0, 0, 0, 0);
-  const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-  float x[8];
-  float amax = 0.0f;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    x[2 * k] = __uint_as_float(words[k] << 16);
-    x[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
-    amax = fmaxf(amax, fmaxf(fabsf(x[2 * k]), fabsf(x[2 * k + 1])));
-  }
-#pragma unroll
-  for (int mask = 1; mask < 16; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+  const QRowPart<T> q = load_q_row_part<T>(p, w, tid);
   int exponent = 0;
-  frexpf(amax, &exponent);
-  const int shift = amax > 0.0f ? max(-100, min(100, 15 - exponent)) : 0;
+  frexpf(q.amax, &exponent);
+  const int shift = q.amax > 0.0f ? max(-100, min(100, 15 - exponent)) : 0;
   const float up = __int_as_float((127 + shift) << 23);
 #pragma unroll
-  for (int e = 0; e < 8; e += 2) {
-    const std::uint32_t h2 = pack_f16x2(x[e] * up, x[e + 1] * up);
+  for (int e = 0; e < QRowPart<T>::kElems; e += 2) {
+    const std::uint32_t h2 = pack_f16x2(q.x[e] * up, q.x[e + 1] * up);
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int k = transform_k_of_d(d0 + e + i);
-      sts_u16(sm.q_tile() + T::QTile::offset(head, 2 * k), i == 0 ? h2 & 0xFFFFu : h2 >> 16);
+      const int k = transform_k_of_d(q.d0 + e + i);
+      sts_u16(sm.q_tile() + T::QTile::offset(q.head, 2 * k), i == 0 ? h2 & 0xFFFFu : h2 >> 16);
     }
   }
-  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + head * 4, __int_as_float((127 - shift) << 23));
+  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + q.head * 4, __int_as_float((127 - shift) << 23));
 }
 
 // k_prep (transform): the warp's K rows 16w+g and 16w+g+8, chunks t, t+4, .., as F16 A
