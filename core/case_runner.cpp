@@ -11,8 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +35,22 @@ struct ProgressContext {
   const CancelFlag* cancel;
   std::string label;
 };
+
+// The text of models/keys/<name>.json, the file the gate reads for these keys, so the
+// plugin generates the case's inputs from the same parameters (tp_run_options.key_model_json).
+// "" without a models directory or that file: the plugin's built-in copy, embedded from the
+// same file at build time, is then what it uses.
+std::string key_model_text(const std::string& name) {
+  try {
+    std::ifstream in(std::filesystem::path(perf::models_dir()) / "keys" / (name + ".json"), std::ios::binary);
+    if (!in) return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
 
 int forward_progress(void* user, double fraction, const char* phase) {
   auto* ctx = static_cast<ProgressContext*>(user);
@@ -235,6 +254,8 @@ CaseRecord run_case(const Backend& backend, const OperatingPoint& op, const RunS
   // Plugins poll the host's flag directly; an observer cancels through the progress callback.
   options.cancel = cancel != nullptr ? abi_cancel_flag(cancel) : nullptr;
   options.key_distribution = settings.key_distribution.c_str();
+  const std::string key_model_json = key_model_text(settings.key_distribution);
+  options.key_model_json = key_model_json.empty() ? nullptr : key_model_json.c_str();
 
   tp_result r{};  // Backend::run prepares it (struct_size, NaN for every double)
   backend.run(settings.device, op, options, r, settings.gpu_model);

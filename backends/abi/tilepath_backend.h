@@ -25,7 +25,7 @@
  * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
  * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS; 2.4 the
  * compiled kernels' records (tp_backend_api.kernel_count / kernel_record), listed without
- * a device.
+ * a device; 2.5 the key distribution's parameters (tp_run_options.key_model_json).
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 4
+#define TILEPATH_ABI_MINOR 5
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -175,6 +175,11 @@ typedef struct tp_run_options {
   /* ABI 2.2: the keys of the random inputs, "gaussian" | "heavy_tailed" | "qwen_bias";
    * NULL = "gaussian". A plugin that cannot make them refuses the case. */
   const char* key_distribution;
+  /* ABI 2.5: the text of models/keys/<key_distribution>.json the host gates with (its
+   * parameters: bias channels and magnitudes, Student-t dof). NULL = the plugin's built-in
+   * copy of that file (embedded at build time). Owned by the host, valid during run_case.
+   * A plugin that cannot generate keys with these parameters refuses the case. */
+  const char* key_model_json;
 } tp_run_options;
 
 /* One stage cost: a stage (enum tp_stage) measured by a method (enum tp_cost_method),

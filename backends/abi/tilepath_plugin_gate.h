@@ -1,8 +1,8 @@
 #pragma once
 // Plugin-side helpers for the ABI 2.2 gate fields, for C++ plugins that link
 // tilepath_numerics (the host never includes it): which key distribution the host asked
-// for, and writing a case's gate metrics and check row counts into its tp_result, only
-// where the host's (possibly older) struct has the fields.
+// for and, from ABI 2.5, with which parameters; writing a case's gate metrics and check
+// row counts into its tp_result, only where the host's (possibly older) struct has the fields.
 
 #include <cstring>
 #include <optional>
@@ -11,21 +11,54 @@
 #include "backends/abi/tilepath_plugin.h"
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/gate_metrics.h"
+#include "core/numerics/key_model.h"
 
 namespace tilepath::plugin {
 
-// The options' key distribution (gaussian when the host is older or passes NULL);
-// nullopt with a reason naming the allowed values when the name is unknown.
-inline std::optional<numerics::KeyDistribution> key_distribution(const tp_run_options* options,
-                                                                 std::string* why = nullptr) {
-  if (!TP_HAS_FIELD(options, tp_run_options, key_distribution) || options->key_distribution == nullptr)
-    return numerics::KeyDistribution::gaussian;
+// The key model the host asked for: its distribution's parameters from
+// options->key_model_json, or the built-in models/keys/<name>.json when the host is older
+// or passes NULL. nullopt with a reason for an unknown name or a file that does not parse
+// or is not of the distribution's kind.
+struct RequestedKeys {
+  numerics::KeyDistribution dist = numerics::KeyDistribution::gaussian;
+  numerics::KeyModel model;
+};
+inline std::optional<RequestedKeys> requested_keys(const tp_run_options* options, std::string* why = nullptr) {
+  RequestedKeys keys;
   try {
-    return numerics::parse_key_distribution(options->key_distribution, "key_distribution");
+    if (TP_HAS_FIELD(options, tp_run_options, key_distribution) && options->key_distribution != nullptr)
+      keys.dist = numerics::parse_key_distribution(options->key_distribution, "key_distribution");
+    if (TP_HAS_FIELD(options, tp_run_options, key_model_json) && options->key_model_json != nullptr) {
+      const std::string stem(numerics::to_string(keys.dist));
+      keys.model = numerics::parse_key_model_text(options->key_model_json, stem, "key_model_json");
+      numerics::require_kind(keys.model, keys.dist, "key_model_json");
+    } else {
+      keys.model = numerics::builtin_key_model(keys.dist);
+    }
   } catch (const std::exception& e) {
     if (why != nullptr) *why = e.what();
     return std::nullopt;
   }
+  return keys;
+}
+
+// For plugins that generate keys only with their built-in parameters: the options' key
+// distribution (gaussian when the host is older or passes NULL); nullopt with a reason
+// for an unknown name, and for a key_model_json whose parameters differ from the built-in
+// file's (never silently other inputs than the host gates with).
+inline std::optional<numerics::KeyDistribution> key_distribution(const tp_run_options* options,
+                                                                 std::string* why = nullptr) {
+  const auto keys = requested_keys(options, why);
+  if (!keys) return std::nullopt;
+  if (!keys->model.same_parameters(numerics::builtin_key_model(keys->dist))) {
+    if (why != nullptr)
+      *why = "key_model_json: this plugin generates '" + std::string(numerics::to_string(keys->dist)) +
+             "' keys only with the parameters it was built with (models/keys/" +
+             std::string(numerics::to_string(keys->dist)) +
+             ".json at build time); the host's differ: rebuild the plugin from the same models/";
+    return std::nullopt;
+  }
+  return keys->dist;
 }
 
 inline void set_key_distribution(tp_result* out, numerics::KeyDistribution dist) {

@@ -109,7 +109,7 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
     // ---- inputs ----
     if (progress.poll("generate", 0.0)) throw Cancelled{};
     auto start = std::chrono::steady_clock::now();
-    const DecodeProblem problem = numerics::make_problem(op, options.seed, options.keys);
+    const DecodeProblem problem = numerics::make_problem(op, options.seed, options.keys, &options.key_model);
     m.generation_ms = elapsed_us(start) / 1000;
     if (progress.next_unit("bandwidth")) throw Cancelled{};
     m.read_bandwidth_gbps = bandwidth_probe.measure_gbps(options.threads);
@@ -221,7 +221,7 @@ CaseMeasurement measure_case(const OperatingPoint& op, const MeasureOptions& opt
       checked.insert(checked.end(), m.out.begin() + b * request_elems, m.out.begin() + (b + 1) * request_elems);
     }
     const DecodeProblem full_precision =
-        numerics::make_full_precision_requests(op, options.seed, options.keys, verified);
+        numerics::make_full_precision_requests(op, options.seed, options.keys, verified, &options.key_model);
     std::vector<double> reference;
     m.gate = numerics::case_gate(problem, verified, checked, full_precision, options.fnuz ? nullptr : &reference);
     if (options.fnuz) reference = numerics::reference_decode(problem, verified, numerics::QQuantization::e4m3_fnuz);

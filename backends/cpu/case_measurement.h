@@ -14,6 +14,7 @@
 #include "backends/cpu/run_progress.h"
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/gate_metrics.h"
+#include "core/numerics/key_model.h"
 
 namespace tilepath::cpu {
 
@@ -23,7 +24,8 @@ struct MeasureOptions {
   std::uint32_t ablations = 0;
   std::uint64_t seed = 1;
   numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian;
-  std::string save_tensors_dir;  // "" = don't save
+  numerics::KeyModel key_model = numerics::builtin_key_model(numerics::KeyDistribution::gaussian);  // keys' parameters
+  std::string save_tensors_dir;                                                                     // "" = don't save
   int threads = 1;
   // gfx942 numerics (device 1): the kernels run on the cache re-encoded to E4M3 FNUZ with Q
   // and P quantized to FNUZ (DecodeLaunch::fnuz); the kernel check's reference quantizes Q

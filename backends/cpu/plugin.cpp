@@ -24,7 +24,7 @@ namespace {
 
 using plugin::copy_text;
 using plugin::finish;
-using plugin::key_distribution;
+using plugin::requested_keys;
 using plugin::ResultStorage;
 using plugin::set_check_rows;
 using plugin::set_gate;
@@ -228,9 +228,10 @@ int cpu_run_case(int32_t device, const tp_case* c, const tp_run_options* options
   if (TP_HAS_FIELD(options, tp_run_options, progress_user)) progress_user = options->progress_user;
   if (TP_HAS_FIELD(options, tp_run_options, cancel)) cancel = options->cancel;
   std::string why;
-  const auto keys = key_distribution(options, &why);
+  auto keys = requested_keys(options, &why);
   if (!keys) return finish(out, TP_ERR_INVALID, why);
-  measure.keys = *keys;
+  measure.keys = keys->dist;
+  measure.key_model = std::move(keys->model);
   set_key_distribution(out, measure.keys);
 
   RunProgress progress(progress_fn, progress_user, cancel, progress_units(measure));

@@ -133,9 +133,10 @@ std::size_t DecodeProblem::k_page_elems() const {
 
 float softmax_scale_for(int head_dim) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
 
-DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
+DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
+                           const KeyModel* key_model) {
   op.validate();
-  const detail::ProblemOriginals originals(op, seed, dist);
+  const detail::ProblemOriginals originals(op, seed, dist, key_model);
   DecodeProblem p;
   p.op = op;
   p.softmax_scale = softmax_scale_for(op.head_dim);

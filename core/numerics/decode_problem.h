@@ -69,8 +69,11 @@ struct DecodeProblem {
 // originals with the op's scale granularity (mxfp8: per 32-element block); the originals
 // are not kept. mxfp8 needs head_dim to be a multiple of 32 (ValidationError naming
 // head_dim otherwise).
+// `keys` (every function here that takes one): dist's parameters, NULL = the built-in
+// models/keys/<dist>.json (key_model.h).
+struct KeyModel;
 DecodeProblem make_problem(const OperatingPoint& op, std::uint64_t seed,
-                           KeyDistribution dist = KeyDistribution::gaussian);
+                           KeyDistribution dist = KeyDistribution::gaussian, const KeyModel* keys = nullptr);
 
 // float64 reference of attention over the STORED (dequantized) cache:
 // out[b][h][d] = sum_t softmax(q.k_t * scale) v_t. For fp8_qk it quantizes Q to E4M3
@@ -108,11 +111,12 @@ float quantize_q_row_e4m3(const std::uint16_t* q_bf16, int head_dim, std::uint8_
 // precision on a case's own inputs: what the numerical gate compares a kernel's output with.
 OperatingPoint full_precision_op(const OperatingPoint& op);
 DecodeProblem make_full_precision_problem(const OperatingPoint& op, std::uint64_t seed,
-                                          KeyDistribution dist = KeyDistribution::gaussian);
+                                          KeyDistribution dist = KeyDistribution::gaussian,
+                                          const KeyModel* keys = nullptr);
 // The same for the listed requests only (request i is make_problem's requests[i]), in
 // contiguous pages: what the gate of a large case needs without the whole cache twice.
 DecodeProblem make_full_precision_requests(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
-                                           const std::vector<int>& requests);
+                                           const std::vector<int>& requests, const KeyModel* keys = nullptr);
 
 // Quality gate: attention in float64 over the ORIGINAL (BF16, never FP8-quantized)
 // Q/K/V that make_problem(op, seed, dist) quantized. Regenerated from the seed, so it

@@ -22,16 +22,6 @@ constexpr std::uint64_t kStreamBias = 2;
 constexpr std::uint64_t kStreamKeysBase = 1ull << 32;
 constexpr std::uint64_t kStreamValuesBase = 2ull << 32;
 
-// qwen_bias: this many channels per kv head carry a constant bias of
-// kBiasMinStd..kBiasMaxStd residual standard deviations (the Qwen failure of the design note, docs/design-note.md:
-// the bias captures the FP8 scale and crushes the token-varying residual).
-constexpr int kBiasedChannelsPerHead = 4;
-constexpr double kBiasMinStd = 20.0;
-constexpr double kBiasMaxStd = 50.0;
-
-// Student-t with 3 degrees of freedom, scaled to unit variance (var of t_3 is 3).
-constexpr double kStudentDof = 3.0;
-
 // Standard normals from 32 random bits through a 65536-bucket table of the normal
 // quantile function with linear interpolation inside a bucket (the two tail buckets
 // are inverted exactly). ~10x faster than std::normal_distribution, which matters
@@ -121,8 +111,10 @@ std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist)
-    : op_(op), seed_(seed), dist_(dist) {
+ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
+                                   const KeyModel* model)
+    : op_(op), seed_(seed), dist_(dist), model_(model != nullptr ? *model : builtin_key_model(dist)) {
+  require_kind(model_, dist, "key model");
   lengths_ = op.context_lengths.empty() ? std::vector<int>(op.batch, op.context) : op.context_lengths;
 
   std::mt19937_64 q_rng(stream_seed(seed, kStreamQ));
@@ -135,13 +127,15 @@ ProblemOriginals::ProblemOriginals(const OperatingPoint& op, std::uint64_t seed,
   key_bias_.assign(static_cast<std::size_t>(op.kv_heads) * op.head_dim, 0.0f);
   if (dist == KeyDistribution::qwen_bias) {
     std::mt19937_64 bias_rng(stream_seed(seed, kStreamBias));
-    std::uniform_real_distribution<double> magnitude(kBiasMinStd, kBiasMaxStd);
+    // |bias| in residual standard deviations (models/keys/qwen_bias.json says where the
+    // values come from); the residual below is unit-variance.
+    std::uniform_real_distribution<double> magnitude(model_.bias_min_std, model_.bias_max_std);
     std::vector<int> channels(op.head_dim);
     for (int h = 0; h < op.kv_heads; ++h) {
       // Distinct channels per head: the first few of a shuffled channel list.
       for (int d = 0; d < op.head_dim; ++d) channels[d] = d;
       std::shuffle(channels.begin(), channels.end(), bias_rng);
-      for (int i = 0; i < kBiasedChannelsPerHead; ++i) {
+      for (int i = 0; i < std::min(model_.bias_channels_per_head, op.head_dim); ++i) {
         const double sign = (bias_rng() & 1) ? 1.0 : -1.0;
         key_bias_[static_cast<std::size_t>(h) * op.head_dim + channels[i]] =
             codec::round_bf16(static_cast<float>(sign * magnitude(bias_rng)));
@@ -156,8 +150,9 @@ void ProblemOriginals::keys(int b, std::vector<float>& out) const {
   std::mt19937_64 rng(stream_seed(seed_, kStreamKeysBase + b));
   if (dist_ == KeyDistribution::heavy_tailed) {
     // Exact Student-t (its tails set the FP8 scale, so no table here).
-    std::student_t_distribution<double> student(kStudentDof);
-    const double student_unit = 1.0 / std::sqrt(kStudentDof / (kStudentDof - 2.0));
+    const double dof = model_.student_dof;
+    std::student_t_distribution<double> student(dof);
+    const double student_unit = 1.0 / std::sqrt(dof / (dof - 2.0));
     for (auto& x : out) x = static_cast<float>(student(rng) * student_unit);
   } else {
     fill_normal(rng, out.data(), out.size());

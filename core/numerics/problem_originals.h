@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "core/numerics/decode_problem.h"
+#include "core/numerics/key_model.h"
 #include "core/numerics/rope.h"
 
 namespace tilepath::numerics::detail {
 
 class ProblemOriginals {
  public:
-  ProblemOriginals(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist);
+  // `model` gives dist's parameters (models/keys/<dist>.json as the host passed it); NULL =
+  // builtin_key_model(dist). Throws std::invalid_argument when its kind is not dist's.
+  ProblemOriginals(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist, const KeyModel* model = nullptr);
 
   const std::vector<int>& lengths() const { return lengths_; }
   // [batch][q_heads][head_dim] BF16 bits
@@ -34,6 +37,7 @@ class ProblemOriginals {
   OperatingPoint op_;
   std::uint64_t seed_;
   KeyDistribution dist_;
+  KeyModel model_;
   std::vector<int> lengths_;
   std::vector<std::uint16_t> q_;
   std::vector<float> key_bias_;

@@ -190,16 +190,17 @@ OperatingPoint full_precision_op(const OperatingPoint& op) {
   return fp;
 }
 
-DecodeProblem make_full_precision_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist) {
+DecodeProblem make_full_precision_problem(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
+                                          const KeyModel* keys) {
   // The originals do not depend on the representation fields, so the BF16 cache of the
   // same seed holds exactly the values the representation quantized.
-  return make_problem(full_precision_op(op), seed, dist);
+  return make_problem(full_precision_op(op), seed, dist, keys);
 }
 
 DecodeProblem make_full_precision_requests(const OperatingPoint& op, std::uint64_t seed, KeyDistribution dist,
-                                           const std::vector<int>& requests) {
+                                           const std::vector<int>& requests, const KeyModel* keys) {
   op.validate();
-  const detail::ProblemOriginals originals(op, seed, dist);
+  const detail::ProblemOriginals originals(op, seed, dist, keys);
   const int row = op.kv_heads * op.head_dim;
   DecodeProblem p;
   p.op = full_precision_op(op);
@@ -229,12 +230,12 @@ DecodeProblem make_full_precision_requests(const OperatingPoint& op, std::uint64
   parallel_for(static_cast<std::int64_t>(requests.size()), [&](std::int64_t i) {
     const int b = requests[static_cast<std::size_t>(i)];
     std::copy_n(&originals.q()[static_cast<std::size_t>(b) * row_elems], row_elems, &p.q[i * row_elems]);
-    std::vector<float> keys, values;
-    originals.keys(b, keys);
+    std::vector<float> key_rows, values;
+    originals.keys(b, key_rows);
     originals.values(b, values);
     const std::size_t first = static_cast<std::size_t>(i) * p.max_pages_per_seq * op.page_size * row;
-    for (std::size_t e = 0; e < keys.size(); ++e) {
-      p.k16[first + e] = float_to_bf16(keys[e]);  // exact: the originals are BF16 values
+    for (std::size_t e = 0; e < key_rows.size(); ++e) {
+      p.k16[first + e] = float_to_bf16(key_rows[e]);  // exact: the originals are BF16 values
       p.v16[first + e] = float_to_bf16(values[e]);
     }
   });

@@ -7,8 +7,6 @@
 #include <random>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 #include "core/json_input.h"
 #include "core/numerics/fp8.h"
 #include "core/numerics/problem_originals.h"
@@ -17,62 +15,11 @@ namespace tilepath::quality {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 // Streams per tensor, distinct from each other and per (request, kv head).
 constexpr std::uint64_t kStreamBias = 11;
 constexpr std::uint64_t kStreamProjection = 12;
 constexpr std::uint64_t kStreamRowBase = 1ull << 40;
-
-[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& problem) {
-  throw std::runtime_error(file + ": field '" + field + "': " + problem);
-}
-
-// {"value": N, "source": "..."}: every parameter says where it comes from.
-double parameter(const json& j, const std::string& key, const std::string& file) {
-  if (!j.contains(key)) fail(file, key, "missing");
-  const json& p = j[key];
-  if (!p.is_object() || !p.contains("value") || !p["value"].is_number())
-    fail(file, key, "expected {\"value\": number, \"source\": text}");
-  if (!p.contains("source") || !p["source"].is_string() || p["source"].get<std::string>().empty())
-    fail(file, key + ".source", "missing: every parameter names where it comes from");
-  return p["value"].get<double>();
-}
-
-KeyModel parse(const json& j, const std::string& id, const std::string& file) {
-  if (!j.is_object()) throw std::runtime_error(file + ": the top level must be a JSON object");
-  KeyModel m;
-  m.id = id;
-  m.file = file;
-  for (const char* key : {"name", "kind", "source"})
-    if (!j.contains(key) || !j[key].is_string()) fail(file, key, "missing or not a string");
-  m.name = j["name"].get<std::string>();
-  m.source = j["source"].get<std::string>();
-  const std::string kind = j["kind"].get<std::string>();
-  if (kind == "gaussian") {
-    m.kind = KeyKind::gaussian;
-  } else if (kind == "student_t") {
-    m.kind = KeyKind::student_t;
-    m.student_dof = parameter(j, "student_dof", file);
-    if (!(m.student_dof > 2)) fail(file, "student_dof", "must be > 2 (a finite variance)");
-  } else if (kind == "channel_bias" || kind == "projected") {
-    m.kind = kind == "channel_bias" ? KeyKind::channel_bias : KeyKind::projected;
-    m.bias_channels_per_head = static_cast<int>(parameter(j, "bias_channels_per_head", file));
-    m.bias_min_std = parameter(j, "bias_min_std", file);
-    m.bias_max_std = parameter(j, "bias_max_std", file);
-    if (m.bias_channels_per_head < 0 || m.bias_min_std < 0 || m.bias_max_std < m.bias_min_std)
-      fail(file, "bias_*", "need channels >= 0 and 0 <= min <= max");
-    if (m.kind == KeyKind::projected) {
-      m.model_dim = static_cast<int>(parameter(j, "model_dim", file));
-      m.rope_fraction = parameter(j, "rope_fraction", file);
-      if (m.model_dim < 1) fail(file, "model_dim", "must be >= 1");
-      if (!(m.rope_fraction > 0 && m.rope_fraction <= 1)) fail(file, "rope_fraction", "must be in (0, 1]");
-    }
-  } else {
-    fail(file, "kind", "'" + kind + "' is not allowed; allowed: gaussian|student_t|channel_bias|projected");
-  }
-  return m;
-}
 
 std::vector<std::string> key_files(const std::string& dir) {
   std::vector<std::string> files;
@@ -96,7 +43,7 @@ KeyModel load_key_model(const std::string& id, const std::string& models_dir) {
     const std::string stem = fs::path(f).stem().string();
     if (stem == id) {
       std::ifstream in(f);
-      return parse(parse_json_input(in, f), stem, f);
+      return numerics::parse_key_model(parse_json_input(in, f), stem, f);
     }
     known += (known.empty() ? "" : "|") + stem;
   }

@@ -8,30 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/numerics/key_model.h"
 #include "core/operating_point.h"
 
 namespace tilepath::quality {
 
-enum class KeyKind {
-  gaussian,      // residual ~ N(0, 1) per channel
-  student_t,     // residual ~ Student-t(dof), scaled to unit variance
-  channel_bias,  // gaussian residual + a large constant bias on a few channels per kv head
-  projected,     // residual = W x (correlated channels) + bias, then RoPE on a fraction of the channels
-  imported,      // keys (and values) from an .npy dump
-};
-
-struct KeyModel {
-  std::string id;  // file stem: "qwen_bias"
-  std::string name;
-  KeyKind kind = KeyKind::gaussian;
-  double student_dof = 3;
-  int bias_channels_per_head = 0;
-  double bias_min_std = 0, bias_max_std = 0;  // |bias| uniform in [min, max] residual stds
-  int model_dim = 256;                        // projected: width of x
-  double rope_fraction = 1.0;                 // share of head_dim that RoPE rotates
-  std::string source;
-  std::string file;
-};
+// The parameters and their parser live in core/numerics (the plugins generate inputs from
+// the same files); the gate names them here.
+using numerics::KeyKind;
+using numerics::KeyModel;
 
 // models/keys/<id>.json; throws std::runtime_error naming the file and field, or the known ids.
 KeyModel load_key_model(const std::string& id, const std::string& models_dir);

@@ -753,6 +753,69 @@ TEST(CpuBackend, UnknownKeyDistributionIsNamed) {
   EXPECT_NE(r.message.find("qwen_bias"), std::string::npos) << r.message;
 }
 
+// The file with the sources (models/keys/qwen_bias.json) is what the plugin generates keys
+// from: its text through tp_run_options.key_model_json, or the copy the build embedded.
+std::string shipped_key_file(const std::string& stem) {
+  std::ifstream in(std::string(TILEPATH_SOURCE_DIR) + "/models/keys/" + stem + ".json", std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The exact bias a prebias K8/V8 case keeps (k_bias.npy), generated from `key_model_json`.
+std::vector<float> prebias_bias(const char* key_model_json, std::string* message = nullptr) {
+  const tp_backend_api* api = load_cpu_plugin();
+  if (api == nullptr) return {};
+  OperatingPoint op = small_op();
+  op.k_repr = KRepr::prebias;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tilepath_cpu_key_model_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string dir_text = dir.string();
+  tp_run_options o = quick_options();
+  o.key_distribution = "qwen_bias";
+  o.key_model_json = key_model_json;
+  o.save_tensors_dir = dir_text.c_str();
+  const tp_case c = to_tp_case(op);
+  tp_result result{};
+  result.struct_size = sizeof result;
+  const int status = api->run_case(0, &c, &o, &result);
+  if (message != nullptr) *message = result.message;
+  std::vector<float> bias;
+  if (status == TP_OK) bias = read_npy_f4(dir / "k_bias.npy");
+  api->release_result(&result);
+  std::filesystem::remove_all(dir);
+  return bias;
+}
+
+TEST(CpuBackend, KeyModelJsonSetsTheGeneratedKeys) {
+  const std::string shipped = shipped_key_file("qwen_bias");
+  ASSERT_FALSE(shipped.empty());
+  const std::vector<float> from_file = prebias_bias(shipped.c_str());
+  ASSERT_FALSE(from_file.empty());
+  // No JSON: the built-in copy, the same file's values.
+  EXPECT_EQ(prebias_bias(nullptr), from_file);
+
+  // An edited copy: every biased channel's magnitude becomes 7 residual stds.
+  nlohmann::json edited = nlohmann::json::parse(shipped);
+  edited["bias_min_std"]["value"] = 7;
+  edited["bias_max_std"]["value"] = 7;
+  const std::string edited_text = edited.dump();
+  const std::vector<float> from_edit = prebias_bias(edited_text.c_str());
+  ASSERT_EQ(from_edit.size(), from_file.size());
+  EXPECT_NE(from_edit, from_file);
+  int biased = 0;
+  for (float b : from_edit) {
+    if (b == 0.0f) continue;
+    ++biased;
+    EXPECT_EQ(std::fabs(b), 7.0f);
+  }
+  EXPECT_EQ(biased, 2 * edited["bias_channels_per_head"]["value"].get<int>());  // small_op: 2 kv heads
+
+  // A file of another kind for these keys is refused, naming the field.
+  std::string message;
+  EXPECT_TRUE(prebias_bias(shipped_key_file("gaussian").c_str(), &message).empty());
+  EXPECT_NE(message.find("key_model_json"), std::string::npos) << message;
+}
+
 // Launch counts are checked at the ABI boundary too: 2^31-1 warm-ups and repeats had
 // overflowed the progress arithmetic and crashed the plugin.
 TEST(CpuBackend, LaunchCountsOutOfRangeAreRefusedNamingTheField) {

@@ -8,6 +8,7 @@
 
 #include "core/numerics/decode_problem.h"
 #include "core/numerics/fp8.h"
+#include "core/numerics/key_model.h"
 #include "core/numerics/mxfp8.h"
 #include "core/numerics/problem_originals.h"
 #include "core/numerics/rope.h"
@@ -154,9 +155,16 @@ TEST(DecodeProblem, PrebiasStoresTheModelBiasExactly) {
     const detail::ProblemOriginals originals(op, 4, KeyDistribution::qwen_bias);
     ASSERT_EQ(p.k_bias.size(), static_cast<std::size_t>(op.kv_heads * op.head_dim)) << layout;
     EXPECT_EQ(p.k_bias, originals.key_bias()) << layout;
+    // The bias of models/keys/qwen_bias.json (the built-in copy): its channel count and range.
+    const KeyModel& model = builtin_key_model(KeyDistribution::qwen_bias);
     int large_channels = 0;
-    for (float b : p.k_bias) large_channels += std::fabs(b) > 15.0f ? 1 : 0;
-    EXPECT_EQ(large_channels, 4 * op.kv_heads) << "qwen_bias: 4 channels per head carry a 20-50 sigma bias";
+    for (float b : p.k_bias) {
+      if (b == 0.0f) continue;
+      ++large_channels;
+      EXPECT_GE(std::fabs(b), std::floor(model.bias_min_std)) << layout;  // BF16-rounded
+      EXPECT_LE(std::fabs(b), std::ceil(model.bias_max_std)) << layout;
+    }
+    EXPECT_EQ(large_channels, model.bias_channels_per_head * op.kv_heads) << layout;
     // The residual scale is set by the unit-variance residual, not by the bias.
     for (float s : p.k_scale) EXPECT_LT(s * kE4M3Max, 8.0f) << layout;
 
