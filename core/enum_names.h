@@ -27,6 +27,7 @@ TILEPATH_NAME_TABLE(KRepr, tp_k_repr_names)
 TILEPATH_NAME_TABLE(RopeLayout, tp_rope_layout_names)
 TILEPATH_NAME_TABLE(ScaleGranularity, tp_scale_granularity_names)
 TILEPATH_NAME_TABLE(CacheState, tp_cache_state_names)
+TILEPATH_NAME_TABLE(Mma, tp_mma_names)
 TILEPATH_NAME_TABLE(Stage, tp_stage_names)
 TILEPATH_NAME_TABLE(CostMethod, tp_cost_method_names)
 #undef TILEPATH_NAME_TABLE

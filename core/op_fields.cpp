@@ -234,11 +234,15 @@ std::vector<OpField> make_table() {
       integer<&OP::splits>("splits", "--splits", "Split-KV", "split-KV count; 0 = the backend chooses", 0, 256, 11);
   splits.special_zero = "auto";
   t.push_back(splits);
+  t.push_back(choice<Mma, &OP::mma>("mma", "--mma", "Matrix instruction",
+                                    "matrix instruction family of QK and PV (mma_sync: HMMA; wgmma: HGMMA/QGMMA, "
+                                    "sm_90a)",
+                                    12));
   for (OpField& f : t) {
     f.shape = f.name == "batch" || f.name == "context" || f.name == "q_heads" || f.name == "kv_heads" ||
               f.name == "head_dim" || f.name == "page_size" || f.name == "kv";
     f.variant = f.name == "kv" || f.name == "k_path" || f.name == "mode" || f.name == "k_repr" || f.name == "rope" ||
-                f.name == "scale" || f.name == "splits";
+                f.name == "scale" || f.name == "splits" || f.name == "mma";
   }
   return t;
 }

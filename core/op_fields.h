@@ -38,7 +38,7 @@ struct OpField {
   bool sweep_axis = true;            // may be an axis of a sweep spec (not context_lengths)
   int sweep_nesting = 0;             // axes nest in this order (lowest varies slowest)
   // A choice a serving engine makes for the same work (how the cache is stored and
-  // consumed: kv, k_path, mode, k_repr, rope, scale, splits), as opposed to the point it
+  // consumed: kv, k_path, mode, k_repr, rope, scale, splits, mma), as opposed to the point it
   // is asked about (batch, context, heads, head dim, page size, cache state). Dispatch
   // chooses among variants per point.
   bool variant = false;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <numeric>
 #include <sstream>
 #include <utility>
@@ -34,6 +35,7 @@ std::string_view to_string(KRepr v) { return names::name_of(v); }
 std::string_view to_string(RopeLayout v) { return names::name_of(v); }
 std::string_view to_string(ScaleGranularity v) { return names::name_of(v); }
 std::string_view to_string(CacheState v) { return names::name_of(v); }
+std::string_view to_string(Mma v) { return names::name_of(v); }
 
 KvDtype parse_kv_dtype(std::string_view s, std::string_view field) { return names::parse<KvDtype>(s, field); }
 KPath parse_k_path(std::string_view s, std::string_view field) { return names::parse<KPath>(s, field); }
@@ -46,6 +48,7 @@ ScaleGranularity parse_scale_granularity(std::string_view s, std::string_view fi
   return names::parse<ScaleGranularity>(s, field);
 }
 CacheState parse_cache_state(std::string_view s, std::string_view field) { return names::parse<CacheState>(s, field); }
+Mma parse_mma(std::string_view s, std::string_view field) { return names::parse<Mma>(s, field); }
 
 bool k_is_fp8(KvDtype v) { return v == KvDtype::k8v16 || v == KvDtype::k8v8; }
 bool v_is_fp8(KvDtype v) { return v == KvDtype::k16v8 || v == KvDtype::k8v8; }
@@ -178,6 +181,7 @@ std::string OperatingPoint::variant_label() const {
   std::string label = std::string(to_string(kv)) + "/" + std::string(to_string(k_path));
   if (mode != TransformMode::none) label += "/" + std::string(to_string(mode));
   if (k_repr != KRepr::plain) label += "/" + std::string(to_string(k_repr));
+  if (mma != Mma::mma_sync) label += "/" + std::string(to_string(mma));
   return label;
 }
 
@@ -191,6 +195,7 @@ std::string OperatingPoint::key() const {
   s << "_hq" << q_heads << "_hk" << kv_heads << "_d" << head_dim << "_p" << page_size << "_" << to_string(kv) << "_"
     << to_string(k_path) << "_" << to_string(mode) << "_" << to_string(k_repr) << "_" << to_string(rope) << "_"
     << to_string(scale) << "_" << to_string(cache) << "_sp" << splits;
+  if (mma != Mma::mma_sync) s << "_" << to_string(mma);
   return s.str();
 }
 
@@ -243,6 +248,7 @@ tp_case to_tp_case(const OperatingPoint& op, const char* gpu_model) {
   c.cache_state = static_cast<int32_t>(op.cache);
   c.splits = op.splits;
   c.gpu_model = gpu_model;
+  c.mma = static_cast<int32_t>(op.mma);
   return c;
 }
 
@@ -260,6 +266,9 @@ OperatingPoint from_tp_case(const tp_case& c) {
   check_enum(c.rope_layout, "rope");
   check_enum(c.scale_granularity, "scale");
   check_enum(c.cache_state, "cache");
+  // ABI 2.5: an older host's shorter case has no mma and ran mma_sync.
+  const bool has_mma = c.struct_size >= offsetof(tp_case, mma) + sizeof(c.mma);
+  if (has_mma) check_enum(c.mma, "mma");
   OperatingPoint op;
   op.batch = c.batch;
   op.context = c.context;
@@ -277,6 +286,7 @@ OperatingPoint from_tp_case(const tp_case& c) {
   op.scale = static_cast<ScaleGranularity>(c.scale_granularity);
   op.cache = static_cast<CacheState>(c.cache_state);
   op.splits = c.splits;
+  op.mma = has_mma ? static_cast<Mma>(c.mma) : Mma::mma_sync;
   return op;
 }
 

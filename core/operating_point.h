@@ -25,6 +25,9 @@ enum class KRepr { plain = TP_KREPR_PLAIN, prebias = TP_KREPR_PREBIAS, mxfp8 = T
 enum class RopeLayout { post_rope = TP_ROPE_POST, pre_rope = TP_ROPE_PRE };
 enum class ScaleGranularity { per_tensor = TP_SCALE_PER_TENSOR, per_head = TP_SCALE_PER_HEAD };
 enum class CacheState { l2_warm = TP_CACHE_L2_WARM, hbm_cold = TP_CACHE_HBM_COLD };
+// The matrix instruction family QK and PV are issued on (tp_mma): mma_sync (HMMA; on sm_90a
+// mma.sync e4m3 is lowered to F16 HMMA plus F2FP conversions) or wgmma (HGMMA/QGMMA).
+enum class Mma { mma_sync = TP_MMA_MMA_SYNC, wgmma = TP_MMA_WGMMA };
 
 // Names as written on the command line, in specs and in the database.
 std::string_view to_string(KvDtype v);
@@ -34,6 +37,7 @@ std::string_view to_string(KRepr v);
 std::string_view to_string(RopeLayout v);
 std::string_view to_string(ScaleGranularity v);
 std::string_view to_string(CacheState v);
+std::string_view to_string(Mma v);
 
 // Parse a name; throws ValidationError naming `field` and the allowed values.
 KvDtype parse_kv_dtype(std::string_view s, std::string_view field = "kv");
@@ -43,6 +47,7 @@ KRepr parse_k_repr(std::string_view s, std::string_view field = "k_repr");
 RopeLayout parse_rope_layout(std::string_view s, std::string_view field = "rope");
 ScaleGranularity parse_scale_granularity(std::string_view s, std::string_view field = "scale");
 CacheState parse_cache_state(std::string_view s, std::string_view field = "cache");
+Mma parse_mma(std::string_view s, std::string_view field = "mma");
 
 bool k_is_fp8(KvDtype v);
 bool v_is_fp8(KvDtype v);
@@ -73,6 +78,7 @@ struct OperatingPoint {
   ScaleGranularity scale = ScaleGranularity::per_head;
   CacheState cache = CacheState::hbm_cold;
   int splits = 0;  // split-KV count; 0 = auto
+  Mma mma = Mma::mma_sync;
 
   int gqa_ratio() const { return q_heads / kv_heads; }
   long long total_tokens() const;  // sum of per-request lengths
@@ -87,9 +93,11 @@ struct OperatingPoint {
   // storage width), Q read and O written in BF16, scales and page table.
   double bytes_moved() const;
 
-  // Short label, e.g. "k8v8/transform/full"
+  // Short label, e.g. "k8v8/transform/full" ("/prebias", "/wgmma" when not the default)
   std::string variant_label() const;
-  // Stable identity of the case for sweep resume and dedup (all fields).
+  // Stable identity of the case for sweep resume and dedup (all fields). mma is spelled
+  // only when it is not mma_sync, so the keys stored before the field existed still name
+  // their cases.
   std::string key() const;
 
   bool operator==(const OperatingPoint&) const = default;

@@ -65,9 +65,22 @@ Backend::~Backend() {
 unsigned Backend::abi_major() const { return api_->abi_major; }
 unsigned Backend::abi_minor() const { return api_->abi_minor; }
 
+namespace {
+
+// A plugin of ABI 2.4 or older reads no tp_case.mma and would run mma_sync: a case of
+// another family is refused before it reaches the plugin ("" when it may go).
+std::string mma_problem(const tp_backend_api& api, const std::string& name, const OperatingPoint& op) {
+  if (op.mma == Mma::mma_sync || api.abi_major > 2 || api.abi_minor >= 5) return "";
+  return "mma: plugin '" + name + "' speaks ABI " + std::to_string(api.abi_major) + "." +
+         std::to_string(api.abi_minor) + ", which cannot take a matrix instruction family (ABI 2.5); allowed: mma_sync";
+}
+
+}  // namespace
+
 std::string Backend::unsupported_reason(int device, const OperatingPoint& op, const std::string& gpu_model) const {
   const auto problems = op.problems();
   if (!problems.empty()) return problems.front().what();
+  if (std::string why = mma_problem(*api_, name_, op); !why.empty()) return why;
   if (device < 0 || device >= static_cast<int>(devices_.size())) {
     return "device " + std::to_string(device) + " does not exist on backend '" + name_ + "' (" +
            (devices_.empty() ? "no devices: " + no_device_reason_ : std::to_string(devices_.size()) + " devices") + ")";
@@ -111,6 +124,11 @@ int Backend::run(int device, const OperatingPoint& op, const tp_run_options& opt
   std::memset(&result, 0, sizeof result);
   result.struct_size = sizeof result;
   fill_nan(result);
+  if (const std::string why = mma_problem(*api_, name_, op); !why.empty()) {
+    result.status = TP_ERR_UNSUPPORTED;
+    std::snprintf(result.message, sizeof result.message, "%s", why.c_str());
+    return result.status;
+  }
   const tp_case c = to_tp_case(op, gpu_model.empty() ? nullptr : gpu_model.c_str());
   std::lock_guard<std::mutex> guard(lock_->mutex);
   int status = api_->run_case(device, &c, &options, &result);

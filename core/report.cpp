@@ -65,6 +65,7 @@ const std::vector<Column>& columns() {
       {"kv", [](const CaseSummary& c) { return std::string(to_string(c.record.op.kv)); }},
       {"k_path", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_path)); }},
       {"mode", [](const CaseSummary& c) { return std::string(to_string(c.record.op.mode)); }},
+      {"mma", [](const CaseSummary& c) { return std::string(to_string(c.record.op.mma)); }},
       {"k_repr", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_repr)); }},
       {"rope", [](const CaseSummary& c) { return std::string(to_string(c.record.op.rope)); }},
       {"scale", [](const CaseSummary& c) { return std::string(to_string(c.record.op.scale)); }},

@@ -21,7 +21,7 @@ CaseFilter parseCaseFilter(const QString& text) {
     int eq = word.indexOf(QLatin1Char('='));
     if (eq <= 0)
       throw ValidationError(ss(word), "expected key=value",
-                            "run, backend, device, kv, k_path, mode, cache, batch, context, head_dim, status");
+                            "run, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status");
     const QString key = word.left(eq).toLower(), value = word.mid(eq + 1);
     const std::string v = ss(value);
     if (key == QLatin1String("run"))
@@ -38,6 +38,8 @@ CaseFilter parseCaseFilter(const QString& text) {
       f.mode = std::string(to_string(parse_transform_mode(v)));
     else if (key == QLatin1String("cache"))
       f.cache = std::string(to_string(parse_cache_state(v)));
+    else if (key == QLatin1String("mma"))
+      f.mma = std::string(to_string(parse_mma(v)));
     else if (key == QLatin1String("batch"))
       f.batch = toInt(key, value);
     else if (key == QLatin1String("context"))
@@ -52,7 +54,7 @@ CaseFilter parseCaseFilter(const QString& text) {
       if (!found) throw ValidationError("status", "unknown value '" + v + "'", "ok|failed|unsupported|error|cancelled");
     } else {
       throw ValidationError(ss(key), "unknown filter key",
-                            "run, backend, device, kv, k_path, mode, cache, batch, context, head_dim, status");
+                            "run, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status");
     }
   }
   return f;

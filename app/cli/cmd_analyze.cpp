@@ -91,6 +91,7 @@ void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
                 const std::optional<analysis::BreakEvenAnalysis>& b) {
   std::printf("case            #%lld %s on %s: %s\n", static_cast<long long>(c.case_id), c.backend.c_str(),
               c.device.c_str(), describe_case(a.op).c_str());
+  std::printf("matrix instr.   %s\n", std::string(to_string(a.op.mma)).c_str());
   std::printf("tile            %s tokens\n", a.tile_tokens > 0 ? std::to_string(a.tile_tokens).c_str() : "-");
   std::printf("\n%-10s %-14s %14s  %-9s %10s\n", "stage", "agent", "cost us/tile", "source", "slack us");
   for (Stage s : a.graph.stages()) {

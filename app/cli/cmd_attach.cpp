@@ -60,7 +60,7 @@ std::vector<std::uint8_t> read_bytes(const std::string& path) {
 int likeness(const OperatingPoint& a, const OperatingPoint& b) {
   return (a.kv == b.kv) * 8 + (a.k_path == b.k_path) * 4 + (a.mode == b.mode) * 4 + (a.context == b.context) * 4 +
          (a.cache == b.cache) * 2 + (a.head_dim == b.head_dim) + (a.q_heads == b.q_heads) + (a.kv_heads == b.kv_heads) +
-         (a.page_size == b.page_size) + (a.k_repr == b.k_repr) + (a.splits == b.splits) +
+         (a.page_size == b.page_size) + (a.k_repr == b.k_repr) + (a.splits == b.splits) + (a.mma == b.mma) +
          (a.context_lengths == b.context_lengths);
 }
 

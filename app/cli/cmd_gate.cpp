@@ -107,6 +107,12 @@ void store(const std::string& db, const std::vector<quality::GateResult>& result
 
 int gate(const GateFlags& f, const CliContext& context) {
   OperatingPoint op = build_operating_point(f.op);
+  // The gate's attention is computed on the host with mma_sync's arithmetic (FP32
+  // accumulation); wgmma's FP8 accumulation is not documented bit-exactly. Its results
+  // apply to a representation on every family (core/analysis/dispatch.cpp, gate_key).
+  if (op.mma != Mma::mma_sync)
+    throw UsageError("--mma: the gate emulates mma_sync's numerics; " + std::string(to_string(op.mma)) +
+                     " cannot be emulated bit-exactly; allowed: mma_sync");
   if (f.steps < 0 || f.steps > 100000) throw UsageError("--steps: must be in 0..100000");
   if (f.scales != "prefix" && f.scales != "per_step") throw UsageError("--scales: allowed: prefix|per_step");
   quality::GateSettings settings;

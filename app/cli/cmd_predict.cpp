@@ -75,6 +75,7 @@ int predict(const PredictFlags& f) {
         {"gpu_name", gpu.name},
         {"op", to_json(op)},
         {"variant", op.variant_label()},
+        {"mma", std::string(to_string(op.mma))},
         {"tile_tokens", est.tile_tokens},
         {"tiles_per_cta", est.tiles_per_cta},
         {"ctas", est.ctas},
@@ -95,6 +96,7 @@ int predict(const PredictFlags& f) {
   }
 
   std::printf("%s on %s (%s), model only\n", describe_case(op).c_str(), gpu.id.c_str(), gpu.name.c_str());
+  std::printf("matrix instruction %s\n", std::string(to_string(op.mma)).c_str());
   std::printf("tile %d tokens, %lld tiles per CTA, %d CTAs, %d split(s)\n\n", est.tile_tokens, est.tiles_per_cta,
               est.ctas, est.splits);
   std::printf("%-10s %-10s %14s %10s\n", "stage", "agent", "cost/tile us", "slack us");

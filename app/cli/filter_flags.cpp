@@ -27,6 +27,7 @@ void add_filter_flags(CLI::App* sub, FilterFlags& f) {
   sub->add_option("--k-path", f.k_path, "transform, fp8_qk, k16")->group(group);
   sub->add_option("--mode", f.mode, "none, full, k_only, separate_kv")->group(group);
   sub->add_option("--cache", f.cache, "l2_warm, hbm_cold")->group(group);
+  sub->add_option("--mma", f.mma, "mma_sync, wgmma")->group(group);
   sub->add_option("--batch", f.batch, "only this batch size")->group(group);
   sub->add_option("--context", f.context, "only this context length")->group(group);
   sub->add_option("--head-dim", f.head_dim, "only this head dim")->group(group);
@@ -44,6 +45,7 @@ CaseFilter build_filter(const FilterFlags& f) {
   if (given(sub, "--k-path")) filter.k_path = std::string(to_string(parse_k_path(f.k_path, "--k-path")));
   if (given(sub, "--mode")) filter.mode = std::string(to_string(parse_transform_mode(f.mode, "--mode")));
   if (given(sub, "--cache")) filter.cache = std::string(to_string(parse_cache_state(f.cache, "--cache")));
+  if (given(sub, "--mma")) filter.mma = std::string(to_string(parse_mma(f.mma, "--mma")));
   if (given(sub, "--batch")) filter.batch = f.batch;
   if (given(sub, "--context")) filter.context = f.context;
   if (given(sub, "--head-dim")) filter.head_dim = f.head_dim;

@@ -11,12 +11,12 @@ namespace tilepath::cli {
 
 struct FilterFlags {
   long long run_id = 0;
-  std::string backend, device, kv, k_path, mode, cache, status;
+  std::string backend, device, kv, k_path, mode, cache, mma, status;
   int batch = 0, context = 0, head_dim = 0;
   CLI::App* sub = nullptr;
 };
 
-// --run-id --backend --device --kv --k-path --mode --cache --batch --context --head-dim --status
+// --run-id --backend --device --kv --k-path --mode --cache --mma --batch --context --head-dim --status
 void add_filter_flags(CLI::App* sub, FilterFlags& flags);
 
 // Enum values are checked (ValidationError names the flag and the allowed values).

@@ -25,7 +25,8 @@
  * 2.2 the inputs' key distribution (tp_run_options.key_distribution) and the numerical
  * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS; 2.4 the
  * compiled kernels' records (tp_backend_api.kernel_count / kernel_record), listed without
- * a device; 2.5 the key distribution's parameters (tp_run_options.key_model_json).
+ * a device; 2.5 the matrix instruction family (tp_case.mma) and the key distribution's
+ * parameters (tp_run_options.key_model_json).
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -81,6 +82,13 @@ enum tp_k_repr { TP_KREPR_PLAIN = 0, TP_KREPR_PREBIAS = 1, TP_KREPR_MXFP8 = 2 };
 enum tp_rope_layout { TP_ROPE_POST = 0, TP_ROPE_PRE = 1 };
 enum tp_scale_granularity { TP_SCALE_PER_TENSOR = 0, TP_SCALE_PER_HEAD = 1 };
 enum tp_cache_state { TP_CACHE_L2_WARM = 0, TP_CACHE_HBM_COLD = 1 };
+
+/* ABI 2.5: the matrix instruction family the kernel's QK and PV are issued on.
+ * mma_sync: synchronous MMAs on register operands (NVIDIA mma.sync, HMMA in SASS; on sm_90a
+ * mma.sync ... e4m3 is lowered to F16 HMMA plus F2FP conversions); wgmma: Hopper's
+ * asynchronous warpgroup MMA (wgmma.mma_async, HGMMA/QGMMA), its only FP8 tensor-core path.
+ * A backend that has no such instruction refuses the value (TP_ERR_UNSUPPORTED). */
+enum tp_mma { TP_MMA_MMA_SYNC = 0, TP_MMA_WGMMA = 1 };
 
 /* per-tile stages of the stage graph, plus the once-per-step ones */
 enum tp_stage {
@@ -152,6 +160,9 @@ typedef struct tp_case {
   int32_t cache_state;       /* enum tp_cache_state */
   int32_t splits;            /* split-KV count; 0 = backend chooses */
   const char* gpu_model;     /* model name for simulating backends (e.g. "h200"); may be NULL */
+  /* ABI 2.5: enum tp_mma. Read it only when struct_size covers it: an older host's
+   * shorter case means TP_MMA_MMA_SYNC (what every case before 2.5 ran). */
+  int32_t mma;
 } tp_case;
 
 /* Progress: fraction in [0,1] and a short phase label. Return nonzero to request

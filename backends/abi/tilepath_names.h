@@ -1,8 +1,8 @@
 /*
  * The canonical names of the ABI's enumerations: how a dtype control, K path,
- * transform mode, stage or cost method is written on the command line, in sweep
- * specs, in kernel names and in the run store. This header is the one place they
- * are spelled; core (core/operating_point.cpp, core/stage.cpp), the plugins, the
+ * transform mode, matrix instruction family, stage or cost method is written on the
+ * command line, in sweep specs, in kernel names and in the run store. This header is
+ * the one place they are spelled; core (core/operating_point.cpp, core/stage.cpp), the plugins, the
  * CUDA kernels' names and the bench scripts (bench/tilepath_names.py parses the
  * arrays below) all read them from here.
  *
@@ -28,6 +28,7 @@ static const char* const tp_k_repr_names[] = {"plain", "prebias", "mxfp8"};
 static const char* const tp_rope_layout_names[] = {"post_rope", "pre_rope"};
 static const char* const tp_scale_granularity_names[] = {"per_tensor", "per_head"};
 static const char* const tp_cache_state_names[] = {"l2_warm", "hbm_cold"};
+static const char* const tp_mma_names[] = {"mma_sync", "wgmma"};
 static const char* const tp_stage_names[] = {"k_load", "k_prep", "qk",      "softmax", "v_load", "v_prep",
                                              "pv",     "accum",  "q_quant", "combine", "k_bias"};
 static const char* const tp_cost_method_names[] = {"isolated", "removed", "doubled", "model"};
@@ -48,6 +49,7 @@ static_assert(TP_NAME_COUNT(tp_k_repr_names) == TP_KREPR_MXFP8 + 1, "one name pe
 static_assert(TP_NAME_COUNT(tp_rope_layout_names) == TP_ROPE_PRE + 1, "one name per RoPE layout");
 static_assert(TP_NAME_COUNT(tp_scale_granularity_names) == TP_SCALE_PER_HEAD + 1, "one name per scale layout");
 static_assert(TP_NAME_COUNT(tp_cache_state_names) == TP_CACHE_HBM_COLD + 1, "one name per cache state");
+static_assert(TP_NAME_COUNT(tp_mma_names) == TP_MMA_WGMMA + 1, "one name per matrix instruction family");
 static_assert(TP_NAME_COUNT(tp_stage_names) == TP_STAGE_COUNT, "one name per stage");
 static_assert(TP_NAME_COUNT(tp_cost_method_names) == TP_COST_METHOD_COUNT, "one name per cost method");
 #endif

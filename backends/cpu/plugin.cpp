@@ -49,6 +49,12 @@ PluginState& state() {
 }
 
 std::string unsupported_reason(const OperatingPoint& op) {
+  // The CPU has no matrix instruction: it emulates mma_sync's numerics (products of the
+  // converted operands accumulated in FP32). wgmma's FP8 accumulation on Hopper is not
+  // documented bit-exactly, so it cannot be emulated bit-exactly.
+  if (op.mma != Mma::mma_sync)
+    return "mma: the cpu backend emulates mma_sync's numerics (FP32 accumulation); " + std::string(to_string(op.mma)) +
+           "'s FP8 accumulation is not documented bit-exactly, so it cannot be emulated; allowed: mma_sync";
   if (op.rope == RopeLayout::pre_rope && !(k_is_fp8(op.kv) && op.k_path == KPath::transform)) {
     // Only k_prep reconstructs K on the way to QK; BF16 K and fp8_qk consume the cache as stored.
     return "rope: pre_rope needs k_prep to rotate the reconstructed K (an FP8 K cache with k_path transform); "

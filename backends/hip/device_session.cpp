@@ -67,6 +67,10 @@ std::string unsupported_reason(const OperatingPoint& op) {
   } catch (const ValidationError& e) {
     return e.what();
   }
+  if (op.mma != Mma::mma_sync)
+    return "mma: the HIP kernels issue MFMA, synchronous MMAs on register operands (what mma_sync names on AMD); "
+           "CDNA 3 has no " +
+           std::string(to_string(op.mma)) + "; allowed: mma_sync";
   if (op.rope != RopeLayout::post_rope) return "rope: the HIP kernels apply no RoPE to cached K; allowed: post_rope";
   if (op.k_repr != KRepr::plain)
     return "k_repr: the HIP kernels take plain (CDNA 3 has no block-scaled MFMA, and prebias needs a k_bias stage); "

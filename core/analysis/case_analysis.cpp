@@ -63,6 +63,7 @@ nlohmann::json CaseAnalysis::to_json() const {
   }
   nlohmann::json j = {{"operating_point", tilepath::to_json(op)},
                       {"variant", op.variant_label()},
+                      {"mma", std::string(to_string(op.mma))},
                       {"tile_tokens", tile_tokens > 0 ? nlohmann::json(tile_tokens) : nlohmann::json(nullptr)},
                       {"stages", stages},
                       {"unknown_stages", stage_names(unknown_stages())},

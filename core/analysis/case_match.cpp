@@ -49,6 +49,7 @@ bool same_shape(const OperatingPoint& a, const OperatingPoint& b) {
   variant_free.mode = a.mode;
   variant_free.k_repr = a.k_repr;
   variant_free.rope = a.rope;
+  variant_free.mma = a.mma;
   return variant_free == a;
 }
 

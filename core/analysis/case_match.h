@@ -4,7 +4,7 @@
 //
 // A case *measures* an operating point when its status is ok and its operating point
 // equals it in every field. Each field either selects another kernel (kv, k_path,
-// mode, k_repr, rope, scale, head_dim, q_heads, kv_heads, page_size, splits) or
+// mode, k_repr, rope, scale, head_dim, q_heads, kv_heads, page_size, splits, mma) or
 // changes the work that was timed (batch, context, context_lengths, cache), so a
 // case that differs in any of them measured something else.
 
@@ -34,7 +34,7 @@ std::optional<CaseSummary> find_stored_case(const std::vector<CaseSummary>& case
 std::vector<CaseScope> scopes_measuring(const std::vector<CaseSummary>& cases, const OperatingPoint& op);
 
 // Same shape: equal in every field except the variant fields kv, k_path, mode,
-// k_repr and rope (what a dtype control compares across).
+// k_repr, rope and mma (what a dtype control compares across).
 bool same_shape(const OperatingPoint& a, const OperatingPoint& b);
 
 // The control case of a comparison: an ok case of dtype control `kv` with plain K, of

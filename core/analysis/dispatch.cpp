@@ -53,9 +53,11 @@ const QualityRow* failed_gate(const CaseRecord& rec, const std::string& distribu
   return nullptr;
 }
 
-// What a gate result applies to: the representation (every variant field but splits)
-// and the shape of the rows (head dim, GQA ratio). A `tilepath gate` case stores its
-// rows on a case of its own, so a measured variant finds its result through this key.
+// What a gate result applies to: the representation (every variant field but splits and
+// mma: `tilepath gate` emulates mma_sync's arithmetic, and a representation that fails it
+// is not admitted on either family) and the shape of the rows (head dim, GQA ratio). A
+// `tilepath gate` case stores its rows on a case of its own, so a measured variant finds
+// its result through this key.
 std::string gate_key(const OperatingPoint& op) {
   return std::string(to_string(op.kv)) + "/" + std::string(to_string(op.k_path)) + "/" +
          std::string(to_string(op.mode)) + "/" + std::string(to_string(op.k_repr)) + "/" +

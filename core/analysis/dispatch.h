@@ -6,7 +6,7 @@
 // by leave-one-out regret. docs/dispatch.md has the rules and the JSON schema.
 //
 // A variant is what the variant fields of the field table choose (kv, k_path, mode,
-// k_repr, rope, scale, splits); a point is the rest (batch, context, heads, head dim,
+// k_repr, rope, scale, splits, mma); a point is the rest (batch, context, heads, head dim,
 // page size, cache state), within one backend and device. Cases with ragged batches
 // are left out (their batch and context do not place them on the grid).
 
@@ -23,8 +23,8 @@
 
 namespace tilepath::analysis {
 
-// "k8v8/fp8_qk/k_only", with "/prebias", "/pre_rope", "/per_tensor", "/splits=N" when
-// those differ from the defaults.
+// "k8v8/fp8_qk/k_only", with "/prebias", "/wgmma", "/pre_rope", "/per_tensor", "/splits=N"
+// when those differ from the defaults.
 std::string dispatch_variant_label(const OperatingPoint& op);
 // op with its variant fields set to the defaults (the point it measures).
 OperatingPoint dispatch_point(const OperatingPoint& op);

@@ -109,6 +109,20 @@ std::string missing_path(const GpuModel& gpu, const std::string& path, const cha
   return gpu.id + " has no " + path + " matrix path, needed for " + use + ": " + p->note;
 }
 
+// "" when the GPU has the matrix instruction family, else why not, naming the field and the
+// families it has. A model without the list (built in code, not from a file) has mma_sync,
+// what every model described before the field existed.
+std::string missing_instruction(const GpuModel& gpu, Mma mma) {
+  const std::string name(to_string(mma));
+  const MatrixInstruction* mi = gpu.instruction(name);
+  if (mi != nullptr ? mi->supported : mma == Mma::mma_sync) return "";
+  std::string allowed;
+  for (const MatrixInstruction& other : gpu.matrix_instructions)
+    if (other.supported) allowed += (allowed.empty() ? "" : "|") + other.name;
+  if (gpu.matrix_instructions.empty()) allowed = "mma_sync";
+  return "mma: " + gpu.id + " has no " + name + " (its model's matrix_instructions say why); allowed here: " + allowed;
+}
+
 // Sum of the stage costs on each agent (the default assignment of DESIGN.md:
 // inline conversion sits on the MMA warps, separate_kv moves it to transform warps).
 std::array<double, kAgentCount> agent_busy(const StageCosts& c, TransformMode mode) {
@@ -180,6 +194,9 @@ CostEstimate estimate_cuda_kernels(const OperatingPoint& op, const GpuModel& gpu
                 p.mma_warps_per_head, p.stages, p.waves, fit.file.c_str(),
                 model_only ? (", model-only: fitted on " + fit.fitted_on).c_str() : "");
   e.notes = buf;
+  // The fit was made on mma_sync kernels; a wgmma kernel's rates are the datasheet's.
+  if (op.mma == Mma::wgmma)
+    e.notes += "; mma wgmma: model-only (FP8 MMAs at the e4m3_e4m3 dense rate, no wgmma kernel measured)";
   return e;
 }
 
@@ -202,6 +219,11 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   e.bytes_moved = op.bytes_moved();
   e.launch_overhead_us = gpu.launch_overhead_us;
 
+  if (std::string why = missing_instruction(gpu, op.mma); !why.empty()) {
+    e.supported = false;
+    e.why_unsupported = why;
+    return e;
+  }
   if (op.k_repr == KRepr::mxfp8) {
     // Modelled where a block-scaled MMA exists (the NVIDIA kernels' model): the scales are
     // read with the elements and applied by the MMA, or in the tile where an operand is

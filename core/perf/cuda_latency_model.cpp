@@ -148,7 +148,10 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   if (k_is_fp8(op.kv) && op.k_path == KPath::transform) converted += step_tokens * d;
   if (v_is_fp8(op.kv) && op.mode != TransformMode::k_only) converted += step_tokens * d;
   const double mma_flop = 2.0 * kMmaRows * step_tokens * d;  // the m16 tile of a CTA's <= 8 query heads
-  const char* fp8_path = mx ? "mxf8_mxf8" : "e4m3_e4m3";
+  // The FP8 MMAs (fp8_qk's QK, k_only's PV): mma_sync e4m3 is lowered to F16 HMMA (plus
+  // F2FP conversions of its operands) on sm_90a, so it runs at the 16-bit dense rate; wgmma
+  // issues QGMMA at the FP8 dense rate (model-only: no wgmma kernel was measured).
+  const char* fp8_path = mx ? "mxf8_mxf8" : op.mma == Mma::wgmma ? "e4m3_e4m3" : "bf16_bf16";
   const double qk = mma_flop / rate(fp8_qk ? fp8_path : "bf16_bf16");
   const double pv = mma_flop / rate(fp8_pv ? fp8_path : "bf16_bf16");
   const double scores = kMmaRows * step_tokens;

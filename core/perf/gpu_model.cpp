@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/perf/model_file.h"
 
 namespace tilepath::perf {
@@ -98,6 +99,34 @@ void read_matrix_paths(const json& j, GpuModel& gpu) {
   }
 }
 
+// Every family the operating point's mma names, each stated (supported or not), so a
+// missing one is never mistaken for "unsupported".
+void read_matrix_instructions(const json& j, GpuModel& gpu) {
+  const std::string& file = gpu.file;
+  const std::vector<std::string> required = names::all_names<Mma>();
+  if (!j.contains("matrix_instructions") || !j["matrix_instructions"].is_object())
+    fail(file, "matrix_instructions", "missing or not an object; required keys: " + join(required, ", "));
+  for (const auto& [name, p] : j["matrix_instructions"].items()) {
+    const std::string path = "matrix_instructions." + name;
+    if (std::find(required.begin(), required.end(), name) == required.end())
+      fail(file, path, "unknown matrix instruction family; allowed: " + join(required, "|"));
+    if (!p.is_object()) fail(file, path, "must be an object {\"supported\", \"note\"}");
+    MatrixInstruction mi;
+    mi.name = name;
+    if (!p.contains("supported") || !p["supported"].is_boolean())
+      fail(file, path + ".supported", "missing or not true/false");
+    mi.supported = p["supported"].get<bool>();
+    if (!p.contains("note") || !p["note"].is_string() || p["note"].get<std::string>().empty())
+      fail(file, path + ".note",
+           "missing (a string: what the instruction is here, or why it is missing, and a source)");
+    mi.note = p["note"].get<std::string>();
+    gpu.matrix_instructions.push_back(mi);
+  }
+  for (const auto& name : required)
+    if (gpu.instruction(name) == nullptr)
+      fail(file, "matrix_instructions." + name, "missing; required keys: " + join(required, ", "));
+}
+
 bool is_models_dir(const fs::path& dir) {
   std::error_code ec;
   return fs::is_directory(dir / "gpus", ec);
@@ -129,6 +158,12 @@ const MatrixPath* GpuModel::path(const std::string& path_name) const {
   return nullptr;
 }
 
+const MatrixInstruction* GpuModel::instruction(const std::string& name) const {
+  for (const auto& mi : matrix_instructions)
+    if (mi.name == name) return &mi;
+  return nullptr;
+}
+
 GpuModel parse_gpu_model(const json& j, const std::string& id, const std::string& file) {
   GpuModel gpu;
   gpu.id = id;
@@ -154,6 +189,7 @@ GpuModel parse_gpu_model(const json& j, const std::string& id, const std::string
   gpu.dram_latency_ns = read_value(j, "dram_latency", {"ns"}, gpu);
   gpu.launch_overhead_us = read_value(j, "launch_overhead", {"us"}, gpu);
   read_matrix_paths(j, gpu);
+  read_matrix_instructions(j, gpu);
   if (gpu.read_bandwidth_gbps > gpu.hbm_bandwidth_gbps) {
     fail(file, "read_bandwidth.value", "exceeds hbm_bandwidth (a streaming read cannot beat the datasheet peak)");
   }

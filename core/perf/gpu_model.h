@@ -17,6 +17,14 @@ struct MatrixPath {
   std::string note;         // e.g. "no BF16xE4M3 MMA on Hopper"
 };
 
+// A matrix instruction family (the operating point's mma: mma_sync, wgmma) and whether
+// the GPU has it.
+struct MatrixInstruction {
+  std::string name;  // "mma_sync", "wgmma"
+  bool supported = false;
+  std::string note;  // what it is on this GPU, or why it is missing (with a source)
+};
+
 struct GpuModel {
   std::string id;    // file stem: "h100_sxm", "h200", "b200", "mi300x"
   std::string name;  // "NVIDIA H200 SXM"
@@ -32,7 +40,8 @@ struct GpuModel {
   double cvt_fp8_operand_per_sm_per_clk = 0;  // E4M3 -> 16-bit MMA operand conversions per SM per clock
   double sfu_exp_per_sm_per_clk = 0;
   std::vector<MatrixPath> matrix_paths;
-  nlohmann::json* raw = nullptr;  // not owned; unused by callers
+  std::vector<MatrixInstruction> matrix_instructions;  // one per name of the field mma
+  nlohmann::json* raw = nullptr;                       // not owned; unused by callers
 
   // ---- additions (sim engineer) ----
   std::string file;                   // the JSON file it was loaded from
@@ -44,6 +53,7 @@ struct GpuModel {
   std::map<std::string, std::string> sources;
 
   const MatrixPath* path(const std::string& name) const;
+  const MatrixInstruction* instruction(const std::string& name) const;
 };
 
 // The KV counts as L2-resident only when it fills at most this share of L2

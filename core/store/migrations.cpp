@@ -217,6 +217,14 @@ void migrate_v5_to_v6(sqlite3* db, const std::string& path) {
        "UPDATE claims SET heartbeat_at = claimed_at;");
 }
 
+// v7: a case records the matrix instruction family its kernel issued QK and PV on (mma:
+// mma_sync | wgmma). Every case stored before ran mma.sync kernels (cuda), emulated their
+// numerics (cpu), modelled them (sim) or issued the synchronous register-operand MFMA
+// (hip), so existing rows get mma_sync.
+void migrate_v6_to_v7(sqlite3* db, const std::string& path) {
+  exec(db, path, "ALTER TABLE cases ADD COLUMN mma TEXT NOT NULL DEFAULT 'mma_sync';");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -232,6 +240,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   if (version < 4) migrate_v3_to_v4(db, path);
   if (version < 5) migrate_v4_to_v5(db, path);
   if (version < 6) migrate_v5_to_v6(db, path);
+  if (version < 7) migrate_v6_to_v7(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

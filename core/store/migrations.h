@@ -11,11 +11,13 @@ namespace tilepath::store {
 
 // The schema this build writes. Bump it together with a new migrate_vN_to_vN1
 // step, a fixture tests/store/fixtures/schema_vN.sqlite and docs/schema.md.
-inline constexpr int kCurrentSchemaVersion = 6;
+inline constexpr int kCurrentSchemaVersion = 7;
 
 // The oldest schema RunStore::open_read_only reads as it is, without an upgrade: every
-// step after it changed nothing that readers read (v6 only added claims.heartbeat_at, which
-// only claim_case reads). A new step that changes what readers read raises it to the new
+// step after it changed nothing that readers read, or added a column whose value for every
+// older row readers know (v6 only added claims.heartbeat_at, which only claim_case reads; v7
+// added cases.mma, which readers of a file without it take as 'mma_sync', what every older
+// row holds). A new step that changes what readers read otherwise raises it to the new
 // version; files older than it are refused read-only with `tilepath db upgrade`.
 inline constexpr int kOldestSchemaReadAsIs = 5;
 
@@ -30,6 +32,7 @@ void migrate_v2_to_v3(sqlite3* db, const std::string& path);  // predictions.unk
 void migrate_v3_to_v4(sqlite3* db, const std::string& path);  // kernel-check rows named as such
 void migrate_v4_to_v5(sqlite3* db, const std::string& path);  // claims
 void migrate_v5_to_v6(sqlite3* db, const std::string& path);  // claims.heartbeat_at
+void migrate_v6_to_v7(sqlite3* db, const std::string& path);  // cases.mma
 
 // Reads user_version and applies every missing step in ONE transaction, so an
 // interrupted upgrade leaves the file at its old version. A no-op (and no write

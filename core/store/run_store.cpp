@@ -244,6 +244,22 @@ std::vector<int> parse_context_lengths(const std::string& text, const std::strin
   }
 }
 
+// Whether `table` of schema `db_name` has `column` (a file read as it is may be older than
+// the step that added it).
+bool has_column(sqlite3* db, const std::string& path, const std::string& db_name, const std::string& table,
+                const std::string& column) {
+  Statement q(db, path, "PRAGMA " + db_name + ".table_info(" + table + ")");
+  while (q.step())
+    if (q.text(1) == column) return true;
+  return false;
+}
+
+// cases.mma as an expression over cases c: a file before v7 (read as it is) has no such
+// column, and every case it holds ran mma_sync.
+std::string case_mma_column(sqlite3* db, const std::string& path, const std::string& db_name = "main") {
+  return has_column(db, path, db_name, "cases", "mma") ? "c.mma" : "'mma_sync'";
+}
+
 // ---------------------------------------------------------------- filters
 
 // A WHERE clause over cases c JOIN runs r and the values to bind, in order.
@@ -269,7 +285,8 @@ struct SqlFilter {
   }
 };
 
-SqlFilter build_filter(const CaseFilter& f) {
+// mma_column: case_mma_column of the file the filter reads.
+SqlFilter build_filter(const CaseFilter& f, const std::string& mma_column) {
   SqlFilter s;
   if (f.run_id) s.add("r.id", *f.run_id, false);
   if (f.backend) s.add("r.backend", *f.backend, false);
@@ -278,6 +295,7 @@ SqlFilter build_filter(const CaseFilter& f) {
   if (f.k_path) s.add("c.k_path", *f.k_path, true);
   if (f.mode) s.add("c.mode", *f.mode, true);
   if (f.cache) s.add("c.cache", *f.cache, true);
+  if (f.mma) s.add(mma_column, *f.mma, true);
   if (f.batch) s.add("c.batch", std::int64_t{*f.batch}, true);
   if (f.context) s.add("c.context", std::int64_t{*f.context}, true);
   if (f.head_dim) s.add("c.head_dim", std::int64_t{*f.head_dim}, true);
@@ -287,7 +305,8 @@ SqlFilter build_filter(const CaseFilter& f) {
 
 // ---------------------------------------------------------------- case rows
 
-// Column order shared by every SELECT that reads a case (read_case_columns).
+// Column order shared by every SELECT that reads a case (read_case_columns); case_columns
+// appends cases.mma as the file has it.
 constexpr const char* kCaseColumns =
     "c.id, c.run_id, c.case_key, c.status, c.message, c.finished_at, c.batch, c.context, c.context_lengths, "
     "c.q_heads, c.kv_heads, c.head_dim, c.page_size, c.kv, c.k_path, c.mode, c.k_repr, c.rope, c.scale, c.cache, "
@@ -295,7 +314,12 @@ constexpr const char* kCaseColumns =
     "c.occupancy_theoretical, c.occupancy_achieved, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, "
     "c.splits_used";
 
-// Reads the kCaseColumns starting at column c; leaves c after the last one.
+// The case columns to SELECT from the file of db.
+std::string case_columns(sqlite3* db, const std::string& path) {
+  return std::string(kCaseColumns) + ", " + case_mma_column(db, path);
+}
+
+// Reads the case_columns starting at column c; leaves c after the last one.
 CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c) {
   CaseRecord rec;
   rec.id = q.int64(c++);
@@ -336,6 +360,11 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   for (int& g : k.grid) g = q.integer(c++);
   for (int& b : k.block) b = q.integer(c++);
   k.splits = q.integer(c++);
+  try {
+    rec.op.mma = parse_mma(q.text(c++));
+  } catch (const ValidationError& e) {
+    throw StoreError(where + ": " + e.what());
+  }
   return rec;
 }
 
@@ -576,7 +605,7 @@ std::string case_fingerprint(sqlite3* db, const std::string& path, const std::st
 // reported as a conflict when they differ (main's is kept). With a filter, only
 // matching runs/cases are copied. Caller holds the transaction.
 MergeResult copy_runs_from_src(sqlite3* db, const std::string& path, const CaseFilter* filter) {
-  const SqlFilter sql_filter = filter ? build_filter(*filter) : SqlFilter{};
+  const SqlFilter sql_filter = filter ? build_filter(*filter, case_mma_column(db, path, "src")) : SqlFilter{};
   MergeResult result;
 
   // Runs to copy: those matching the run-level terms and, when the filter has
@@ -1001,8 +1030,8 @@ std::int64_t RunStore::insert_case(std::int64_t run_id, CaseRecord& rec, bool un
               "q_heads, kv_heads, head_dim, page_size, kv, k_path, mode, k_repr, rope, scale, cache, splits, "
               "kernel_name, cubin_sha256, regs_per_thread, smem_static_bytes, smem_dynamic_bytes, "
               "occupancy_theoretical, occupancy_achieved, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
-              "splits_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-              "?, ?, ?, ?, ?, ?, ?)");
+              "splits_used, mma) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+              "?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const OperatingPoint& op = rec.op;
   const KernelMeta& k = rec.kernel;
   s.add(run_id).add(rec.case_key).add(to_string(rec.status)).add(rec.message).add(rec.finished_at);
@@ -1017,6 +1046,7 @@ std::int64_t RunStore::insert_case(std::int64_t run_id, CaseRecord& rec, bool un
   for (int g : k.grid) s.add(g);
   for (int b : k.block) s.add(b);
   s.add(k.splits);
+  s.add(to_string(op.mma));
   s.run();
   const std::int64_t case_id = sqlite3_last_insert_rowid(db_);
   insert_children(db_, path_, case_id, rec);
@@ -1127,7 +1157,7 @@ std::optional<RunInfo> RunStore::run(std::int64_t run_id) const {
 }
 
 std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
-  const SqlFilter f = build_filter(filter);
+  const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
   // A read transaction so the list and the child rows come from one snapshot
   // even while a sweep in another process keeps committing cases.
   // (Only when no transaction is open already, e.g. one a caller began on handle().)
@@ -1142,7 +1172,7 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
   } end_read{db_, own_read_transaction};
 
   Statement q(db_, path_,
-              std::string("SELECT ") + kCaseColumns +
+              "SELECT " + case_columns(db_, path_) +
                   ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
                   " ORDER BY c.id");
   f.bind(q, 1);
@@ -1167,7 +1197,7 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
 }
 
 CaseRecord RunStore::load_case(std::int64_t case_id, bool with_artifacts) const {
-  Statement q(db_, path_, std::string("SELECT ") + kCaseColumns + " FROM cases c WHERE c.id = ?");
+  Statement q(db_, path_, "SELECT " + case_columns(db_, path_) + " FROM cases c WHERE c.id = ?");
   q.bind(1, case_id);
   if (!q.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
   int first_column = 0;

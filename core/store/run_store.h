@@ -141,7 +141,7 @@ struct CaseRecord {
 
 struct CaseFilter {
   std::optional<std::int64_t> run_id;
-  std::optional<std::string> backend, device, kv, k_path, mode, cache;
+  std::optional<std::string> backend, device, kv, k_path, mode, cache, mma;
   std::optional<int> batch, context, head_dim;
   std::optional<CaseStatus> status;
 };

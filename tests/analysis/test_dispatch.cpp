@@ -225,11 +225,40 @@ TEST(Dispatch, VariantLabelsNameEveryVariantField) {
   op.rope = RopeLayout::pre_rope;
   op.scale = ScaleGranularity::per_tensor;
   op.splits = 8;
-  EXPECT_EQ(dispatch_variant_label(op), "k8v8/transform/separate_kv/prebias/pre_rope/per_tensor/splits=8");
+  op.mma = Mma::wgmma;
+  EXPECT_EQ(dispatch_variant_label(op), "k8v8/transform/separate_kv/prebias/wgmma/pre_rope/per_tensor/splits=8");
   const OperatingPoint p = dispatch_point(op);
   EXPECT_EQ(p.kv, OperatingPoint{}.kv);
   EXPECT_EQ(p.splits, 0);
+  EXPECT_EQ(p.mma, Mma::mma_sync);
   EXPECT_EQ(p.batch, op.batch);
+}
+
+// The same kernel path on mma_sync and on wgmma is two variants at one point (one group):
+// each keeps its latency, the faster wins, and their crossover is found like any other.
+TEST(Dispatch, TwoMatrixInstructionFamiliesAreTwoVariants) {
+  auto on = [](Mma mma, std::int64_t id, int context, double us) {
+    OperatingPoint op = point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only, 1, context);
+    op.mma = mma;
+    return CaseSummary(CaseBuilder(id, op).latency(us));
+  };
+  const std::vector<CaseSummary> cases = {on(Mma::mma_sync, 1, 1024, 10), on(Mma::wgmma, 2, 1024, 20),
+                                          on(Mma::mma_sync, 3, 4096, 40), on(Mma::wgmma, 4, 4096, 20)};
+  const DispatchTable t = build_dispatch(cases);
+  ASSERT_EQ(t.groups.size(), 1u) << "mma is a variant field, not part of the point";
+  const DispatchGroup& g = t.groups[0];
+  EXPECT_EQ(g.shape.mma, Mma::mma_sync);
+  const std::string sync = "k8v8/fp8_qk/k_only", wgmma = "k8v8/fp8_qk/k_only/wgmma";
+  ASSERT_EQ(g.cell(1, 1024)->admitted.size(), 2u);
+  EXPECT_EQ(g.cell(1, 1024)->winner()->variant, sync);
+  EXPECT_EQ(g.cell(1, 1024)->admitted[1].variant, wgmma);
+  EXPECT_EQ(g.cell(1, 4096)->winner()->variant, wgmma);
+  EXPECT_EQ(g.cell(1, 4096)->winner()->op.mma, Mma::wgmma);
+  ASSERT_EQ(g.crossovers.size(), 1u);
+  EXPECT_EQ(g.crossovers[0].from, sync);
+  EXPECT_EQ(g.crossovers[0].to, wgmma);
+  EXPECT_NEAR(g.crossovers[0].at, 2048, 1e-6);
+  EXPECT_EQ(dispatch_point(cases[3].record.op).mma, Mma::mma_sync);
 }
 
 // The regret target (median <= 0.005, p90 <= 0.03) is a measured result of the bundled run,

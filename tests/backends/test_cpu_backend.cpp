@@ -546,6 +546,33 @@ TEST(CpuBackend, SizeCapIsNamed) {
   EXPECT_EQ(load_cpu_plugin()->supports(0, &fits, why, sizeof why), 1) << why;
 }
 
+// The cpu backend emulates mma_sync's numerics (FP32 accumulation); wgmma's FP8
+// accumulation is not documented bit-exactly, so a wgmma case is refused on both devices,
+// naming the field and the value it allows, and the same case on mma_sync runs.
+TEST(CpuBackend, WgmmaIsRefusedNamingTheField) {
+  const std::string expected =
+      "mma: the cpu backend emulates mma_sync's numerics (FP32 accumulation); wgmma's FP8 accumulation is not "
+      "documented bit-exactly, so it cannot be emulated; allowed: mma_sync";
+  OperatingPoint op = small_op();
+  op.k_path = KPath::fp8_qk;
+  op.mma = Mma::wgmma;
+  const tp_case c = to_tp_case(op);
+  for (int device : {0, 1}) {
+    SCOPED_TRACE(device);
+    char why[512] = "";
+    EXPECT_EQ(load_cpu_plugin()->supports(device, &c, why, sizeof why), 0);
+    EXPECT_EQ(std::string(why), expected);
+    tp_result result{};
+    result.struct_size = sizeof result;
+    tp_run_options o = quick_options();
+    EXPECT_EQ(load_cpu_plugin()->run_case(device, &c, &o, &result), TP_ERR_UNSUPPORTED);
+    EXPECT_EQ(std::string(result.message), expected);
+    load_cpu_plugin()->release_result(&result);
+  }
+  op.mma = Mma::mma_sync;
+  expect_passes(op, "fp8_qk on mma_sync");
+}
+
 TEST(CpuBackend, PerHeadAndPerTensorScalesPass) {
   for (ScaleGranularity scale : {ScaleGranularity::per_head, ScaleGranularity::per_tensor}) {
     OperatingPoint op = small_op();

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -278,4 +279,59 @@ TEST_F(SimBackend, MissingModelsGiveZeroDevicesAndAReason) {
   api_->shutdown();
   ASSERT_EQ(api_->init(error, sizeof(error)), 0);
   EXPECT_GT(api_->device_count(), 0);
+}
+
+// wgmma is modelled where the GPU's model lists it (Hopper: h200), with fp8_qk's QK at the
+// FP8 dense rate where mma_sync's e4m3 MMA (lowered to F16 HMMA) runs at the 16-bit rate;
+// elsewhere (A100: sm_80; MI300X: MFMA) the case is refused naming the field.
+TEST_F(SimBackend, WgmmaIsModelledOnHopperAndRefusedElsewhere) {
+  auto op = k8v8(tilepath::KPath::fp8_qk, tilepath::TransformMode::full);
+  const tp_run_options o = options();
+  char why[512];
+
+  tp_result sync = fresh_result();
+  const tp_case sync_case = tilepath::to_tp_case(op, "h200");
+  ASSERT_EQ(api_->run_case(0, &sync_case, &o, &sync), TP_OK) << sync.message;
+  op.mma = tilepath::Mma::wgmma;
+  const tp_case wgmma_case = tilepath::to_tp_case(op, "h200");
+  EXPECT_EQ(api_->supports(0, &wgmma_case, why, sizeof(why)), 1) << why;
+  tp_result wgmma = fresh_result();
+  ASSERT_EQ(api_->run_case(0, &wgmma_case, &o, &wgmma), TP_OK) << wgmma.message;
+  EXPECT_EQ(std::string(wgmma.kernel_name), "sim:h200:" + op.variant_label());
+  EXPECT_NE(std::string(wgmma.kernel_name).find("/wgmma"), std::string::npos);
+  const auto h200 = tilepath::perf::load_gpu_model("h200", kModelsDir);
+  const double rate_ratio = h200.path("e4m3_e4m3")->dense_tflops / h200.path("bf16_bf16")->dense_tflops;
+  ASSERT_GT(rate_ratio, 1.0);
+  const double qk_sync = stage_cost(sync, TP_COST_MODEL, TP_STAGE_QK);
+  const double qk_wgmma = stage_cost(wgmma, TP_COST_MODEL, TP_STAGE_QK);
+  EXPECT_NEAR(qk_sync / qk_wgmma, rate_ratio, 1e-9 * rate_ratio);
+  EXPECT_LE(wgmma.latency_us, sync.latency_us);
+  // A stage without an FP8 MMA costs the same on either family.
+  EXPECT_DOUBLE_EQ(stage_cost(wgmma, TP_COST_MODEL, TP_STAGE_SOFTMAX),
+                   stage_cost(sync, TP_COST_MODEL, TP_STAGE_SOFTMAX));
+  api_->release_result(&sync);
+  api_->release_result(&wgmma);
+
+  auto transform = k8v8(tilepath::KPath::transform, tilepath::TransformMode::full);
+  transform.mma = tilepath::Mma::wgmma;
+  for (const char* gpu : {"a100_sxm", "mi300x"}) {
+    SCOPED_TRACE(gpu);
+    const tp_case refused = tilepath::to_tp_case(transform, gpu);
+    EXPECT_EQ(api_->supports(0, &refused, why, sizeof(why)), 0);
+    EXPECT_EQ(std::string(why), std::string("mma: ") + gpu +
+                                    " has no wgmma (its model's matrix_instructions say why); allowed here: mma_sync");
+    tp_result r = fresh_result();
+    EXPECT_EQ(api_->run_case(0, &refused, &o, &r), TP_ERR_UNSUPPORTED);
+    EXPECT_EQ(std::string(r.message).rfind("mma: ", 0), 0u) << r.message;
+    // The same case on mma_sync runs there.
+    transform.mma = tilepath::Mma::mma_sync;
+    const tp_case accepted = tilepath::to_tp_case(transform, gpu);
+    EXPECT_EQ(api_->supports(0, &accepted, why, sizeof(why)), 1) << why;
+    transform.mma = tilepath::Mma::wgmma;
+  }
+
+  // A host of ABI 2.4 sends a case without mma: it means mma_sync, accepted on the A100.
+  tp_case older = tilepath::to_tp_case(transform, "a100_sxm");
+  older.struct_size = static_cast<uint32_t>(offsetof(tp_case, mma));
+  EXPECT_EQ(api_->supports(0, &older, why, sizeof(why)), 1) << why;
 }

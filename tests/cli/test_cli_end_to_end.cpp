@@ -411,6 +411,73 @@ TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
   EXPECT_EQ(lines(filtered.out).size(), 2u) << filtered.out;
 }
 
+// --mma on run, stored with the case, shown as the report's mma column, filtered by
+// report --mma; backends that cannot issue wgmma refuse it naming the field.
+TEST_F(CliTest, MmaIsSelectableStoredReportedAndRefusedWhereUnsupported) {
+  const std::string db = path("mma.sqlite");
+  for (const char* mma : {"mma_sync", "wgmma"}) {
+    CliResult r = run_cli(concat(
+        {"run", "--backend", "sim", "--gpu", "h200", "--kv", "k8v8", "--k-path", "fp8_qk", "--mma", mma, "--db", db},
+        kSmallShape));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  CliResult csv = run_cli({"report", "--db", db, "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto rows = lines(csv.out);
+  ASSERT_EQ(rows.size(), 3u) << csv.out;
+  std::vector<std::string> header;
+  for (std::size_t at = 0, comma; at <= rows[0].size(); at = comma + 1) {
+    comma = rows[0].find(',', at);
+    if (comma == std::string::npos) comma = rows[0].size();
+    header.push_back(rows[0].substr(at, comma - at));
+  }
+  const auto mma_column = std::find(header.begin(), header.end(), "mma");
+  ASSERT_NE(mma_column, header.end()) << rows[0];
+  const std::size_t index = static_cast<std::size_t>(mma_column - header.begin());
+  std::multiset<std::string> families;
+  for (std::size_t row = 1; row < rows.size(); ++row) {
+    std::vector<std::string> cells;
+    for (std::size_t at = 0, comma; at <= rows[row].size(); at = comma + 1) {
+      comma = rows[row].find(',', at);
+      if (comma == std::string::npos) comma = rows[row].size();
+      cells.push_back(rows[row].substr(at, comma - at));
+    }
+    ASSERT_GT(cells.size(), index) << rows[row];
+    families.insert(cells[index]);
+  }
+  EXPECT_EQ(families, (std::multiset<std::string>{"mma_sync", "wgmma"}));
+  CliResult only = run_cli({"report", "--db", db, "--format", "csv", "--mma", "wgmma"});
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  ASSERT_EQ(lines(only.out).size(), 2u) << only.out;
+  EXPECT_NE(lines(only.out)[1].find(",wgmma,"), std::string::npos) << only.out;
+  expect_one_line_error(run_cli({"report", "--db", db, "--mma", "hmma"}),
+                        "--mma: unknown value 'hmma'; allowed: mma_sync|wgmma");
+
+  // The cpu backend emulates mma_sync only: the case is stored as unsupported, naming the field.
+  CliResult cpu =
+      run_cli(concat({"run", "--backend", "cpu", "--kv", "k8v8", "--mma", "wgmma", "--db", db}, kSmallShape));
+  EXPECT_NE(cpu.exit_code, 0);
+  EXPECT_NE((cpu.out + cpu.err).find("mma: the cpu backend emulates mma_sync's numerics"), std::string::npos)
+      << cpu.out << cpu.err;
+  expect_one_line_error(
+      run_cli(concat({"run", "--backend", "sim", "--kv", "k8v8", "--mma", "mma.sync", "--db", db}, kSmallShape)),
+      "--mma: unknown value 'mma.sync'; allowed: mma_sync|wgmma");
+
+  // predict names the family, and the model refuses wgmma where the GPU has none.
+  CliResult predict = run_cli({"predict", "--gpu", "h200", "--k-path", "fp8_qk", "--mma", "wgmma", "--json"});
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  const json p = json::parse(predict.out);
+  EXPECT_EQ(p.at("mma"), "wgmma");
+  EXPECT_EQ(p.at("op").at("mma"), "wgmma");
+  EXPECT_NE(p.at("notes").get<std::string>().find("wgmma: model-only"), std::string::npos) << p.at("notes");
+  CliResult text = run_cli({"predict", "--gpu", "h200"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("matrix instruction mma_sync"), std::string::npos) << text.out;
+  CliResult a100 = run_cli({"predict", "--gpu", "a100_sxm", "--kv", "k16v8", "--mma", "wgmma"});
+  EXPECT_NE(a100.exit_code, 0);
+  EXPECT_NE(a100.err.find("mma: a100_sxm has no wgmma"), std::string::npos) << a100.err;
+}
+
 TEST_F(CliTest, ExportSubsetAndMergeWithoutDuplicates) {
   std::string a = make_sim_db("a.sqlite", "k8v8");
   run_cli(concat({"run", "--backend", "sim", "--kv", "k16v8", "--db", a}, kSmallShape));

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,33 @@ TEST(SweepSpec, CartesianProductMultipliesAxes) {
   EXPECT_EQ(spec.cases[0].context, 100);
   EXPECT_EQ(spec.cases[1].context, 200);
   EXPECT_EQ(spec.cases[6].kv, KvDtype::k16v8);
+}
+
+// mma is an axis like the others: a list doubles every variant, each case keeps its other
+// fields, and keys and variant labels tell the two families apart.
+TEST(SweepSpec, MmaAxisGivesEveryVariantOnBothFamilies) {
+  const SweepSpec spec = parse_sweep_spec(
+      json::parse(R"({"axes": {"kv": ["k8v8", "k16v8"], "mma": ["mma_sync", "wgmma"], "batch": [1, 4]}})"));
+  ASSERT_EQ(spec.cases.size(), 2u * 2u * 2u);
+  std::map<Mma, int> per_family;
+  std::set<std::string> keys, variants;
+  for (const OperatingPoint& op : spec.cases) {
+    ++per_family[op.mma];
+    keys.insert(op.key());
+    variants.insert(op.variant_label());
+  }
+  EXPECT_EQ(per_family[Mma::mma_sync], 4);
+  EXPECT_EQ(per_family[Mma::wgmma], 4);
+  EXPECT_EQ(keys.size(), spec.cases.size());
+  EXPECT_EQ(variants, (std::set<std::string>{"k8v8/transform/full", "k8v8/transform/full/wgmma", "k16v8/k16/full",
+                                             "k16v8/k16/full/wgmma"}));
+  // A scalar is a one-value axis, and "all" is every family.
+  EXPECT_EQ(parse_sweep_spec(json::parse(R"({"base": {"mma": "wgmma"}})")).cases.at(0).mma, Mma::wgmma);
+  EXPECT_EQ(parse_sweep_spec(json::parse(R"({"axes": {"mma": "wgmma"}})")).cases.at(0).mma, Mma::wgmma);
+  EXPECT_EQ(parse_sweep_spec(json::parse(R"({"axes": {"mma": "all"}})")).cases.size(), 2u);
+  EXPECT_EQ(parse_error(json::parse(R"({"axes": {"mma": ["mma_sync", "hgmma"]}})")),
+            "axes.mma[1]: unknown value 'hgmma'; allowed: mma_sync|wgmma");
+  EXPECT_EQ(field_of_error(json::parse(R"({"base": {"mma": 1}})")), "base.mma");
 }
 
 TEST(SweepSpec, InvalidCombinationsAreSkippedAndCounted) {

@@ -15,6 +15,7 @@ using tilepath::CacheState;
 using tilepath::KPath;
 using tilepath::KRepr;
 using tilepath::KvDtype;
+using tilepath::Mma;
 using tilepath::OperatingPoint;
 using tilepath::RopeLayout;
 using tilepath::Stage;
@@ -222,9 +223,29 @@ TEST(CostModel, StagesPresentFollowTheVariant) {
   EXPECT_TRUE(fp8qk.per_tile_us.has(Stage::q_quant));
   EXPECT_EQ(fp8qk.qk_matrix_path, "e4m3_e4m3");
   EXPECT_EQ(fp8qk.pv_matrix_path, "e4m3_e4m3");
-  // The FP8 MMA runs at twice the BF16 rate on Hopper.
+  // mma_sync's E4M3 MMA is lowered to F16 HMMA on Hopper: the 16-bit rate, as the
+  // transform path's QK. wgmma's QGMMA runs at the FP8 rate, twice the 16-bit one.
   const CostEstimate bf16qk = estimate_costs(variant(KvDtype::k8v8, KPath::transform, TransformMode::k_only), h200);
-  EXPECT_NEAR(stage(fp8qk, Stage::qk) * 2, stage(bf16qk, Stage::qk), 1e-3 * stage(bf16qk, Stage::qk));
+  EXPECT_NEAR(stage(fp8qk, Stage::qk), stage(bf16qk, Stage::qk), 1e-9 * stage(bf16qk, Stage::qk));
+  OperatingPoint wgmma = variant(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
+  wgmma.mma = Mma::wgmma;
+  const CostEstimate fp8qk_wgmma = estimate_costs(wgmma, h200);
+  ASSERT_TRUE(fp8qk_wgmma.supported) << fp8qk_wgmma.why_unsupported;
+  const double rate_ratio = h200.path("e4m3_e4m3")->dense_tflops / h200.path("bf16_bf16")->dense_tflops;
+  EXPECT_NEAR(stage(fp8qk_wgmma, Stage::qk) * rate_ratio, stage(bf16qk, Stage::qk), 1e-9 * stage(bf16qk, Stage::qk));
+  EXPECT_NEAR(stage(fp8qk_wgmma, Stage::pv) * rate_ratio, stage(fp8qk, Stage::pv), 1e-9 * stage(fp8qk, Stage::pv));
+  EXPECT_NE(fp8qk_wgmma.notes.find("mma wgmma: model-only"), std::string::npos) << fp8qk_wgmma.notes;
+  EXPECT_EQ(fp8qk.notes.find("wgmma"), std::string::npos) << fp8qk.notes;
+  // A GPU without wgmma refuses it, naming the field.
+  const CostEstimate on_a100 =
+      estimate_costs(variant(KvDtype::k16v8, KPath::k16, TransformMode::full), gpu("a100_sxm"));
+  EXPECT_TRUE(on_a100.supported) << on_a100.why_unsupported;
+  OperatingPoint a100_wgmma = variant(KvDtype::k16v8, KPath::k16, TransformMode::full);
+  a100_wgmma.mma = Mma::wgmma;
+  const CostEstimate refused = estimate_costs(a100_wgmma, gpu("a100_sxm"));
+  EXPECT_FALSE(refused.supported);
+  EXPECT_EQ(refused.why_unsupported,
+            "mma: a100_sxm has no wgmma (its model's matrix_instructions say why); allowed here: mma_sync");
 
   const CostEstimate plain = estimate_costs(k16v16(), h200);
   for (Stage s : {Stage::k_prep, Stage::v_prep, Stage::q_quant, Stage::combine}) EXPECT_FALSE(plain.per_tile_us.has(s));

@@ -211,6 +211,49 @@ TEST(GpuModel, MissingOrBadMatrixPathIsAnError) {
   EXPECT_NE(m3.find("matrix_paths.bf16_e4m3.supported"), std::string::npos) << m3;
 }
 
+// wgmma (the operating point's mma) only on Hopper: sm_90a-only in the PTX ISA, so not on
+// A100 (sm_80), B200 (sm_100a: tcgen05.mma) or MI300X (MFMA); mma_sync everywhere.
+TEST(GpuModel, WgmmaOnlyOnHopper) {
+  for (const auto& g : load_gpu_models(kModelsDir)) {
+    SCOPED_TRACE(g.id);
+    ASSERT_NE(g.instruction("mma_sync"), nullptr);
+    ASSERT_NE(g.instruction("wgmma"), nullptr);
+    EXPECT_TRUE(g.instruction("mma_sync")->supported);
+    EXPECT_EQ(g.instruction("wgmma")->supported, g.arch == "sm_90a");
+    for (const auto& mi : g.matrix_instructions) EXPECT_FALSE(mi.note.empty()) << mi.name;
+  }
+  for (const char* id : {"h100_sxm", "h200"})
+    EXPECT_TRUE(load_gpu_model(id, kModelsDir).instruction("wgmma")->supported);
+  for (const char* id : {"a100_sxm", "b200", "mi300x"})
+    EXPECT_FALSE(load_gpu_model(id, kModelsDir).instruction("wgmma")->supported) << id;
+}
+
+TEST(GpuModel, MissingOrUnknownMatrixInstructionIsAnError) {
+  ScratchModels scratch;
+  auto missing = h200_json();
+  missing["matrix_instructions"].erase("wgmma");
+  const std::string m1 = error_of([&] { load_gpu_model_file(scratch.write("missing", missing)); });
+  EXPECT_NE(m1.find("field 'matrix_instructions.wgmma': missing; required keys: mma_sync, wgmma"), std::string::npos)
+      << m1;
+
+  auto none = h200_json();
+  none.erase("matrix_instructions");
+  const std::string m2 = error_of([&] { load_gpu_model_file(scratch.write("none", none)); });
+  EXPECT_NE(m2.find("matrix_instructions"), std::string::npos) << m2;
+
+  auto unknown = h200_json();
+  unknown["matrix_instructions"]["tcgen05"] = {{"supported", true}, {"note", "x"}};
+  const std::string m3 = error_of([&] { load_gpu_model_file(scratch.write("unknown", unknown)); });
+  EXPECT_NE(m3.find("field 'matrix_instructions.tcgen05': unknown matrix instruction family; allowed: mma_sync|wgmma"),
+            std::string::npos)
+      << m3;
+
+  auto no_note = h200_json();
+  no_note["matrix_instructions"]["wgmma"]["note"] = "";
+  const std::string m4 = error_of([&] { load_gpu_model_file(scratch.write("nonote", no_note)); });
+  EXPECT_NE(m4.find("matrix_instructions.wgmma.note"), std::string::npos) << m4;
+}
+
 TEST(GpuModel, ReadBandwidthAboveDatasheetIsRejected) {
   ScratchModels scratch;
   auto j = h200_json();

@@ -57,10 +57,29 @@ TEST(OpFields, TextToJsonToTextRoundTripsEveryField) {
   op.scale = ScaleGranularity::per_tensor;
   op.cache = CacheState::l2_warm;
   op.splits = 9;
+  op.mma = Mma::wgmma;
   OperatingPoint from_text;
   for (const OpField& f : op_fields()) f.parse_text(from_text, f.get_text(op), std::string(f.flag));
   EXPECT_EQ(from_text, op);
   EXPECT_EQ(operating_point_from_json(to_json(op)), op);
+}
+
+// mma is a variant field (a serving engine's choice for the same work) and a sweep axis,
+// set by --mma and named with its allowed values when wrong.
+TEST(OpFields, MmaIsAVariantChoiceWithItsFlag) {
+  const OpField* f = find_op_field("mma");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->flag, "--mma");
+  EXPECT_EQ(f->kind, FieldKind::choice);
+  EXPECT_TRUE(f->variant);
+  EXPECT_TRUE(f->sweep_axis);
+  EXPECT_FALSE(f->shape);
+  EXPECT_EQ(f->allowed(), "mma_sync|wgmma");
+  EXPECT_EQ(f->default_text(), "mma_sync");
+  OperatingPoint op;
+  f->parse_text(op, "wgmma", "--mma");
+  EXPECT_EQ(op.mma, Mma::wgmma);
+  EXPECT_EQ(error_of(*f, "wmma", "--mma"), "--mma: unknown value 'wmma'; allowed: mma_sync|wgmma");
 }
 
 TEST(OpFields, IntegersAreDecimalOnly) {

@@ -1,6 +1,8 @@
 // OperatingPoint validation, names, JSON and the C ABI mapping.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+
 #include <nlohmann/json.hpp>
 
 #include "core/operating_point.h"
@@ -234,4 +236,80 @@ TEST(OperatingPoint, KeyDistinguishesEveryField) {
   b = a;
   b.page_size = 32;
   EXPECT_NE(a.key(), b.key());
+}
+
+TEST(OperatingPoint, MmaDefaultsToMmaSyncAndRoundTripsItsNames) {
+  EXPECT_EQ(OperatingPoint{}.mma, Mma::mma_sync);
+  for (Mma m : {Mma::mma_sync, Mma::wgmma}) EXPECT_EQ(parse_mma(to_string(m)), m);
+  EXPECT_EQ(to_string(Mma::mma_sync), "mma_sync");
+  EXPECT_EQ(to_string(Mma::wgmma), "wgmma");
+  try {
+    parse_mma("hgmma");
+    FAIL() << "an unknown family was accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "mma");
+    EXPECT_EQ(std::string(e.what()), "mma: unknown value 'hgmma'; allowed: mma_sync|wgmma");
+  }
+  try {
+    parse_mma("WGMMA", "--mma");
+    FAIL() << "names are spelled exactly";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "--mma");
+  }
+}
+
+TEST(OperatingPoint, MmaTravelsThroughJsonAndTheCAbi) {
+  OperatingPoint op;
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  op.mma = Mma::wgmma;
+  const nlohmann::json j = to_json(op);
+  EXPECT_EQ(j.at("mma"), "wgmma");
+  EXPECT_EQ(operating_point_from_json(j), op);
+  EXPECT_EQ(operating_point_from_json(nlohmann::json::object()).mma, Mma::mma_sync) << "absent = the default";
+  try {
+    operating_point_from_json(nlohmann::json{{"mma", "mma.sync"}});
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "mma");
+    EXPECT_NE(std::string(e.what()).find("allowed: mma_sync|wgmma"), std::string::npos) << e.what();
+  }
+  try {
+    operating_point_from_json(nlohmann::json{{"mma", 1}});
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "mma");
+    EXPECT_NE(std::string(e.what()).find("expected a string"), std::string::npos) << e.what();
+  }
+
+  const tp_case c = to_tp_case(op);
+  EXPECT_EQ(c.mma, TP_MMA_WGMMA);
+  EXPECT_EQ(from_tp_case(c), op);
+  tp_case bad = c;
+  bad.mma = 2;
+  try {
+    from_tp_case(bad);
+    FAIL() << "an out-of-range mma was accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(e.field(), "mma");
+    EXPECT_NE(std::string(e.what()).find("mma_sync|wgmma"), std::string::npos) << e.what();
+  }
+  // A host of ABI 2.4 sends a case that ends before mma: it ran mma_sync, and the bytes
+  // past its struct_size are never read.
+  tp_case older = c;
+  older.struct_size = static_cast<uint32_t>(offsetof(tp_case, mma));
+  older.mma = 12345;
+  EXPECT_EQ(from_tp_case(older).mma, Mma::mma_sync);
+}
+
+TEST(OperatingPoint, MmaIsPartOfTheKeyAndTheVariantLabelOnlyWhenNotTheDefault) {
+  OperatingPoint a;
+  OperatingPoint b = a;
+  b.mma = Mma::wgmma;
+  EXPECT_NE(a.key(), b.key());
+  // Keys stored before the field existed name their (mma_sync) cases unchanged.
+  EXPECT_EQ(a.key().find("mma"), std::string::npos) << a.key();
+  EXPECT_EQ(b.key(), a.key() + "_wgmma");
+  EXPECT_EQ(a.variant_label(), "k8v8/transform/full");
+  EXPECT_EQ(b.variant_label(), "k8v8/transform/full/wgmma");
 }

@@ -15,21 +15,22 @@ class TestCaseFilterText : public QObject {
  private slots:
   void parsesEveryKey() {
     CaseFilter f =
-        parseCaseFilter(QStringLiteral("run=3 backend=sim kv=k8v8 path=transform mode=k_only cache=l2_warm batch=64 "
-                                       "context=4096 head_dim=128 status=ok"));
+        parseCaseFilter(QStringLiteral("run=3 backend=sim kv=k8v8 path=transform mode=k_only cache=l2_warm mma=wgmma "
+                                       "batch=64 context=4096 head_dim=128 status=ok"));
     QCOMPARE(*f.run_id, std::int64_t(3));
     QCOMPARE(*f.backend, std::string("sim"));
     QCOMPARE(*f.kv, std::string("k8v8"));
     QCOMPARE(*f.k_path, std::string("transform"));
     QCOMPARE(*f.mode, std::string("k_only"));
     QCOMPARE(*f.cache, std::string("l2_warm"));
+    QCOMPARE(*f.mma, std::string("wgmma"));
     QCOMPARE(*f.batch, 64);
     QCOMPARE(*f.context, 4096);
     QCOMPARE(*f.head_dim, 128);
     QVERIFY(*f.status == CaseStatus::ok);
     QVERIFY(!f.device.has_value());
     CaseFilter empty = parseCaseFilter(QString());
-    QVERIFY(!empty.kv && !empty.run_id && !empty.batch);
+    QVERIFY(!empty.kv && !empty.run_id && !empty.batch && !empty.mma);
   }
 
   void rejectsBadInput() {

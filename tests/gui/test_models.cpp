@@ -244,6 +244,48 @@ class TestModels : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  // The matrix instruction family is a column of the runs table and a row of the compare
+  // pane; chart series name it where the cases shown hold both families.
+  void mmaColumnRowAndSeriesNames() {
+    std::vector<CaseSummary> cases = cases_;
+    CaseSummary wgmma = cases.front();
+    wgmma.case_id = 100000;
+    wgmma.record.op.mma = Mma::wgmma;
+    cases.push_back(wgmma);
+
+    CasesModel table;
+    QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    table.setCases(cases);
+    QCOMPARE(table.headerData(CasesModel::Mma, Qt::Horizontal).toString(), QStringLiteral("MMA"));
+    QCOMPARE(table.index(0, CasesModel::Mma).data().toString(), QStringLiteral("mma_sync"));
+    QCOMPARE(table.index(table.rowOfCase(wgmma.case_id), CasesModel::Mma).data().toString(), QStringLiteral("wgmma"));
+
+    CaseComparisonModel compare;
+    QAbstractItemModelTester compare_tester(&compare, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    compare.setCases(cases.front().record, wgmma.record);
+    const int row = compare.rowOf(QStringLiteral("Operating point"), QStringLiteral("mma"));
+    QVERIFY(row >= 0);
+    QCOMPARE(compare.index(row, CaseComparisonModel::CaseA).data().toString(), QStringLiteral("mma_sync"));
+    QCOMPARE(compare.index(row, CaseComparisonModel::CaseB).data().toString(), QStringLiteral("wgmma"));
+
+    SweepSeriesModel series;
+    QAbstractItemModelTester series_tester(&series, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    series.setCases(cases_);
+    series.setQuery(SweepAxis::context, SweepMetric::latency_us);
+    for (const SweepSeries& s : series.series()) QVERIFY2(!s.name.contains(QStringLiteral("mma")), qPrintable(s.name));
+    const int one_family = static_cast<int>(series.series().size());
+    series.setCases(cases);
+    series.setQuery(SweepAxis::context, SweepMetric::latency_us, wgmma.record.op.batch);
+    QCOMPARE(static_cast<int>(series.series().size()), one_family + 1);
+    int sync = 0, async = 0;
+    for (const SweepSeries& s : series.series()) {
+      sync += s.name.contains(QStringLiteral("/mma_sync"));
+      async += s.name.contains(QStringLiteral("/wgmma"));
+    }
+    QCOMPARE(sync, one_family);
+    QCOMPARE(async, 1);
+  }
+
   void breakEvenModel() {
     BreakEvenModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

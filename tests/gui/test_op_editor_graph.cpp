@@ -60,6 +60,27 @@ class TestOpEditorGraph : public QObject {
     }
   }
 
+  void mmaComboSetsTheMatrixInstruction() {
+    OpEditor editor;
+    auto* mma = editor.findChild<QComboBox*>(QStringLiteral("field_mma"));
+    QVERIFY(mma);
+    QCOMPARE(comboTexts(mma), (QStringList{QStringLiteral("mma_sync"), QStringLiteral("wgmma")}));
+    QCOMPARE(editor.op().mma, Mma::mma_sync);
+    QSignalSpy changed(&editor, &OpEditor::opChanged);
+    chooseData(mma, int(Mma::wgmma));
+    QVERIFY(changed.count() >= 1);
+    QCOMPARE(editor.op().mma, Mma::wgmma);
+    QVERIFY(editor.isValid());
+    // Another field's edit keeps it; setOp shows a stored case's family.
+    auto* kv = editor.findChild<QComboBox*>(QStringLiteral("field_kv"));
+    chooseData(kv, int(KvDtype::k16v8));
+    QCOMPARE(editor.op().mma, Mma::wgmma);
+    OperatingPoint stored;
+    editor.setOp(stored);
+    QCOMPARE(mma->currentText(), QStringLiteral("mma_sync"));
+    QCOMPARE(editor.op().mma, Mma::mma_sync);
+  }
+
   void invalidFieldIsMarked() {
     OpEditor editor;
     auto* head_dim = editor.findChild<QSpinBox*>(QStringLiteral("field_head_dim"));

@@ -93,6 +93,34 @@ TEST(PluginHost, SupportsReportsThePluginsReasonAndValidatesFirst) {
   EXPECT_NE(b->unsupported_reason(5, op).find("device 5 does not exist"), std::string::npos);
 }
 
+// A plugin of ABI 2.4 cannot read tp_case.mma: a wgmma case is refused by the host,
+// naming the field, instead of running as mma_sync; mma_sync cases run as before.
+TEST(PluginHost, AWgmmaCaseIsNotSentToAPluginOlderThanAbi25) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_minor4"));
+  ASSERT_NE(b, nullptr) << (host.problems().empty() ? "" : host.problems().front().reason);
+  EXPECT_EQ(b->abi_minor(), 4u);
+  tilepath::OperatingPoint op;
+  op.batch = 2;
+  EXPECT_EQ(b->unsupported_reason(0, op), "");
+  op.mma = tilepath::Mma::wgmma;
+  const std::string expected =
+      "mma: plugin 'fake_minor4' speaks ABI 2.4, which cannot take a matrix instruction family (ABI 2.5); allowed: "
+      "mma_sync";
+  EXPECT_EQ(b->unsupported_reason(0, op), expected);
+  tp_run_options options{};
+  options.struct_size = sizeof options;
+  tp_result result{};
+  EXPECT_EQ(b->run(0, op, options, result), TP_ERR_UNSUPPORTED);
+  EXPECT_EQ(std::string(result.message), expected);
+  EXPECT_TRUE(std::isnan(result.latency_us)) << "the plugin was not called";
+  b->release(result);
+  // A plugin of the current minor gets the case.
+  const auto* current = host.load_file(fake("fake_ok"));
+  ASSERT_NE(current, nullptr);
+  EXPECT_EQ(current->unsupported_reason(0, op), "");
+}
+
 TEST(PluginHost, WrongAbiVersionIsRejectedWithBothVersions) {
   PluginHost host;
   EXPECT_EQ(host.load_file(fake("fake_wrongabi")), nullptr);

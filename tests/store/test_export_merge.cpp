@@ -75,6 +75,69 @@ TEST(ExportMerge, ExportCopiesMatchingRunsCasesAndChildRows) {
   EXPECT_EQ(raw_count(out, "artifacts"), 4);  // two per exported case
 }
 
+// A case's matrix instruction travels with it: an export filtered by mma holds only that
+// family's cases, and they read back as stored.
+TEST(ExportMerge, ExportByMmaCarriesTheMatrixInstruction) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("all.sqlite"));
+  const Fixture f = fill(store);
+  CaseRecord wgmma = sample_case(42);
+  wgmma.op.mma = Mma::wgmma;
+  wgmma.case_key.clear();  // the store names it by its operating point
+  store.add_case(f.cuda.id, wgmma);
+  EXPECT_NE(wgmma.case_key.find("_wgmma"), std::string::npos) << wgmma.case_key;
+
+  CaseFilter filter;
+  filter.mma = "wgmma";
+  const std::string out = tmp.file("wgmma.sqlite");
+  store.export_subset(out, filter);
+  const auto cases = all_cases(RunStore::open_read_only(out));
+  ASSERT_EQ(cases.size(), 1u);
+  expect_same_case(wgmma, cases.at({f.cuda.uuid, wgmma.case_key}), true);
+  EXPECT_EQ(cases.begin()->second.op.mma, Mma::wgmma);
+
+  filter.mma = "mma_sync";
+  const std::string rest = tmp.file("mma_sync.sqlite");
+  store.export_subset(rest, filter);
+  for (const auto& [key, rec] : all_cases(RunStore::open_read_only(rest))) EXPECT_EQ(rec.op.mma, Mma::mma_sync);
+  EXPECT_EQ(RunStore::open_read_only(rest).case_count(), 5);
+}
+
+// A v6 file (no mma column) merges with a v7 one: its cases arrive as mma_sync, the
+// other's wgmma case stays wgmma, and the v6 input is not modified.
+TEST(ExportMerge, MergeOfASchemaV6FileGivesItsCasesMmaSync) {
+  TempDir tmp;
+  const std::string v6 = tmp.file("v6.sqlite");
+  fs::copy_file(std::string(TILEPATH_TEST_DATA_DIR) + "/store/fixtures/schema_v6.sqlite", v6);
+  const auto v6_bytes = read_bytes(v6);
+  const std::string v7 = tmp.file("v7.sqlite");
+  CaseRecord wgmma = sample_case(7);
+  wgmma.op.mma = Mma::wgmma;
+  {
+    RunStore store = RunStore::open(v7);
+    RunInfo run = sample_run("sim", "h200");
+    store.begin_run(run);
+    store.add_case(run.id, wgmma);
+  }
+  const std::string out = tmp.file("merged.sqlite");
+  const MergeResult r = merge_databases({v6, v7}, out);
+  EXPECT_TRUE(r.conflicts.empty());
+  RunStore merged = RunStore::open_read_only(out);
+  int wgmma_cases = 0, mma_sync_cases = 0;
+  for (const CaseSummary& c : merged.cases()) {
+    if (c.record.case_key == wgmma.case_key) {
+      EXPECT_EQ(c.record.op.mma, Mma::wgmma);
+      ++wgmma_cases;
+    } else {
+      EXPECT_EQ(c.record.op.mma, Mma::mma_sync) << c.record.case_key;
+      ++mma_sync_cases;
+    }
+  }
+  EXPECT_EQ(wgmma_cases, 1);
+  EXPECT_EQ(mma_sync_cases, 3) << "the v6 fixture's three cases";
+  EXPECT_EQ(read_bytes(v6), v6_bytes);
+}
+
 TEST(ExportMerge, ExportByRunLevelFilterIncludesRunsWithoutCases) {
   TempDir tmp;
   RunStore store = RunStore::open(tmp.file("all.sqlite"));

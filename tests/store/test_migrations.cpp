@@ -294,6 +294,77 @@ TEST(Migrations, ReadOnlyOpenReadsAFileOfTheOldestSchemaReadAsIsWithoutWriting) 
   EXPECT_FALSE(fs::exists(path + "-wal"));
 }
 
+// v7: every case of a v6 file ran mma_sync (cuda kernels issued mma.sync, cpu emulated its
+// numerics, sim modelled them, hip issued MFMA) and says so; the cases table matches a
+// fresh one and nothing else changes.
+TEST(Migrations, V7GivesEveryOlderCaseMmaSync) {
+  TempDir tmp;
+  const std::string fresh_path = tmp.file("fresh.sqlite");
+  { RunStore fresh = RunStore::open(fresh_path); }
+  const std::string path = copy_fixture(tmp, 6);
+  const Table before = RawDb(path).table("cases");
+  ASSERT_FALSE(before.empty());
+  for (const auto& [id, row] : before) EXPECT_EQ(row.count("mma"), 0u) << "a v6 case has no mma column";
+  {
+    RunStore store = RunStore::open(path);
+    for (const CaseSummary& c : store.cases()) EXPECT_EQ(c.record.op.mma, Mma::mma_sync) << c.case_id;
+  }
+  RawDb upgraded(path);
+  EXPECT_EQ(upgraded.shape("cases"), RawDb(fresh_path).shape("cases"));
+  const Table after = upgraded.table("cases");
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [id, row] : after) {
+    EXPECT_EQ(row.at("mma"), (Cell{SQLITE_TEXT, "mma_sync"})) << "case " << id;
+    for (const auto& [column, cell] : before.at(id)) EXPECT_EQ(row.at(column), cell) << column << " of case " << id;
+  }
+  // The v7 fixture's cases table is the one this build creates.
+  EXPECT_EQ(RawDb(kFixtures + "schema_v7.sqlite").shape("cases"), RawDb(fresh_path).shape("cases"));
+}
+
+// A v7 file's wgmma case reads back as wgmma, its key naming the family.
+TEST(Migrations, V7CaseReadsBackItsMatrixInstruction) {
+  TempDir tmp;
+  RunStore store = RunStore::open_read_only(copy_fixture(tmp, 7));
+  const CaseRecord wgmma = store.load_case(4);
+  EXPECT_EQ(wgmma.op.mma, Mma::wgmma);
+  EXPECT_EQ(wgmma.op.key(), wgmma.case_key);
+  EXPECT_EQ(store.load_case(1).op.mma, Mma::mma_sync);
+  CaseFilter only_wgmma;
+  only_wgmma.mma = "wgmma";
+  const auto cases = store.cases(only_wgmma);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].case_id, 4);
+}
+
+// v7 added a column whose value for every older row is known: v5 and v6 files (the bundled
+// databases) open read-only as they are, their cases read as mma_sync, a filter on mma
+// works, and nothing is written.
+TEST(Migrations, ReadOnlyOpenReadsOlderCasesAsMmaSyncWithoutWriting) {
+  for (int version : {5, 6}) {
+    SCOPED_TRACE("fixture v" + std::to_string(version));
+    TempDir tmp;
+    const std::string path = copy_fixture(tmp, version);
+    const auto before = read_bytes(path);
+    {
+      RunStore store = RunStore::open_read_only(path);
+      EXPECT_EQ(store.schema_version(), version);
+      const auto cases = store.cases();
+      ASSERT_FALSE(cases.empty());
+      for (const CaseSummary& c : cases) {
+        EXPECT_EQ(c.record.op.mma, Mma::mma_sync);
+        EXPECT_EQ(store.load_case(c.case_id).op.mma, Mma::mma_sync);
+      }
+      CaseFilter filter;
+      filter.mma = "mma_sync";
+      EXPECT_EQ(store.cases(filter).size(), cases.size());
+      filter.mma = "wgmma";
+      EXPECT_TRUE(store.cases(filter).empty());
+    }
+    EXPECT_EQ(read_bytes(path), before);
+    EXPECT_FALSE(fs::exists(path + "-wal"));
+  }
+}
+
 TEST(Migrations, ReadOnlyOpenOfOldSchemaNamesTheUpgradeCommand) {
   TempDir tmp;
   const std::string path = copy_fixture(tmp, 2);

@@ -57,6 +57,7 @@ void CaseComparisonModel::rebuild() {
   add(op, QStringLiteral("head_dim"), [](const CaseRecord& r) { return num(r.op.head_dim); });
   add(op, QStringLiteral("page_size"), [](const CaseRecord& r) { return num(r.op.page_size); });
   add(op, QStringLiteral("k_repr"), [](const CaseRecord& r) { return QVariant(qs(to_string(r.op.k_repr))); });
+  add(op, QStringLiteral("mma"), [](const CaseRecord& r) { return QVariant(qs(to_string(r.op.mma))); });
   add(op, QStringLiteral("scale"), [](const CaseRecord& r) { return QVariant(qs(to_string(r.op.scale))); });
   add(op, QStringLiteral("cache"), [](const CaseRecord& r) { return QVariant(qs(to_string(r.op.cache))); });
   add(op, QStringLiteral("status"), [](const CaseRecord& r) { return QVariant(qs(to_string(r.status))); });

@@ -61,6 +61,8 @@ QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const
       return qs(to_string(op.mode));
     case KRepr:
       return qs(to_string(op.k_repr));
+    case Mma:
+      return qs(to_string(op.mma));
     case Cache:
       return qs(to_string(op.cache));
     case Batch:
@@ -127,27 +129,14 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
 QVariant CasesModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Case",
-                                           "Run",
-                                           "Backend",
-                                           "Device",
-                                           "kv",
-                                           "K path",
-                                           "Mode",
-                                           "K repr",
-                                           "Cache",
-                                           "B",
-                                           "S",
-                                           "Hq",
-                                           "Hk",
-                                           "D",
-                                           "Status",
-                                           "Latency (µs)",
-                                           "Tile II (µs)",
-                                           "Floor frac.",
-                                           "Check rel L2",
-                                           "Gate rel L2",
-                                           "Kernel"};
+  static const char* names[ColumnCount] = {
+      "Case",         "Run",          "Backend",     "Device",
+      "kv",           "K path",       "Mode",        "K repr",
+      "MMA",          "Cache",        "B",           "S",
+      "Hq",           "Hk",           "D",           "Status",
+      "Latency (µs)", "Tile II (µs)", "Floor frac.", "Check rel L2",
+      "Gate rel L2",  "Kernel",
+  };
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

@@ -23,6 +23,7 @@ class CasesModel : public QAbstractTableModel {
     KPath,
     Mode,
     KRepr,
+    Mma,  // the matrix instruction family
     Cache,
     Batch,
     Context,

@@ -68,18 +68,28 @@ void SweepSeriesModel::rebuild() {
   const char* metric_name = metric_ == SweepMetric::latency_us       ? "latency_us"
                             : metric_ == SweepMetric::floor_fraction ? "floor_fraction"
                                                                      : "stream_same_bytes_fraction";
+  auto shown = [&](const CaseSummary& c) {
+    const OperatingPoint& op = c.record.op;
+    const int held = axis_ == SweepAxis::context ? op.batch : op.context;
+    const std::optional<double> y = c.record.measurement(metric_name);
+    return usable(c, backend_) && held == fixed_effective_ && y && std::isfinite(*y);
+  };
+  // The variant label names mma only when it is not mma_sync; where the chart holds both
+  // families, every series names its own.
+  std::set<tilepath::Mma> families;
+  for (const CaseSummary& c : cases_)
+    if (shown(c)) families.insert(c.record.op.mma);
+  const bool name_mma = families.size() > 1;
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
   std::map<QString, SweepSeries> by_name;
   std::map<QString, std::map<double, std::pair<qint64, double>>> values;
   for (const CaseSummary& c : cases_) {
-    if (!usable(c, backend_)) continue;
+    if (!shown(c)) continue;
     const OperatingPoint& op = c.record.op;
-    int held = axis_ == SweepAxis::context ? op.batch : op.context;
-    if (held != fixed_effective_) continue;
-    std::optional<double> y = c.record.measurement(metric_name);
-    if (!y || !std::isfinite(*y)) continue;
+    const double y = *c.record.measurement(metric_name);
     const bool warm = op.cache == CacheState::l2_warm;
     QString variant = qs(op.variant_label());
+    if (name_mma && op.mma == tilepath::Mma::mma_sync) variant += QLatin1Char('/') + qs(to_string(op.mma));
     QString name = (many_backends ? qs(c.backend) + QLatin1Char(' ') : QString()) + variant +
                    (warm ? QStringLiteral(" warm") : QStringLiteral(" cold"));
     SweepSeries& s = by_name[name];
@@ -89,7 +99,7 @@ void SweepSeriesModel::rebuild() {
     s.warm = warm;
     double x = axis_ == SweepAxis::context ? op.context : op.batch;
     auto& slot = values[name][x];
-    if (c.case_id >= slot.first) slot = {c.case_id, *y};
+    if (c.case_id >= slot.first) slot = {c.case_id, y};
   }
   for (auto& [name, s] : by_name) {
     for (auto [x, v] : values[name]) {

@@ -1,7 +1,8 @@
 #pragma once
 // Sweep results as chart series: latency or a floor fraction against context (at
 // a fixed batch) or against batch (at a fixed context), one series per
-// backend × dtype/path/mode × cache state. One row per point.
+// backend × variant (dtype/path/mode, and mma where the chart holds both families) ×
+// cache state. One row per point.
 
 #include <vector>
 
