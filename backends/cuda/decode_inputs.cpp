@@ -66,6 +66,7 @@ DecodeArgs decode_shape_args(const OperatingPoint& op, int splits) {
   args.k_path = static_cast<int>(op.k_path);
   args.mode = static_cast<int>(op.mode);
   args.k_repr = static_cast<int>(op.k_repr);
+  args.mma = op.mma == Mma::wgmma ? kMmaWgmma : kMmaSync;
   args.splits = std::max(1, splits);
   args.scale_per_head = op.scale == ScaleGranularity::per_head ? 1 : 0;
   return args;

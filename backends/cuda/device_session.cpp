@@ -73,11 +73,23 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
   if (op.k_repr == KRepr::mxfp8)
     return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain (mxfp8's numerics: tilepath "
            "gate)";
+  if (op.mma == Mma::wgmma) {
+    const bool compiled = op.kv == KvDtype::k8v8 && op.k_repr == KRepr::plain &&
+                          (op.k_path == KPath::fp8_qk || op.k_path == KPath::transform) &&
+                          (op.mode == TransformMode::full || op.mode == TransformMode::k_only);
+    if (!compiled)
+      return "mma: the CUDA wgmma kernels are K8/V8, k_path fp8_qk or transform, mode full or k_only, k_repr plain; "
+             "got " +
+             op.variant_label() + " (the others run with mma mma_sync)";
+    if (!wgmma_page_size_supported(op.page_size))
+      return "page_size: the wgmma kernels' TMA boxes take pages of 8, 16 or 32 tokens or a multiple of 32; got " +
+             std::to_string(op.page_size) + " (mma mma_sync takes any page size)";
+  }
   const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))
     return "no CUDA kernel compiled for kv=" + std::string(to_string(op.kv)) +
            " k_path=" + std::string(to_string(op.k_path)) + " mode=" + std::string(to_string(op.mode)) +
-           " head_dim=" + std::to_string(op.head_dim);
+           " mma=" + std::string(to_string(op.mma)) + " head_dim=" + std::to_string(op.head_dim);
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
     cudaGetLastError();

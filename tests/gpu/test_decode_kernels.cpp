@@ -134,7 +134,7 @@ class DecodeKernel : public ::testing::TestWithParam<KernelCase> {
 
 // Launches the case twice over (bit-identical repeat), checks every output element was
 // written and the output against the float64 reference of host.source.
-void expect_matches_reference(const HostDecodeCase& host, const std::string& label, int mma = kMmaSync) {
+void expect_matches_reference(const HostDecodeCase& host, const std::string& label) {
   const OperatingPoint& op = host.op;
 
   int sm_count = 0;
@@ -148,7 +148,6 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   DeviceDecodeInputs inputs;
   DecodeArgs args;
   inputs.upload(host, splits, stream, args);
-  args.mma = mma;
   ASSERT_TRUE(decode_variant_available(args, Ablation{})) << "no kernel for " << label;
 
   inputs.poison_output(stream);
@@ -166,7 +165,7 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   cudaStreamDestroy(stream);
   ASSERT_NE(info.name, nullptr);
   EXPECT_GT(info.tile_tokens, 0);
-  EXPECT_EQ(std::string(info.name).find("_wgmma") != std::string::npos, mma == kMmaWgmma) << info.name;
+  EXPECT_EQ(std::string(info.name).find("_wgmma") != std::string::npos, op.mma == Mma::wgmma) << info.name;
   if (kv_heads_per_cta_for(args) > 1) {
     EXPECT_NE(std::string(info.name).find("_kvh2"), std::string::npos) << info.name << ": not the two-head kernel";
   }
@@ -255,7 +254,8 @@ namespace {
 
 std::vector<KernelCase> wgmma_cases() {
   std::vector<KernelCase> cases;
-  const auto add = [&](const std::string& what, const OperatingPoint& op) {
+  const auto add = [&](const std::string& what, OperatingPoint op) {
+    op.mma = Mma::wgmma;
     cases.push_back({what + "_" + name_of(op), op});
   };
   for (const auto& [path, mode] :
@@ -312,7 +312,7 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   ASSERT_NO_THROW(op.validate());
   const std::uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label, kMmaWgmma);
+  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label);
 }
 
 INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
@@ -321,8 +321,10 @@ INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
 // What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom
 // (a TMA box of fewer than 8 token rows) among them.
 TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
-  DecodeArgs args = decode_shape_args(base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only), 1);
-  args.mma = kMmaWgmma;
+  OperatingPoint op = base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
+  op.mma = Mma::wgmma;
+  DecodeArgs args = decode_shape_args(op, 1);
+  EXPECT_EQ(args.mma, kMmaWgmma);
   EXPECT_TRUE(decode_variant_available(args, Ablation{}));
   for (int page : {1, 2, 4, 48}) {
     args.page_size = page;
@@ -355,14 +357,19 @@ TEST_P(WgmmaKernelLargeQ, QElementsBeyondF16RangeMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/false);
   for (std::uint16_t& q : host.source.q) q = numerics::float_to_bf16(numerics::bf16_to_float(q) * 65536.0f);
-  expect_matches_reference(host, GetParam().label, kMmaWgmma);
+  expect_matches_reference(host, GetParam().label);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transform, WgmmaKernelLargeQ,
-                         ::testing::Values(KernelCase{"k8v8_transform_full",
-                                                      base_op(KvDtype::k8v8, KPath::transform, TransformMode::full)},
-                                           KernelCase{"k8v8_transform_k_only",
-                                                      base_op(KvDtype::k8v8, KPath::transform, TransformMode::k_only)}),
-                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+OperatingPoint wgmma_op(KPath path, TransformMode mode) {
+  OperatingPoint op = base_op(KvDtype::k8v8, path, mode);
+  op.mma = Mma::wgmma;
+  return op;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transform, WgmmaKernelLargeQ,
+    ::testing::Values(KernelCase{"k8v8_transform_full", wgmma_op(KPath::transform, TransformMode::full)},
+                      KernelCase{"k8v8_transform_k_only", wgmma_op(KPath::transform, TransformMode::k_only)}),
+    [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 }  // namespace

@@ -260,6 +260,38 @@ TEST_F(CudaPluginRun, PrebiasOutsideItsKernelsIsRefusedWithTheReason) {
   backend_->release(r);
 }
 
+// A wgmma case end to end: the wgmma kernel ran (its name, and QGMMA in its SASS where
+// cuobjdump is on the machine), the tile interval is measured, and the stages it has no
+// ablation kernels for are unknown, not 0.
+TEST_F(CudaPluginRun, WgmmaCaseRunsTheWgmmaKernelAndLeavesItsStageCostsUnknown) {
+  OperatingPoint op = shape(16, 8192, KvDtype::k8v8);
+  op.k_path = KPath::fp8_qk;
+  op.mode = TransformMode::k_only;
+  op.mma = Mma::wgmma;
+  op.cache = CacheState::hbm_cold;
+  tp_result r{};
+  ASSERT_EQ(backend_->run(0, op, options(TP_ABLATE_STAGE_COSTS | TP_ABLATE_TILE_INTERVAL), r), TP_OK) << r.message;
+  EXPECT_EQ(r.passed, 1);
+  EXPECT_NE(std::string(r.kernel_name).find("_wgmma"), std::string::npos) << r.kernel_name;
+  EXPECT_EQ(r.tile_tokens, 64);
+  EXPECT_EQ(r.block[0], 160);
+  EXPECT_TRUE(std::isfinite(r.tile_interval_us));
+  EXPECT_FALSE(tilepath::testing::has_method(r, TP_COST_REMOVED));
+  EXPECT_FALSE(tilepath::testing::has_method(r, TP_COST_ISOLATED));
+  const double qgmma = metric(r, "sass_QGMMA");
+  if (!std::isnan(qgmma)) {
+    EXPECT_GT(qgmma, 0);
+    EXPECT_EQ(metric(r, "sass_HMMA"), 0) << "fp8_qk/k_only on wgmma issues no HMMA";
+  }
+  backend_->release(r);
+  // What has no wgmma kernel is refused, naming the field.
+  op.mode = TransformMode::separate_kv;
+  EXPECT_NE(backend_->unsupported_reason(0, op).find("mma"), std::string::npos);
+  op.mode = TransformMode::k_only;
+  op.page_size = 4;
+  EXPECT_NE(backend_->unsupported_reason(0, op).find("page_size"), std::string::npos);
+}
+
 TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {
   OperatingPoint op = shape(2, 100, KvDtype::k8v8);
   op.rope = RopeLayout::pre_rope;
