@@ -43,8 +43,12 @@ struct WgmmaTraits {
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // k_only: PV on E4M3
 
   static constexpr int kTileTokens = 64;  // M of the QK wgmma
-  // ring depth: 3 tiles in flight while one is consumed (D = 256: 2, so that two CTAs fit an SM)
-  static constexpr int kStages = kD == 256 ? 3 : 4;
+  // Ring depth: kStages - 1 tiles in flight while one is consumed. 3 at D = 128 keeps a CTA
+  // under 56 KB of shared memory, so 4 CTAs share an SM as in the mma.sync kernels, whose
+  // split policy (choose_splits) fills 4 CTA slots per SM: with 4 stages (3 CTAs per SM) the
+  // bundled shapes that fill 4 slots ran a second, mostly empty wave and took up to 1.46x the
+  // mma.sync kernel's time (bench/results/wgmma). 3 at D = 256 (2 CTAs per SM).
+  static constexpr int kStages = kD == 64 ? 4 : 3;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
@@ -73,7 +77,9 @@ struct WgmmaTraits {
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
   static_assert(KO == KOperand::fp8_mma || KO == KOperand::fp8_convert, "an E4M3 K cache");
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
-  static_assert(kSmemBytes * (kD == 256 ? 2 : 3) <= 227 * 1024, "three CTAs per SM (two at D = 256)");
+  // + 1 KB of static alignment per CTA: 4 CTAs per SM at D <= 128, 2 at D = 256
+  static_assert(kD == 256 ? kSmemBytes + 1024 <= kSmemPerBlockFor2PerSm : kSmemBytes + 1024 <= kSmemPerBlockFor4PerSm,
+                "the CTAs per SM of the mma.sync kernels' split policy");
 };
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
