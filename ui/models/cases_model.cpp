@@ -12,19 +12,23 @@ namespace tilepath::ui {
 CasesModel::CasesModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void CasesModel::setCases(std::vector<CaseSummary> cases) {
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(std::move(cases)));
+}
+
+void CasesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
   beginResetModel();
   cases_ = std::move(cases);
   endResetModel();
 }
 
 int CasesModel::rowOfCase(std::int64_t caseId) const {
-  for (int i = 0; i < static_cast<int>(cases_.size()); ++i)
-    if (cases_[i].case_id == caseId) return i;
+  for (int i = 0; i < static_cast<int>(cases_->size()); ++i)
+    if ((*cases_)[i].case_id == caseId) return i;
   return -1;
 }
 
 int CasesModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(cases_.size());
+  return parent.isValid() ? 0 : static_cast<int>(cases_->size());
 }
 int CasesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -92,8 +96,8 @@ QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const
 }
 
 QVariant CasesModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= static_cast<int>(cases_.size())) return {};
-  const CaseSummary& c = cases_[index.row()];
+  if (!index.isValid() || index.row() >= static_cast<int>(cases_->size())) return {};
+  const CaseSummary& c = (*cases_)[index.row()];
   switch (role) {
     case Qt::DisplayRole:
       return value(c, index.column(), false);

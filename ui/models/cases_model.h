@@ -3,6 +3,7 @@
 // columns return numbers under SortRole so a QSortFilterProxyModel sorts them
 // numerically.
 
+#include <memory>
 #include <vector>
 
 #include <QAbstractTableModel>
@@ -43,8 +44,9 @@ class CasesModel : public QAbstractTableModel {
 
   explicit CasesModel(QObject* parent = nullptr);
   void setCases(std::vector<CaseSummary> cases);
-  const CaseSummary& caseAt(int row) const { return cases_.at(row); }
-  const std::vector<CaseSummary>& cases() const { return cases_; }
+  void setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases);
+  const CaseSummary& caseAt(int row) const { return cases_->at(row); }
+  const std::vector<CaseSummary>& cases() const { return *cases_; }
   int rowOfCase(std::int64_t caseId) const;  // -1 when absent
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -53,7 +55,8 @@ class CasesModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<CaseSummary> cases_;
+  // Shared with the session and the other views: 100k cases are held once.
+  std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
   QVariant value(const CaseSummary& c, int column, bool forSort) const;
 };
 
