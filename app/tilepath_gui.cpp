@@ -35,11 +35,14 @@ int print_timing(tilepath::ui::MainWindow& window, const QElapsedTimer& clock) {
   std::printf("timing first_window_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
   std::fflush(stdout);
   window.session()->waitForLoad();
+  std::printf("timing cases_read_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
+  std::printf("timing cases_read_rss_mb %.1f\n", peak_rss_mb());
   for (const QString& name : tilepath::ui::MainWindow::viewNames()) {
     window.showView(name);
     QApplication::processEvents();
     (void)window.grab();
     std::printf("timing view_%s_ms %.1f\n", qPrintable(name), double(clock.nsecsElapsed()) / 1e6);
+    std::printf("timing view_%s_rss_mb %.1f\n", qPrintable(name), peak_rss_mb());
   }
   std::printf("timing every_view_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
   std::printf("timing peak_rss_mb %.1f\n", peak_rss_mb());

@@ -2,6 +2,10 @@
 
 #include <filesystem>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QTemporaryDir>
@@ -65,7 +69,10 @@ CaseDetail DatabaseSession::listDetail() {
   d.measurements = {"latency_us",          "tile_interval_us",  "floor_fraction",   "stream_same_bytes_fraction",
                     "tile_tokens",         "gate_rows_checked", "gate_rows_total",  "gate_rel_l2_median",
                     "gate_max_abs_median", "gate_kl_median",    "gate_top8_median", "gate_top32_median"};
-  d.predictions = false;                                     // the comparison pane reads them with the whole case
+  // The kernel check's rel_l2 (the runs table) and the gate's metrics (gate, dispatch, runs).
+  d.quality_metrics = std::vector<std::string>{"kernel_check_rel_l2", "rel_l2", "max_abs", "kl", "top8", "top32"};
+  d.case_texts = false;   // the status tooltip and the comparison pane read them with the case
+  d.predictions = false;  // the comparison pane reads them with the whole case
   d.artifact_names = std::vector<std::string>{"gate.json"};  // the gate view's "has gate.json"
   return d;
 }
@@ -124,6 +131,12 @@ void DatabaseSession::startLoad() {
         this,
         [this, generation, cases] {
           if (generation != load_generation_) return;
+#ifdef __GLIBC__
+          // The load's threads leave freed buffers (their connections' page caches, rows
+          // read and dropped) in malloc arenas this thread never allocates from: hand the
+          // pages back before the views build their tables.
+          malloc_trim(0);
+#endif
           cases_ = cases;
           loading_ = false;
           emit loadingFinished();

@@ -435,6 +435,19 @@ constexpr const char* kStageCostColumns = "stage, method, cost_us";
 constexpr const char* kQualityColumns = "metric, value, threshold, passed, distribution";
 constexpr const char* kArtifactInfoColumns = "name, mime, size, sha256";
 
+std::string quality_sql(const CaseDetail& d, const std::string& case_term) {
+  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kQualityColumns +
+                    " FROM quality WHERE 1" + case_term;
+  if (d.quality_metrics) sql += " AND metric IN (" + placeholders(d.quality_metrics->size()) + ")";
+  return sql + " ORDER BY id";
+}
+
+int bind_quality_metrics(Statement& s, const CaseDetail& d, int first) {
+  if (d.quality_metrics)
+    for (const std::string& m : *d.quality_metrics) s.bind(first++, m);
+  return first;
+}
+
 std::string artifact_info_sql(const CaseDetail& d, const std::string& case_term) {
   std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kArtifactInfoColumns +
                     " FROM artifacts WHERE 1" + case_term;
@@ -459,7 +472,7 @@ class ChildRowLoader {
         stage_costs_(db, path,
                      std::string("SELECT ") + kStageCostColumns + " FROM stage_costs WHERE case_id = ? ORDER BY id"),
         predictions_(db, path, prediction_sql(detail, " AND case_id = ?")),
-        quality_(db, path, std::string("SELECT ") + kQualityColumns + " FROM quality WHERE case_id = ? ORDER BY id"),
+        quality_(db, path, quality_sql(detail, " AND case_id = ?")),
         artifacts_(db, path, "SELECT name, mime, data, sha256 FROM artifacts WHERE case_id = ? ORDER BY id"),
         artifact_infos_(db, path, artifact_info_sql(detail, " AND case_id = ?")) {}
 
@@ -491,6 +504,7 @@ class ChildRowLoader {
     if (detail_.quality) {
       quality_.reset();
       quality_.bind(1, rec.id);
+      bind_quality_metrics(quality_, detail_, 2);
       while (quality_.step()) read_quality(quality_, 0, rec);
     }
 
@@ -519,7 +533,12 @@ class ChildRowLoader {
 
 // Reads the child rows of every case at once: one pass over each child table instead of
 // one lookup per case and table (100k cases: 500k statements). `out` is ordered by case id.
-void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& detail, std::vector<CaseSummary>& out) {
+// `parallel`: the passes over the tables run on three threads, two of them with
+// read-only connections of their own. Their snapshots may be newer than the case list's;
+// a case and its child rows are stored in one transaction, so a listed case's rows are
+// in every later snapshot, and rows of cases stored since are skipped.
+void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& detail, std::vector<CaseSummary>& out,
+                       bool parallel) {
   std::vector<std::int64_t> ids;
   ids.reserve(out.size());
   for (const CaseSummary& s : out) ids.push_back(s.case_id);
@@ -539,36 +558,73 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
       read(out[at]);
     }
   };
-  {
-    Statement q(db, path, measurement_sql(detail, ""));
-    bind_names(q, detail, 1);
-    if (detail.measurements)
-      for (CaseSummary& s : out) s.record.measurements.reserve(detail.measurements->size());
-    each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
-  }
-  if (detail.stage_costs) {
-    Statement q(db, path, std::string("SELECT case_id, ") + kStageCostColumns + " FROM stage_costs ORDER BY id");
-    each_row(q, [&](CaseSummary& s) { read_stage_cost(q, 1, s.record, path); });
-  }
-  if (detail.predictions) {
-    Statement q(db, path, prediction_sql(detail, ""));
-    each_row(q, [&](CaseSummary& s) { read_prediction(q, 1, s.record, path); });
-  }
-  if (detail.quality) {
-    Statement q(db, path, std::string("SELECT case_id, ") + kQualityColumns + " FROM quality ORDER BY id");
-    each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
-  }
-  if (detail.artifact_infos) {
-    // Through artifacts_listing when the file has it (ensure_read_indexes).
-    Statement q(db, path, artifact_info_sql(detail, ""));
-    bind_artifact_names(q, detail, 1);
-    each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
-  }
-  // Vectors grown row by row hold up to twice their rows: 100k cases keep only what they use.
+  // Room for the rows up front where their number is bounded. A vector grown row by row
+  // holds up to twice its rows: the others are shrunk by the pass that grew them, on its
+  // thread, whose malloc arena then reuses the buffers it freed.
   for (CaseSummary& s : out) {
-    s.record.measurements.shrink_to_fit();
-    s.record.stage_costs.shrink_to_fit();
-    s.record.quality.shrink_to_fit();
+    if (detail.measurements) s.record.measurements.reserve(detail.measurements->size());
+    if (detail.quality_metrics) s.record.quality.reserve(detail.quality_metrics->size());
+  }
+  // Each pass fills its own member of every summary, so passes may run side by side.
+  auto measurements = [&](sqlite3* c) {
+    Statement q(c, path, measurement_sql(detail, ""));
+    bind_names(q, detail, 1);
+    each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
+    for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
+  };
+  auto stage_costs_and_predictions = [&](sqlite3* c) {
+    if (detail.stage_costs) {
+      Statement q(c, path, std::string("SELECT case_id, ") + kStageCostColumns + " FROM stage_costs ORDER BY id");
+      each_row(q, [&](CaseSummary& s) { read_stage_cost(q, 1, s.record, path); });
+      for (CaseSummary& s : out) s.record.stage_costs.shrink_to_fit();
+    }
+    if (detail.predictions) {
+      Statement q(c, path, prediction_sql(detail, ""));
+      each_row(q, [&](CaseSummary& s) { read_prediction(q, 1, s.record, path); });
+    }
+  };
+  auto quality_and_artifacts = [&](sqlite3* c) {
+    if (detail.quality) {
+      Statement q(c, path, quality_sql(detail, ""));
+      bind_quality_metrics(q, detail, 1);
+      each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
+      for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
+    }
+    if (detail.artifact_infos) {
+      // Through artifacts_listing when the file has it (ensure_read_indexes).
+      Statement q(c, path, artifact_info_sql(detail, ""));
+      bind_artifact_names(q, detail, 1);
+      each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
+    }
+  };
+  if (!parallel) {
+    measurements(db);
+    stage_costs_and_predictions(db);
+    quality_and_artifacts(db);
+  } else {
+    std::exception_ptr failures[2];
+    auto on_own_connection = [&](auto pass, std::exception_ptr& failure) {
+      try {
+        Connection c =
+            open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, read_only_uri(path));
+        configure_connection(c.get(), path, true);
+        pass(c.get());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    };
+    std::thread a(on_own_connection, stage_costs_and_predictions, std::ref(failures[0]));
+    std::thread b(on_own_connection, quality_and_artifacts, std::ref(failures[1]));
+    std::exception_ptr mine;
+    try {
+      measurements(db);
+    } catch (...) {
+      mine = std::current_exception();
+    }
+    a.join();
+    b.join();
+    for (const std::exception_ptr& e : {mine, failures[0], failures[1]})
+      if (e) std::rethrow_exception(e);
   }
 }
 
@@ -1294,8 +1350,12 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDet
     }
   } end_read{db_, own_read_transaction};
 
+  std::string columns = kCaseColumns;
+  if (!detail.case_texts)
+    for (const std::string column : {"c.message", "c.finished_at", "c.cubin_sha256"})
+      columns.replace(columns.find(column), column.size(), "''");
   Statement q(db_, path_,
-              std::string("SELECT ") + kCaseColumns +
+              "SELECT " + columns +
                   ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
                   " ORDER BY c.id");
   f.bind(q, 1);
@@ -1314,7 +1374,11 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDet
   }
   // Every case: a pass over each child table. A subset: the rows of each of its cases.
   if (f.values.empty()) {
-    load_all_children(db_, path_, detail, out);
+    // Threads pay for themselves on large lists only, and other connections would not see
+    // what a caller's own open transaction wrote.
+    constexpr std::size_t kParallelFrom = 20000;
+    const bool parallel = own_read_transaction && sqlite3_db_readonly(db_, "main") == 1 && out.size() >= kParallelFrom;
+    load_all_children(db_, path_, detail, out, parallel);
     return out;
   }
   ChildRowLoader children(db_, path_, detail);

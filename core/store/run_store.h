@@ -175,6 +175,10 @@ struct CaseDetail {
   bool predictions = true;
   bool prediction_detail_json = true;  // PredictionRow::detail_json (the largest text of a case)
   bool quality = true;
+  // Only quality rows of these metrics; nullopt: all.
+  std::optional<std::vector<std::string>> quality_metrics;
+  // CaseRecord::message and finished_at, KernelMeta::cubin_sha256 (empty when off).
+  bool case_texts = true;
   bool artifact_infos = true;
   // Only artifacts of these names (e.g. gate.json); nullopt: all.
   std::optional<std::vector<std::string>> artifact_names;

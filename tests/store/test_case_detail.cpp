@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <algorithm>
 
 #include "store_test_util.h"
@@ -94,6 +96,79 @@ TEST(CaseDetail, ANameListReadsOnlyThoseMeasurementsAndSkipsWhatIsOff) {
       if (!full.predictions.empty()) EXPECT_FALSE(full.predictions.front().detail_json.empty());
     }
   }
+}
+
+// Copies the cases of path (and every child row) until it holds at least `cases`, each
+// copy with its own ids and case keys, in SQL.
+void replicate_cases(const std::string& path, int cases) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  auto columns_except = [&](const std::string& table, const std::vector<std::string>& skip) {
+    std::string out;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, ("PRAGMA table_info(" + table + ")").c_str(), -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const std::string name = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+      if (std::find(skip.begin(), skip.end(), name) == skip.end()) out += ", " + name;
+    }
+    sqlite3_finalize(st);
+    return out;
+  };
+  const long long have = store_test::raw_count(path, "cases");
+  const long long copies = (cases + have - 1) / have;
+  std::string sql =
+      "BEGIN; CREATE TEMP TABLE k AS WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k "
+      "WHERE n < " +
+      std::to_string(copies) + ") SELECT n FROM k;";
+  const std::string case_cols = columns_except("cases", {"id", "case_key"});
+  sql += "INSERT INTO cases(id, case_key" + case_cols + ") SELECT id + n * 1000000, case_key || '#' || n" + case_cols +
+         " FROM cases, temp.k;";
+  for (const std::string table : {"measurements", "stage_costs", "predictions", "quality", "artifacts"}) {
+    const std::string cols = columns_except(table, {"id", "case_id"});
+    sql += "INSERT INTO " + table + "(id, case_id" + cols + ") SELECT id + n * 1000000, case_id + n * 1000000" + cols +
+           " FROM " + table + ", temp.k WHERE case_id < 1000000;";
+  }
+  sql += "COMMIT;";
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// Above RunStore's threshold the passes run on three threads with connections of their
+// own: the same records as case by case.
+TEST(CaseDetail, AListReadOnThreadsMatchesReadingCaseByCase) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  replicate_cases(path, 24000);
+  const RunStore store = RunStore::open_read_only(path);
+  CaseDetail detail;
+  detail.quality_metrics = std::vector<std::string>{"rel_l2"};
+  detail.case_texts = false;
+  const std::vector<CaseSummary> all = store.cases({}, detail);
+  ASSERT_GE(all.size(), 24000u);
+  std::vector<CaseSummary> by_run;
+  for (const RunInfo& run : store.runs()) {
+    CaseFilter f;
+    f.run_id = run.id;
+    for (CaseSummary& s : store.cases(f, detail)) by_run.push_back(std::move(s));
+  }
+  std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& b) { return a.case_id < b.case_id; });
+  ASSERT_EQ(by_run.size(), all.size());
+  bool some_quality = false;
+  for (std::size_t i = 0; i < all.size(); i += 997) {
+    SCOPED_TRACE("case " + std::to_string(all[i].case_id));
+    store_test::expect_same_case(by_run[i].record, all[i].record, false);
+    EXPECT_EQ(all[i].artifacts.size(), by_run[i].artifacts.size());
+    EXPECT_EQ(all[i].record.finished_at, "");
+    EXPECT_EQ(all[i].record.message, "");
+    EXPECT_EQ(all[i].record.kernel.cubin_sha256, "");
+    for (const QualityRow& q : all[i].record.quality) EXPECT_EQ(q.metric, "rel_l2");
+    some_quality = some_quality || !all[i].record.quality.empty();
+  }
+  EXPECT_TRUE(some_quality);
 }
 
 TEST(CaseDetail, TheReadIndexesComeWithAWriterNotWithAReader) {

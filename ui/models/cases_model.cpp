@@ -106,7 +106,11 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
     case CaseIdRole:
       return QVariant::fromValue<qint64>(c.case_id);
     case Qt::ToolTipRole:
-      if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
+      if (index.column() == Status) {
+        const std::string message =
+            c.record.message.empty() && message_reader_ ? message_reader_(c.case_id) : c.record.message;
+        if (!message.empty()) return qs(message);
+      }
       if (index.column() == GateRelL2) {
         const std::optional<bool> passed = analysis::gate_passed(c.record);
         if (!passed) return {};

@@ -3,7 +3,9 @@
 // columns return numbers under SortRole so a QSortFilterProxyModel sorts them
 // numerically.
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <QAbstractTableModel>
@@ -48,6 +50,9 @@ class CasesModel : public QAbstractTableModel {
   const CaseSummary& caseAt(int row) const { return cases_->at(row); }
   const std::vector<CaseSummary>& cases() const { return *cases_; }
   int rowOfCase(std::int64_t caseId) const;  // -1 when absent
+  // Reads a case's message for the Status tooltip when the list holds none (a list read
+  // without case texts, DatabaseSession::listDetail).
+  void setMessageReader(std::function<std::string(std::int64_t caseId)> reader) { message_reader_ = std::move(reader); }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -57,6 +62,7 @@ class CasesModel : public QAbstractTableModel {
  private:
   // Shared with the session and the other views: 100k cases are held once.
   std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
+  std::function<std::string(std::int64_t)> message_reader_;
   QVariant value(const CaseSummary& c, int column, bool forSort) const;
 };
 

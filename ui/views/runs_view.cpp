@@ -84,6 +84,7 @@ QTableView* makeTable(QAbstractItemModel* model, bool sortable) {
 RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent), session_(session) {
   runs_model_ = new RunsModel(this);
   cases_model_ = new CasesModel(this);
+  cases_model_->setMessageReader([session](std::int64_t case_id) { return session->loadCase(case_id).message; });
   cases_proxy_ = new CaseFilterProxy(this);
   cases_proxy_->setSourceModel(cases_model_);
   cases_proxy_->setSortRole(CasesModel::SortRole);
