@@ -77,10 +77,15 @@ CaseDetail DatabaseSession::listDetail() {
   return d;
 }
 
-bool DatabaseSession::open(const QString& path, QString* error) { return openStore(path, true, error); }
+bool DatabaseSession::open(const QString& path, QString* error) {
+  if (!openStore(path, true, error)) return false;
+  background_ = false;
+  return true;
+}
 
 bool DatabaseSession::openInBackground(const QString& path, QString* error) {
   if (!openStore(path, false, error)) return false;
+  background_ = true;
   startLoad();
   return true;
 }
@@ -113,7 +118,13 @@ void DatabaseSession::joinLoader() {
 }
 
 void DatabaseSession::startLoad() {
+  if (loading_ && loader_.joinable()) {
+    // Without waiting for it here: a sweep into a large file reloads after every case.
+    load_again_ = true;
+    return;
+  }
   joinLoader();
+  load_again_ = false;
   loading_ = true;
   const unsigned generation = ++load_generation_;
   const std::string read_path = store_->path();
@@ -139,7 +150,8 @@ void DatabaseSession::startLoad() {
 #endif
           cases_ = cases;
           loading_ = false;
-          emit loadingFinished();
+          if (load_again_) startLoad();
+          if (!loading_) emit loadingFinished();
           emit changed();
         },
         Qt::QueuedConnection);
@@ -215,8 +227,8 @@ void DatabaseSession::reload() {
   } catch (const std::exception&) {
     // A read failure leaves the previous snapshot; the next reload retries.
   }
-  if (loading_) {
-    startLoad();  // a load under way may predate what changed
+  if (loading_ || background_) {
+    startLoad();  // a load under way may predate what changed: one more follows it
     emit changed();
     return;
   }

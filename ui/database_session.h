@@ -64,7 +64,9 @@ class DatabaseSession : public QObject {
 
  public slots:
   // Re-reads runs and cases (after a worker stored new cases, a merge, ...). A file shown
-  // through an upgraded copy is read directly again once a writer has upgraded it.
+  // through an upgraded copy is read directly again once a writer has upgraded it. After
+  // openInBackground the cases are read on the thread again (a sweep into a large file
+  // reloads after every case).
   void reload();
 
  signals:
@@ -82,6 +84,8 @@ class DatabaseSession : public QObject {
   std::vector<RunInfo> runs_;
   std::shared_ptr<const std::vector<CaseSummary>> cases_;
   bool loading_ = false;
+  bool background_ = false;       // opened by openInBackground: reloads read on the thread too
+  bool load_again_ = false;       // a reload asked for while a load ran: one more when it ends
   unsigned load_generation_ = 0;  // a finished load of an older open is dropped
   std::thread loader_;
 

@@ -233,6 +233,28 @@ class OpenNeverWritesTest : public QObject {
     window.close();
     QCOMPARE(fileHash(path), before);
     QVERIFY(!hasSidecars(path));
+
+    // A writer stores a case: the reload reads on the thread again, and two reloads in a
+    // row end in one list with both cases.
+    const std::size_t runs = window.session()->runs().size();
+    {
+      RunStore writer = RunStore::open(path.toStdString());
+      RunInfo run;
+      run.backend = "test";
+      writer.begin_run(run);
+      CaseRecord rec;
+      rec.case_key = "background-reload-1";
+      writer.add_case(run.id, rec);
+      window.session()->reload();
+      QVERIFY(window.session()->isLoading());
+      rec = CaseRecord{};
+      rec.case_key = "background-reload-2";
+      writer.add_case(run.id, rec);
+      window.session()->reload();
+    }
+    window.session()->waitForLoad();
+    QCOMPARE(window.session()->runs().size(), runs + 1);
+    QCOMPARE(window.session()->cases().size(), std::size_t{1122});
   }
 };
 
