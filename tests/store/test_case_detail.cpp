@@ -93,7 +93,9 @@ TEST(CaseDetail, ANameListReadsOnlyThoseMeasurementsAndSkipsWhatIsOff) {
       EXPECT_TRUE(s.artifacts.empty());
       ASSERT_EQ(s.record.predictions.size(), full.predictions.size());
       for (const PredictionRow& p : s.record.predictions) EXPECT_EQ(p.detail_json, "");
-      if (!full.predictions.empty()) EXPECT_FALSE(full.predictions.front().detail_json.empty());
+      if (!full.predictions.empty()) {
+        EXPECT_FALSE(full.predictions.front().detail_json.empty());
+      }
     }
   }
 }
