@@ -1,17 +1,59 @@
 // tilepath-gui: the Qt desktop explorer. All logic lives in core/ and ui/.
 //   tilepath-gui [--open DB] [--view NAME] [--screenshot FILE.png [--size WxH]]
+//   tilepath-gui --open DB --timing   (bench/large_db.py: time to the first window and to each view)
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <string>
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QTimer>
 
+#include "ui/database_session.h"
 #include "ui/main_window.h"
 #include "ui/widget_export.h"
 
+namespace {
+
+// Peak resident set of this process (VmHWM), in MB; -1 when /proc does not say.
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return -1;
+}
+
+// --timing: the window shown and painted, then every view in turn shown, filled and
+// rendered, each time printed in ms since main() began ("timing <key> <value>").
+int print_timing(tilepath::ui::MainWindow& window, const QElapsedTimer& clock) {
+  window.show();
+  QApplication::processEvents();
+  (void)window.grab();
+  std::printf("timing first_window_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
+  std::fflush(stdout);
+  window.session()->waitForLoad();
+  std::printf("timing cases_read_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
+  std::printf("timing cases_read_rss_mb %.1f\n", peak_rss_mb());
+  for (const QString& name : tilepath::ui::MainWindow::viewNames()) {
+    window.showView(name);
+    QApplication::processEvents();
+    (void)window.grab();
+    std::printf("timing view_%s_ms %.1f\n", qPrintable(name), double(clock.nsecsElapsed()) / 1e6);
+    std::printf("timing view_%s_rss_mb %.1f\n", qPrintable(name), peak_rss_mb());
+  }
+  std::printf("timing every_view_ms %.1f\n", double(clock.nsecsElapsed()) / 1e6);
+  std::printf("timing peak_rss_mb %.1f\n", peak_rss_mb());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  QElapsedTimer clock;
+  clock.start();
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("tilepath"));
   QApplication::setApplicationName(QStringLiteral("tilepath-gui"));
@@ -33,13 +75,16 @@ int main(int argc, char** argv) {
                                 QStringLiteral("FILE"));
   QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1440x900)."),
                           QStringLiteral("WxH"), QStringLiteral("1440x900"));
-  parser.addOptions({open, view, screenshot, size});
+  QCommandLineOption timing(QStringLiteral("timing"),
+                            QStringLiteral("Print the time to the first window and to each view, then exit."));
+  parser.addOptions({open, view, screenshot, size, timing});
   parser.process(app);
 
   const bool shot = parser.isSet(screenshot);
   tilepath::ui::MainWindow::Options options;
   options.restoreSettings = !shot;
   options.interactiveErrors = !shot;
+  options.loadInBackground = true;
   tilepath::ui::MainWindow window(options);
 
   if (parser.isSet(view) && !window.showView(parser.value(view))) {
@@ -56,10 +101,12 @@ int main(int argc, char** argv) {
     window.openStartupDatabase(/*waitForDemo=*/shot);
   }
 
+  if (parser.isSet(timing)) return print_timing(window, clock);
   if (!shot) {
     window.show();
     return app.exec();
   }
+  window.session()->waitForLoad();
 
   const QStringList wh = parser.value(size).split(QLatin1Char('x'));
   const int w = wh.size() == 2 ? std::max(1280, wh[0].toInt()) : 1440;

@@ -7,6 +7,9 @@
 namespace tilepath::ui {
 
 namespace {
+// The CLI's filter flags (--run-id, --kv, --k-path, ...; app/cli/filter_flags.cpp) as keys.
+const char* const kAllowedKeys = "run_id, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status";
+
 int toInt(const QString& key, const QString& value) {
   bool ok = false;
   int v = value.toInt(&ok);
@@ -19,12 +22,11 @@ CaseFilter parseCaseFilter(const QString& text) {
   CaseFilter f;
   for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     int eq = word.indexOf(QLatin1Char('='));
-    if (eq <= 0)
-      throw ValidationError(ss(word), "expected key=value",
-                            "run, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status");
-    const QString key = word.left(eq).toLower(), value = word.mid(eq + 1);
+    if (eq <= 0) throw ValidationError(ss(word), "expected key=value", kAllowedKeys);
+    // "k-path" as the flag is spelled, "k_path" as the column is; "run" and "path" as before.
+    const QString key = word.left(eq).toLower().replace(QLatin1Char('-'), QLatin1Char('_')), value = word.mid(eq + 1);
     const std::string v = ss(value);
-    if (key == QLatin1String("run"))
+    if (key == QLatin1String("run_id") || key == QLatin1String("run"))
       f.run_id = toInt(key, value);
     else if (key == QLatin1String("backend"))
       f.backend = v;
@@ -53,8 +55,7 @@ CaseFilter parseCaseFilter(const QString& text) {
         if (to_string(s) == v) f.status = s, found = true;
       if (!found) throw ValidationError("status", "unknown value '" + v + "'", "ok|failed|unsupported|error|cancelled");
     } else {
-      throw ValidationError(ss(key), "unknown filter key",
-                            "run, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status");
+      throw ValidationError(ss(key), "unknown filter key '" + ss(key) + "'", kAllowedKeys);
     }
   }
   return f;

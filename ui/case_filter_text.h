@@ -7,7 +7,8 @@
 
 namespace tilepath::ui {
 
-// Keys: run, backend, device, kv, k_path, mode, cache, batch, context, head_dim, status.
+// Keys: the CLI's filter flags, run_id, backend, device, kv, k_path, mode, cache, batch,
+// context, head_dim, status ("k-path" and "k_path" both; "run" and "path" too).
 // Throws ValidationError naming the bad key or value and the allowed ones.
 CaseFilter parseCaseFilter(const QString& text);
 

@@ -8,6 +8,7 @@
 // (SQLite connections are not shared across threads).
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <QObject>
@@ -29,6 +30,14 @@ class DatabaseSession : public QObject {
   // On failure keeps the previous database, returns false and fills *error with the
   // store's one-line reason.
   bool open(const QString& path, QString* error = nullptr);
+  // As open(), but the cases are read on a thread of their own (its own read-only
+  // connection): the file is checked and its runs read before this returns, and
+  // loadingFinished() follows with the cases (changed() too). Meanwhile cases() is empty
+  // and isLoading() true. For the window: a 100k-case file takes seconds to list.
+  bool openInBackground(const QString& path, QString* error = nullptr);
+  bool isLoading() const { return loading_; }
+  // Blocks (processing events) until a background load has finished.
+  void waitForLoad();
   void close();
   bool isOpen() const { return store_ != nullptr; }
   // The user's file: what runs write into and what the window names.
@@ -40,7 +49,12 @@ class DatabaseSession : public QObject {
 
   const RunStore* store() const { return store_.get(); }
   const std::vector<RunInfo>& runs() const { return runs_; }
-  const std::vector<CaseSummary>& cases() const { return cases_; }
+  const std::vector<CaseSummary>& cases() const { return *cases_; }
+  // The same list, shared: models keep it without a copy of 100k cases.
+  std::shared_ptr<const std::vector<CaseSummary>> sharedCases() const { return cases_; }
+  // What the case list holds of each case: the measurements the views read, no
+  // prediction details; loadCase() reads one case whole.
+  static CaseDetail listDetail();
   // Full record with artifacts, or nullopt-like empty record (id 0) if not found.
   CaseRecord loadCase(std::int64_t caseId, bool withArtifacts = false) const;
 
@@ -50,13 +64,17 @@ class DatabaseSession : public QObject {
 
  public slots:
   // Re-reads runs and cases (after a worker stored new cases, a merge, ...). A file shown
-  // through an upgraded copy is read directly again once a writer has upgraded it.
+  // through an upgraded copy is read directly again once a writer has upgraded it. After
+  // openInBackground the cases are read on the thread again (a sweep into a large file
+  // reloads after every case).
   void reload();
 
  signals:
   void opened(const QString& path);
   void changed();  // runs/cases reloaded
   void closed();
+  void loadingStarted(const QString& path);
+  void loadingFinished();
 
  private:
   std::unique_ptr<RunStore> store_;
@@ -64,9 +82,17 @@ class DatabaseSession : public QObject {
   QString path_;
   int upgraded_from_ = 0;
   std::vector<RunInfo> runs_;
-  std::vector<CaseSummary> cases_;
+  std::shared_ptr<const std::vector<CaseSummary>> cases_;
+  bool loading_ = false;
+  bool background_ = false;       // opened by openInBackground: reloads read on the thread too
+  bool load_again_ = false;       // a reload asked for while a load ran: one more when it ends
+  unsigned load_generation_ = 0;  // a finished load of an older open is dropped
+  std::thread loader_;
 
   void reopenDirectly();  // path() is current now: read it instead of the copy
+  bool openStore(const QString& path, bool loadCases, QString* error);
+  void startLoad();
+  void joinLoader();
 };
 
 }  // namespace tilepath::ui

@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -101,6 +102,15 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   addDockWidget(Qt::LeftDockWidgetArea, dock);
 
   db_label_ = new QLabel;
+  // A large file's cases take seconds to read: say so while the window stays usable.
+  loading_label_ = new QLabel;
+  loading_bar_ = new QProgressBar;
+  loading_bar_->setRange(0, 0);
+  loading_bar_->setMaximumWidth(160);
+  loading_label_->hide();
+  loading_bar_->hide();
+  statusBar()->addPermanentWidget(loading_label_);
+  statusBar()->addPermanentWidget(loading_bar_);
   statusBar()->addPermanentWidget(db_label_);
   buildMenus();
 
@@ -113,6 +123,21 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   // A case picked in another database means nothing here: forget it before the views refresh.
   connect(session_, &DatabaseSession::opened, this, [this] { selected_case_.reset(); });
   connect(session_, &DatabaseSession::changed, this, &MainWindow::onDatabaseChanged);
+  connect(session_, &DatabaseSession::loadingStarted, this, [this] {
+    std::int64_t count = -1;
+    try {
+      if (session_->store()) count = session_->store()->case_count();
+    } catch (const std::exception&) {
+    }
+    loading_label_->setText(count >= 0 ? tr("Reading %L1 cases…").arg(count) : tr("Reading cases…"));
+    loading_label_->show();
+    loading_bar_->show();
+  });
+  connect(session_, &DatabaseSession::loadingFinished, this, [this] {
+    loading_label_->hide();
+    loading_bar_->hide();
+  });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { fillView(tabs_->currentWidget()); });
   connect(runs_view_, &RunsView::caseSelected, this, [this](const CaseSummary& c) {
     selected_case_ = c;
     editor_->setOp(c.record.op);  // emits opChanged → updateAnalysis
@@ -188,7 +213,9 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 bool MainWindow::openDatabase(const QString& path) {
   QString error;
-  if (!session_->open(path, &error)) {
+  const bool opened =
+      options_.loadInBackground ? session_->openInBackground(path, &error) : session_->open(path, &error);
+  if (!opened) {
     showError(tr("Open database"), tr("Could not open %1:\n%2\n\nThe file was not changed.").arg(path, error));
     return false;
   }
@@ -205,6 +232,7 @@ void MainWindow::openStartupDatabase(bool waitForDemo) {
   if (!copy_error.isEmpty()) statusBar()->showMessage(copy_error, 10000);
   const QString demo = demoDatabasePath();
   if (!openDatabase(demo)) return;
+  session_->waitForLoad();
   if (!session_->cases().empty()) return;
   // A fresh demo database: fill it from the simulator and the CPU kernels so every view has data.
   statusBar()->showMessage(tr("Creating a demo database with the sim and cpu backends…"), 10000);
@@ -226,26 +254,68 @@ void MainWindow::startNextDemoSweep() {
   }
 }
 
-void MainWindow::onDatabaseChanged() {
-  runs_view_->reload();
-  charts_view_->setCases(session_->cases());
-  break_even_view_->setCases(session_->cases());
-  dispatch_view_->setCases(session_->cases());
-  // Only the cases run with decode steps have their gate.json read (their error against step).
-  gate_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
-    return analysis::gate_json_artifact(session->loadCase(case_id, /*withArtifacts=*/true));
-  });
+int MainWindow::viewFills(const QString& name) const {
+  const int i = viewNames().indexOf(name.toLower());
+  return i < 0 ? 0 : view_fills_.value(tabs_->widget(i), 0);
+}
+
+void MainWindow::fillView(QWidget* view) {
+  if (!stale_views_.remove(view)) return;
+  ++view_fills_[view];
+  // A view over 100k cases takes a few hundred ms to build: say so while it does.
+  constexpr std::size_t kManyCases = 20000;
+  std::optional<QString> busy;
+  if (session_->cases().size() >= kManyCases) {
+    busy = tr("Preparing %1 from %L2 cases…").arg(tabs_->tabText(tabs_->indexOf(view))).arg(session_->cases().size());
+    loading_label_->setText(*busy);
+    loading_label_->show();
+    loading_bar_->show();
+    statusBar()->repaint();
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+  }
+  struct EndBusy {
+    MainWindow* window;
+    bool active;
+    ~EndBusy() {
+      if (!active) return;
+      QApplication::restoreOverrideCursor();
+      window->loading_label_->hide();
+      window->loading_bar_->hide();
+    }
+  } end_busy{this, busy.has_value()};
+  if (view == runs_view_)
+    runs_view_->reload();
+  else if (view == charts_view_)
+    charts_view_->setSharedCases(session_->sharedCases());
+  else if (view == break_even_view_)
+    break_even_view_->setCases(session_->cases());
+  else if (view == dispatch_view_)
+    dispatch_view_->setSharedCases(session_->sharedCases());
+  else if (view == gate_view_)
+    // Only the cases run with decode steps have their gate.json read (their error against step).
+    gate_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
+      return analysis::gate_json_artifact(session->loadCase(case_id, /*withArtifacts=*/true));
+    });
+}
+
+void MainWindow::updateDatabaseLabel() {
   if (session_->isOpen()) {
-    QString text = tr("Database: %1 — %2 runs, %3 cases")
-                       .arg(session_->path())
-                       .arg(session_->runs().size())
-                       .arg(session_->cases().size());
+    QString text = tr("Database: %1 — %2 runs, %3 cases").arg(session_->path()).arg(session_->runs().size());
+    text = session_->isLoading() ? text.arg(tr("reading")) : text.arg(session_->cases().size());
     // Shown upgraded without touching the file; a run or a merge upgrades the file itself.
     if (session_->upgradedFromVersion() != 0)
       text += tr(" (schema %1, shown upgraded; a run or merge upgrades the file)").arg(session_->upgradedFromVersion());
     db_label_->setText(text);
   } else
     db_label_->setText(tr("No database open"));
+}
+
+void MainWindow::onDatabaseChanged() {
+  // Views over the cases are filled when shown: a 100k-case database costs only the views
+  // the user looks at.
+  stale_views_ = {runs_view_, charts_view_, break_even_view_, dispatch_view_, gate_view_};
+  fillView(tabs_->currentWidget());
+  updateDatabaseLabel();
   // Prefer a stored case for the editor's variant; on first load pick a case with stage costs.
   if (!selected_case_ && !session_->cases().empty()) {
     const std::vector<CaseSummary>& cases = session_->cases();
@@ -289,6 +359,10 @@ void MainWindow::updateAnalysis() {
     measured = selected_case_;
   else
     measured = analysis::find_stored_case(session_->cases(), op);
+  // The case list holds a few measurements of each case (DatabaseSession::listDetail):
+  // the analysis reads the case whole.
+  if (measured)
+    if (CaseRecord whole = session_->loadCase(measured->case_id); whole.id != 0) measured->record = std::move(whole);
   try {
     analysis_ = analysis::analyze_variant(op, measured, ss(editor_->gpuModel()), timeline_view_->tiles());
   } catch (const std::exception& e) {
@@ -380,7 +454,7 @@ void MainWindow::exportSubsetDialog() {
   if (!session_->isOpen()) return showError(tr("Export subset"), tr("Open a database first."));
   bool ok = false;
   QString text = QInputDialog::getText(this, tr("Export subset"),
-                                       tr("Filter (key=value …; keys: run backend device kv k_path mode cache batch "
+                                       tr("Filter (key=value …; keys: run_id backend device kv k_path mode cache batch "
                                           "context head_dim status; empty = everything):"),
                                        QLineEdit::Normal, QString(), &ok);
   if (!ok) return;

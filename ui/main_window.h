@@ -6,7 +6,9 @@
 #include <optional>
 #include <vector>
 
+#include <QHash>
 #include <QMainWindow>
+#include <QSet>
 
 #include "core/plugin_host.h"
 #include "core/sweep.h"
@@ -14,6 +16,7 @@
 
 class QLabel;
 class QMenu;
+class QProgressBar;
 class QTabWidget;
 
 namespace tilepath::ui {
@@ -36,6 +39,9 @@ class MainWindow : public QMainWindow {
   struct Options {
     bool restoreSettings = true;    // off for --screenshot (deterministic size/layout)
     bool interactiveErrors = true;  // message boxes; off = errors only in lastError()/status bar
+    // Cases read on a thread while the window is already usable (DatabaseSession::openInBackground);
+    // off: openDatabase() returns with every view's data (tests).
+    bool loadInBackground = false;
   };
   explicit MainWindow(Options options, QWidget* parent = nullptr);
   MainWindow() : MainWindow(Options{}) {}
@@ -45,6 +51,9 @@ class MainWindow : public QMainWindow {
   static QStringList viewNames();
   bool showView(const QString& name);
   QWidget* currentViewWidget() const;
+  // How often a view was given the database's cases: views are filled when shown (and
+  // again when shown after the database changed), so a view never shown costs nothing.
+  int viewFills(const QString& name) const;
 
   // Opens a database; on failure keeps the current one, shows the reason
   // (message box + status bar) and returns false. Never modifies a file it cannot open.
@@ -94,6 +103,10 @@ class MainWindow : public QMainWindow {
   RunsView* runs_view_;
   RunPanel* run_panel_;
   QLabel* db_label_;
+  QLabel* loading_label_;
+  QProgressBar* loading_bar_;
+  QSet<QWidget*> stale_views_;  // views whose data is older than the database's
+  QHash<QWidget*, int> view_fills_;
   QMenu* recent_menu_;
   std::optional<CaseSummary> selected_case_;
   std::optional<VariantAnalysis> analysis_;
@@ -103,6 +116,8 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void showError(const QString& title, const QString& message);
   void onDatabaseChanged();
+  void fillView(QWidget* view);  // gives a stale view the database's cases
+  void updateDatabaseLabel();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void startNextDemoSweep();

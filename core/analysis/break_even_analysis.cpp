@@ -94,17 +94,30 @@ std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& 
     s.rope = RopeLayout::post_rope;
     return s.key();
   };
-  std::map<std::tuple<std::string, std::string, std::string>, const CaseSummary*> fastest;
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, const CaseSummary*> fastest;
+  // The K16 controls of each (backend, device, shape), in stored order: break_even_for
+  // looks for its controls among these instead of among every case (100k cases, a few
+  // dozen shapes). Cases of the same shape (case_match's same_shape) share the key.
+  std::map<Key, std::vector<const CaseSummary*>> controls;
   for (const CaseSummary& c : cases) {
     const OperatingPoint& op = c.record.op;
-    if (c.record.status != CaseStatus::ok || op.kv != KvDtype::k8v8 || op.k_repr != KRepr::plain) continue;
-    if (!std::isfinite(latency(c))) continue;
+    if (c.record.status != CaseStatus::ok || op.k_repr != KRepr::plain) continue;
+    if (op.kv == KvDtype::k16v8 || op.kv == KvDtype::k16v16) {
+      controls[{c.backend, c.device, shape_of(op)}].push_back(&c);
+      continue;
+    }
+    if (op.kv != KvDtype::k8v8 || !std::isfinite(latency(c))) continue;
     const CaseSummary*& slot = fastest[{c.backend, c.device, shape_of(op)}];
     if (slot == nullptr || latency(c) < latency(*slot)) slot = &c;
   }
   std::vector<BreakEvenAnalysis> rows;
-  for (const auto& [key, k8v8] : fastest)
-    if (auto row = break_even_for(*k8v8, cases)) rows.push_back(std::move(*row));
+  for (const auto& [key, k8v8] : fastest) {
+    std::vector<CaseSummary> candidates;
+    if (const auto it = controls.find(key); it != controls.end())
+      for (const CaseSummary* c : it->second) candidates.push_back(*c);
+    if (auto row = break_even_for(*k8v8, candidates)) rows.push_back(std::move(*row));
+  }
   return rows;
 }
 

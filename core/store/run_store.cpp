@@ -54,6 +54,37 @@ struct Inspection {
   throw StoreError(path + ": not a tilepath database (" + why + ")");
 }
 
+// SQLite URI that opens `path` read-only ("%", "?" and "#" escaped). A reader of a file
+// in WAL mode needs its -shm (and -wal) beside it and creates them when they are absent,
+// leaving them behind; in a read-only folder it cannot, and the open fails. With no -wal
+// there is no writer and nothing outside the file: such a file is read as immutable
+// (no locks, no -shm), and changes only through a writer, which re-creates the -wal.
+std::string read_only_uri(const std::string& path) {
+  std::error_code ec;
+  bool wal_mode = false;
+  {
+    std::ifstream in(path, std::ios::binary);
+    char header[19] = {};
+    wal_mode = in.read(header, sizeof header) && header[18] == 2;
+  }
+  std::string abs = std::filesystem::absolute(path, ec).string();
+  if (ec) abs = path;
+  std::string uri = "file:";
+  for (char ch : abs) {
+    if (ch == '%' || ch == '?' || ch == '#') {
+      static const char* digits = "0123456789ABCDEF";
+      uri += '%';
+      uri += digits[(static_cast<unsigned char>(ch) >> 4) & 0xf];
+      uri += digits[static_cast<unsigned char>(ch) & 0xf];
+    } else {
+      uri += ch;
+    }
+  }
+  uri += "?mode=ro";
+  if (wal_mode && !std::filesystem::exists(path + "-wal", ec)) uri += "&immutable=1";
+  return uri;
+}
+
 std::uint32_t big_endian32(const unsigned char* p) {
   return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
 }
@@ -125,7 +156,7 @@ Inspection inspect_file(const std::string& path) {
                            std::to_string(file_size));
 
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  const int rc = sqlite3_open_v2(read_only_uri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   Connection db(raw);
   if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
   sqlite3_busy_timeout(raw, g_lock_wait_ms.load());
@@ -195,9 +226,10 @@ void configure_connection(sqlite3* db, const std::string& path, bool read_only) 
   exec(db, path, "PRAGMA synchronous = FULL");
 }
 
-Connection open_connection(const std::string& path, int flags) {
+// `name`: the path, or a URI for it (flags with SQLITE_OPEN_URI); errors name the path.
+Connection open_connection(const std::string& path, int flags, const std::string& name = {}) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2((name.empty() ? path : name).c_str(), &raw, flags, nullptr);
   Connection db(raw);
   if (rc != SQLITE_OK) store::throw_sqlite(raw, path, "open", rc);
   return db;
@@ -237,6 +269,7 @@ std::string random_uuid_v4() {
 std::string context_lengths_json(const std::vector<int>& lengths) { return nlohmann::json(lengths).dump(); }
 
 std::vector<int> parse_context_lengths(const std::string& text, const std::string& where) {
+  if (text.empty() || text == "[]") return {};  // every uniform batch: no JSON parser per case
   try {
     return nlohmann::json::parse(text.empty() ? "[]" : text).get<std::vector<int>>();
   } catch (const std::exception& e) {
@@ -324,7 +357,6 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   CaseRecord rec;
   rec.id = q.int64(c++);
   rec.run_id = q.int64(c++);
-  const std::string where = path + ": case " + std::to_string(rec.id);
   try {
     rec.case_key = q.text(c++);
     rec.status = parse_case_status(q.text(c++));
@@ -333,7 +365,7 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
     OperatingPoint& op = rec.op;
     op.batch = q.integer(c++);
     op.context = q.integer(c++);
-    op.context_lengths = parse_context_lengths(q.text(c++), where);
+    op.context_lengths = parse_context_lengths(q.text(c++), path + ": case " + std::to_string(rec.id));
     op.q_heads = q.integer(c++);
     op.kv_heads = q.integer(c++);
     op.head_dim = q.integer(c++);
@@ -347,7 +379,7 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
     op.cache = parse_cache_state(q.text(c++));
     op.splits = q.integer(c++);
   } catch (const ValidationError& e) {
-    throw StoreError(where + ": " + e.what());
+    throw StoreError(path + ": case " + std::to_string(rec.id) + ": " + e.what());
   }
   KernelMeta& k = rec.kernel;
   k.kernel_name = q.text(c++);
@@ -377,65 +409,133 @@ std::vector<std::string> parse_stage_list(const std::string& text, const std::st
   }
 }
 
-// Reads the child rows of cases; statements are prepared once so listing many
-// cases does not re-parse the same SQL per case.
+// "?, ?, ?" for n parameters.
+std::string placeholders(std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
+  return s;
+}
+
+std::string measurement_sql(const CaseDetail& d, const std::string& case_term) {
+  std::string sql = "SELECT " + std::string(case_term.empty() ? "case_id, " : "") +
+                    "name, value, unit FROM measurements WHERE 1" + case_term;
+  if (d.measurements) sql += " AND name IN (" + placeholders(d.measurements->size()) + ")";
+  // With a name list a case's rows come in name order (the read index's order).
+  return sql + (d.measurements ? "" : " ORDER BY id");
+}
+
+int bind_names(Statement& s, const CaseDetail& d, int first) {
+  if (d.measurements)
+    for (const std::string& n : *d.measurements) s.bind(first++, n);
+  return first;
+}
+
+std::string prediction_sql(const CaseDetail& d, const std::string& case_term) {
+  return "SELECT " + std::string(case_term.empty() ? "case_id, " : "") +
+         "ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, " +
+         (d.prediction_detail_json ? "detail_json" : "''") + ", unknown_stages FROM predictions WHERE 1" + case_term +
+         " ORDER BY id";
+}
+
+// The columns after the case id of each child query, read into a record.
+void read_measurement(const Statement& q, int c, CaseRecord& rec) {
+  rec.measurements.push_back({q.text(c), q.real(c + 1), q.text(c + 2)});
+}
+void read_stage_cost(const Statement& q, int c, CaseRecord& rec, const std::string& path) {
+  try {
+    rec.stage_costs.push_back({parse_stage(q.text(c)), parse_cost_method(q.text(c + 1)), q.real(c + 2)});
+  } catch (const ValidationError& e) {
+    throw StoreError(path + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
+  }
+}
+void read_prediction(const Statement& q, int c, CaseRecord& rec, const std::string& path) {
+  PredictionRow p{q.real(c), q.text(c + 1), q.text(c + 2), q.real(c + 3), q.text(c + 4), q.text(c + 5), std::nullopt};
+  if (!q.is_null(c + 6)) p.unknown_stages = parse_stage_list(q.text(c + 6), path + ": case " + std::to_string(rec.id));
+  rec.predictions.push_back(std::move(p));
+}
+void read_quality(const Statement& q, int c, CaseRecord& rec) {
+  rec.quality.push_back({q.text(c), q.real(c + 1), q.real(c + 2), q.integer(c + 3) != 0, q.text(c + 4)});
+}
+ArtifactInfo read_artifact_info(const Statement& q, int c) {
+  return {q.text(c), q.text(c + 1), q.int64(c + 2), q.text(c + 3)};
+}
+
+constexpr const char* kStageCostColumns = "stage, method, cost_us";
+constexpr const char* kQualityColumns = "metric, value, threshold, passed, distribution";
+constexpr const char* kArtifactInfoColumns = "name, mime, size, sha256";
+
+std::string quality_sql(const CaseDetail& d, const std::string& case_term) {
+  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kQualityColumns +
+                    " FROM quality WHERE 1" + case_term;
+  if (d.quality_metrics) sql += " AND metric IN (" + placeholders(d.quality_metrics->size()) + ")";
+  return sql + " ORDER BY id";
+}
+
+int bind_quality_metrics(Statement& s, const CaseDetail& d, int first) {
+  if (d.quality_metrics)
+    for (const std::string& m : *d.quality_metrics) s.bind(first++, m);
+  return first;
+}
+
+std::string artifact_info_sql(const CaseDetail& d, const std::string& case_term) {
+  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kArtifactInfoColumns +
+                    " FROM artifacts WHERE 1" + case_term;
+  if (d.artifact_names) sql += " AND name IN (" + placeholders(d.artifact_names->size()) + ")";
+  return sql + " ORDER BY case_id, id";
+}
+
+int bind_artifact_names(Statement& s, const CaseDetail& d, int first) {
+  if (d.artifact_names)
+    for (const std::string& n : *d.artifact_names) s.bind(first++, n);
+  return first;
+}
+
+// Reads the child rows of one case at a time; statements are prepared once so listing
+// many cases does not re-parse the same SQL per case.
 class ChildRowLoader {
  public:
-  ChildRowLoader(sqlite3* db, const std::string& path)
+  ChildRowLoader(sqlite3* db, const std::string& path, const CaseDetail& detail = {})
       : path_(path),
-        measurements_(db, path, "SELECT name, value, unit FROM measurements WHERE case_id = ? ORDER BY id"),
-        stage_costs_(db, path, "SELECT stage, method, cost_us FROM stage_costs WHERE case_id = ? ORDER BY id"),
-        predictions_(db, path,
-                     "SELECT ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, detail_json, "
-                     "unknown_stages "
-                     "FROM predictions WHERE case_id = ? ORDER BY id"),
-        quality_(db, path,
-                 "SELECT metric, value, threshold, passed, distribution FROM quality WHERE case_id = ? ORDER BY id"),
+        detail_(detail),
+        measurements_(db, path, measurement_sql(detail, " AND case_id = ?")),
+        stage_costs_(db, path,
+                     std::string("SELECT ") + kStageCostColumns + " FROM stage_costs WHERE case_id = ? ORDER BY id"),
+        predictions_(db, path, prediction_sql(detail, " AND case_id = ?")),
+        quality_(db, path, quality_sql(detail, " AND case_id = ?")),
         artifacts_(db, path, "SELECT name, mime, data, sha256 FROM artifacts WHERE case_id = ? ORDER BY id"),
-        artifact_infos_(db, path, "SELECT name, mime, size, sha256 FROM artifacts WHERE case_id = ? ORDER BY id") {}
+        artifact_infos_(db, path, artifact_info_sql(detail, " AND case_id = ?")) {}
 
   std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) {
     std::vector<ArtifactInfo> out;
     artifact_infos_.reset();
     artifact_infos_.bind(1, case_id);
-    while (artifact_infos_.step())
-      out.push_back(
-          {artifact_infos_.text(0), artifact_infos_.text(1), artifact_infos_.int64(2), artifact_infos_.text(3)});
+    bind_artifact_names(artifact_infos_, detail_, 2);
+    while (artifact_infos_.step()) out.push_back(read_artifact_info(artifact_infos_, 0));
     return out;
   }
 
   void load(CaseRecord& rec, bool with_artifacts) {
     measurements_.reset();
+    bind_names(measurements_, detail_, 2);
     measurements_.bind(1, rec.id);
-    while (measurements_.step())
-      rec.measurements.push_back({measurements_.text(0), measurements_.real(1), measurements_.text(2)});
+    while (measurements_.step()) read_measurement(measurements_, 0, rec);
 
-    stage_costs_.reset();
-    stage_costs_.bind(1, rec.id);
-    while (stage_costs_.step()) {
-      try {
-        rec.stage_costs.push_back(
-            {parse_stage(stage_costs_.text(0)), parse_cost_method(stage_costs_.text(1)), stage_costs_.real(2)});
-      } catch (const ValidationError& e) {
-        throw StoreError(path_ + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
-      }
+    if (detail_.stage_costs) {
+      stage_costs_.reset();
+      stage_costs_.bind(1, rec.id);
+      while (stage_costs_.step()) read_stage_cost(stage_costs_, 0, rec, path_);
     }
-
-    predictions_.reset();
-    predictions_.bind(1, rec.id);
-    while (predictions_.step()) {
-      PredictionRow p{predictions_.real(0), predictions_.text(1), predictions_.text(2), predictions_.real(3),
-                      predictions_.text(4), predictions_.text(5), std::nullopt};
-      if (!predictions_.is_null(6))
-        p.unknown_stages = parse_stage_list(predictions_.text(6), path_ + ": case " + std::to_string(rec.id));
-      rec.predictions.push_back(std::move(p));
+    if (detail_.predictions) {
+      predictions_.reset();
+      predictions_.bind(1, rec.id);
+      while (predictions_.step()) read_prediction(predictions_, 0, rec, path_);
     }
-
-    quality_.reset();
-    quality_.bind(1, rec.id);
-    while (quality_.step())
-      rec.quality.push_back(
-          {quality_.text(0), quality_.real(1), quality_.real(2), quality_.integer(3) != 0, quality_.text(4)});
+    if (detail_.quality) {
+      quality_.reset();
+      quality_.bind(1, rec.id);
+      bind_quality_metrics(quality_, detail_, 2);
+      while (quality_.step()) read_quality(quality_, 0, rec);
+    }
 
     if (!with_artifacts) return;
     artifacts_.reset();
@@ -456,8 +556,106 @@ class ChildRowLoader {
 
  private:
   const std::string& path_;
+  CaseDetail detail_;
   Statement measurements_, stage_costs_, predictions_, quality_, artifacts_, artifact_infos_;
 };
+
+// Reads the child rows of every case at once: one pass over each child table instead of
+// one lookup per case and table (100k cases: 500k statements). `out` is ordered by case id.
+// `parallel`: the passes over the tables run on three threads, two of them with
+// read-only connections of their own. Their snapshots may be newer than the case list's;
+// a case and its child rows are stored in one transaction, so a listed case's rows are
+// in every later snapshot, and rows of cases stored since are skipped.
+void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& detail, std::vector<CaseSummary>& out,
+                       bool parallel) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(out.size());
+  for (const CaseSummary& s : out) ids.push_back(s.case_id);
+  // A child row of a case not listed (none, in a consistent file) is skipped. Rows come
+  // in case order (per name, through measurements_by_name): the case of the previous row
+  // and the one after it are tried first.
+  auto each_row = [&](Statement& q, auto&& read) {
+    std::size_t at = 0;
+    while (q.step()) {
+      const std::int64_t id = q.int64(0);
+      if (at + 1 < ids.size() && ids[at] != id && ids[at + 1] == id) ++at;
+      if (at >= ids.size() || ids[at] != id) {
+        const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+        if (it == ids.end() || *it != id) continue;
+        at = static_cast<std::size_t>(it - ids.begin());
+      }
+      read(out[at]);
+    }
+  };
+  // Room for the rows up front where their number is bounded. A vector grown row by row
+  // holds up to twice its rows: the others are shrunk by the pass that grew them, on its
+  // thread, whose malloc arena then reuses the buffers it freed.
+  for (CaseSummary& s : out) {
+    if (detail.measurements) s.record.measurements.reserve(detail.measurements->size());
+    if (detail.quality_metrics) s.record.quality.reserve(detail.quality_metrics->size());
+  }
+  // Each pass fills its own member of every summary, so passes may run side by side.
+  auto measurements = [&](sqlite3* c) {
+    Statement q(c, path, measurement_sql(detail, ""));
+    bind_names(q, detail, 1);
+    each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
+    for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
+  };
+  auto stage_costs_and_predictions = [&](sqlite3* c) {
+    if (detail.stage_costs) {
+      Statement q(c, path, std::string("SELECT case_id, ") + kStageCostColumns + " FROM stage_costs ORDER BY id");
+      each_row(q, [&](CaseSummary& s) { read_stage_cost(q, 1, s.record, path); });
+      for (CaseSummary& s : out) s.record.stage_costs.shrink_to_fit();
+    }
+    if (detail.predictions) {
+      Statement q(c, path, prediction_sql(detail, ""));
+      each_row(q, [&](CaseSummary& s) { read_prediction(q, 1, s.record, path); });
+    }
+  };
+  auto quality_and_artifacts = [&](sqlite3* c) {
+    if (detail.quality) {
+      Statement q(c, path, quality_sql(detail, ""));
+      bind_quality_metrics(q, detail, 1);
+      each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
+      for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
+    }
+    if (detail.artifact_infos) {
+      // Through artifacts_listing when the file has it (ensure_read_indexes).
+      Statement q(c, path, artifact_info_sql(detail, ""));
+      bind_artifact_names(q, detail, 1);
+      each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
+    }
+  };
+  if (!parallel) {
+    measurements(db);
+    stage_costs_and_predictions(db);
+    quality_and_artifacts(db);
+  } else {
+    std::exception_ptr failures[2];
+    auto on_own_connection = [&](auto pass, std::exception_ptr& failure) {
+      try {
+        Connection c =
+            open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, read_only_uri(path));
+        configure_connection(c.get(), path, true);
+        pass(c.get());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    };
+    std::thread a(on_own_connection, stage_costs_and_predictions, std::ref(failures[0]));
+    std::thread b(on_own_connection, quality_and_artifacts, std::ref(failures[1]));
+    std::exception_ptr mine;
+    try {
+      measurements(db);
+    } catch (...) {
+      mine = std::current_exception();
+    }
+    a.join();
+    b.join();
+    for (const std::exception_ptr& e : {mine, failures[0], failures[1]})
+      if (e) std::rethrow_exception(e);
+  }
+}
 
 void insert_prediction(Statement& s, std::int64_t case_id, const PredictionRow& p) {
   s.reset();
@@ -550,23 +748,6 @@ std::string join(const std::vector<std::string>& v, const std::string& prefix = 
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + prefix + v[i];
   return s;
-}
-
-// SQLite URI for opening `path` read-only through ATTACH ("%", "?" and "#" escaped).
-std::string read_only_uri(const std::string& path) {
-  std::string abs = std::filesystem::absolute(path).string();
-  std::string uri = "file:";
-  for (char ch : abs) {
-    if (ch == '%' || ch == '?' || ch == '#') {
-      static const char* digits = "0123456789ABCDEF";
-      uri += '%';
-      uri += digits[(static_cast<unsigned char>(ch) >> 4) & 0xf];
-      uri += digits[static_cast<unsigned char>(ch) & 0xf];
-    } else {
-      uri += ch;
-    }
-  }
-  return uri + "?mode=ro";
 }
 
 // Attaches another file as schema "src" for the lifetime of the object.
@@ -915,12 +1096,37 @@ bool process_exists(std::int64_t pid) {
 
 }  // namespace
 
+namespace {
+
+// Covering indexes for reading a few columns of every case (report, the GUI's lists):
+// the measurements of a few names without a pass over all of them (~60 a case), and the
+// artifacts' names and sizes without reading past their bytes (sha256 is stored after
+// the blob). Not a schema step: readers use them when present and are correct without
+// them; read-only opens cannot create them, so a file gets them the first time
+// something writes into it (`tilepath db upgrade` is enough).
+void ensure_read_indexes(sqlite3* db, const std::string& path) {
+  static constexpr const char* kCreate =
+      "CREATE INDEX IF NOT EXISTS measurements_by_name ON measurements(name, case_id, value, unit);"
+      "CREATE INDEX IF NOT EXISTS artifacts_listing ON artifacts(case_id, id, name, mime, size, sha256);";
+  Statement q(db, path,
+              "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_by_name', "
+              "'artifacts_listing')");
+  q.step();
+  if (q.int64(0) == 2) return;  // no write lock for files that have them
+  Transaction tx(db, path);
+  exec(db, path, kCreate);
+  tx.commit();
+}
+
+}  // namespace
+
 RunStore RunStore::open(const std::string& path) {
   // throws, without writing, for files we must not touch
   if (inspect_file(path).state == FileState::tilepath) refuse_damaged(path);
   Connection db = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
   configure_connection(db.get(), path, false);
   store::migrate_to_current(db.get(), path);
+  ensure_read_indexes(db.get(), path);
   RunStore store(db.release(), path);
   store.finish_interrupted_runs();
   return store;
@@ -958,7 +1164,10 @@ RunStore RunStore::open_read_only(const std::string& path) {
     throw StoreError(path + ": schema version " + std::to_string(info.user_version) + " is older than current (" +
                      std::to_string(store::kCurrentSchemaVersion) + "); run `tilepath db upgrade " + path +
                      "` to upgrade it (opening it read-write with any command that writes to it does the same)");
-  Connection db = open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  // NOMUTEX: a reader's connection is used by one thread at a time (the GUI's loader has
+  // its own), and SQLite's per-call locking is a measurable share of reading 100k cases.
+  Connection db =
+      open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, read_only_uri(path));
   configure_connection(db.get(), path, true);
   return RunStore(db.release(), path);
 }
@@ -1156,7 +1365,7 @@ std::optional<RunInfo> RunStore::run(std::int64_t run_id) const {
   return read_run_columns(q);
 }
 
-std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
+std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDetail& detail) const {
   const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
   // A read transaction so the list and the child rows come from one snapshot
   // even while a sweep in another process keeps committing cases.
@@ -1171,12 +1380,17 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
     }
   } end_read{db_, own_read_transaction};
 
+  std::string columns = case_columns(db_, path_);
+  if (!detail.case_texts)
+    for (const std::string column : {"c.message", "c.finished_at", "c.cubin_sha256"})
+      columns.replace(columns.find(column), column.size(), "''");
   Statement q(db_, path_,
-              "SELECT " + case_columns(db_, path_) +
+              "SELECT " + columns +
                   ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
                   " ORDER BY c.id");
   f.bind(q, 1);
   std::vector<CaseSummary> out;
+  if (f.values.empty()) out.reserve(static_cast<std::size_t>(case_count()));  // no regrowth of 100k summaries
   while (q.step()) {
     CaseSummary s;
     int c = 0;
@@ -1188,10 +1402,19 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter) const {
     s.run_id = s.record.run_id;
     out.push_back(std::move(s));
   }
-  ChildRowLoader children(db_, path_);
+  // Every case: a pass over each child table. A subset: the rows of each of its cases.
+  if (f.values.empty()) {
+    // Threads pay for themselves on large lists only, and other connections would not see
+    // what a caller's own open transaction wrote.
+    constexpr std::size_t kParallelFrom = 20000;
+    const bool parallel = own_read_transaction && sqlite3_db_readonly(db_, "main") == 1 && out.size() >= kParallelFrom;
+    load_all_children(db_, path_, detail, out, parallel);
+    return out;
+  }
+  ChildRowLoader children(db_, path_, detail);
   for (auto& s : out) {
     children.load(s.record, false);
-    s.artifacts = children.artifact_infos(s.case_id);
+    if (detail.artifact_infos) s.artifacts = children.artifact_infos(s.case_id);
   }
   return out;
 }

@@ -164,13 +164,36 @@ struct MergeResult {
   std::vector<std::string> conflicts;
 };
 
+// What RunStore::cases() reads beside the case and run columns. A reader that shows a few
+// numbers of 100k cases reads those instead of every child row (a case holds ~60
+// measurements): report and the GUI's lists name the measurements they show.
+struct CaseDetail {
+  // Only measurements of these names (in name order within a case); nullopt: all, in the
+  // order they were stored.
+  std::optional<std::vector<std::string>> measurements;
+  bool stage_costs = true;
+  bool predictions = true;
+  bool prediction_detail_json = true;  // PredictionRow::detail_json (the largest text of a case)
+  bool quality = true;
+  // Only quality rows of these metrics; nullopt: all.
+  std::optional<std::vector<std::string>> quality_metrics;
+  // CaseRecord::message and finished_at, KernelMeta::cubin_sha256 (empty when off).
+  bool case_texts = true;
+  bool artifact_infos = true;
+  // Only artifacts of these names (e.g. gate.json); nullopt: all.
+  std::optional<std::vector<std::string>> artifact_names;
+};
+
 class RunStore {
  public:
   // Opens (creating if absent) and migrates to the current schema inside one
-  // transaction. WAL mode, busy timeout. Throws StoreError for foreign/corrupt/
-  // newer files without modifying them.
+  // transaction, then adds the read indexes (ensure_read_indexes). WAL mode, busy timeout. Throws StoreError for
+  // foreign/corrupt/ newer files without modifying them.
   static RunStore open(const std::string& path);
-  // Opens an existing file read-only; never migrates or writes. A file of schema
+  // Opens an existing file read-only; never migrates or writes, and creates no -wal or
+  // -shm beside it: read-only files and files in read-only folders open. A WAL-mode file
+  // with no -wal (no writer has it open) is read as immutable: a connection opened so
+  // does not see what a writer adds later, so reopen to see it. A file of schema
   // oldest_schema_read_as_is() or later is read as it is; an older one is refused with
   // the command that upgrades it.
   static RunStore open_read_only(const std::string& path);
@@ -216,7 +239,7 @@ class RunStore {
 
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t run_id) const;
-  std::vector<CaseSummary> cases(const CaseFilter& filter = {}) const;
+  std::vector<CaseSummary> cases(const CaseFilter& filter = {}, const CaseDetail& detail = {}) const;
   CaseRecord load_case(std::int64_t case_id, bool with_artifacts = false) const;
   std::int64_t case_count() const;
   // The case's artifacts without their bytes, in the order they were stored.

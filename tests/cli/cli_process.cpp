@@ -1,6 +1,7 @@
 #include "cli_process.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,7 +38,15 @@ CliProcess::CliProcess(std::vector<std::string> args, const CliEnv& env) {
     dup2(err, STDERR_FILENO);
     setenv("TILEPATH_PLUGIN_PATH", TILEPATH_PLUGIN_DIR, 1);
     setenv("TILEPATH_MODELS_DIR", TILEPATH_SOURCE_DIR "/models", 1);
-    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : env) {
+      if (name == kRunAsUid) {
+        // Permissions bind root only through another user: drop to it before exec.
+        const auto id = static_cast<uid_t>(std::stoul(value));
+        if (setgroups(0, nullptr) != 0 || setgid(id) != 0 || setuid(id) != 0) _exit(126);
+        continue;
+      }
+      setenv(name.c_str(), value.c_str(), 1);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

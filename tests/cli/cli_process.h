@@ -17,6 +17,9 @@ struct CliResult {
 
 // Environment variables set in the child after the defaults (which they may replace).
 using CliEnv = std::vector<std::pair<std::string, std::string>>;
+// Not a variable: {kRunAsUid, "65534"} runs the child as that user (and group), for
+// tests of file permissions, which do not bind root.
+inline constexpr const char* kRunAsUid = "@run-as-uid";
 
 // The CLI under test; its plugins come from the build's plugins/ dir and its GPU
 // models from the source tree (set in the child's environment).

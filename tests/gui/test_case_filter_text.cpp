@@ -6,6 +6,8 @@
 
 #include "fixture_db.h"
 #include "ui/case_filter_text.h"
+#include "ui/database_session.h"
+#include "ui/views/runs_view.h"
 
 using namespace tilepath;
 using namespace tilepath::ui;
@@ -58,6 +60,49 @@ class TestCaseFilterText : public QObject {
       QVERIFY(c.record.op.kv == KvDtype::k8v8);
       QVERIFY(c.record.op.cache == CacheState::hbm_cold);
     }
+  }
+
+  void acceptsTheCliSpellings() {
+    const CaseFilter f = parseCaseFilter(QStringLiteral("run-id=2 k-path=fp8_qk head-dim=64 k_path=transform"));
+    QCOMPARE(*f.run_id, std::int64_t(2));
+    QCOMPARE(*f.k_path, std::string("transform"));  // the last term wins
+    QCOMPARE(*f.head_dim, 64);
+  }
+
+  // The runs view's filter: the CLI's keys on the stored case, an unknown key an error
+  // naming the allowed keys, and the count following the filter.
+  void theRunsViewFiltersWithTheCliKeys() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString db = dir.filePath(QStringLiteral("fixture.sqlite"));
+    test::writeFixtureDatabase(db.toStdString());
+    DatabaseSession session;
+    QVERIFY(session.open(db));
+    RunsView view(&session);
+    view.reload();
+    const int total = static_cast<int>(session.cases().size());
+    QVERIFY(total > 3);
+    QCOMPARE(view.visibleCases()->rowCount(), total);
+
+    view.setFilterText(QStringLiteral("kv=k8v8 cache=hbm_cold"));
+    QVERIFY(view.filterError().isEmpty());
+    const int expected = static_cast<int>(RunStore::open_read_only(db.toStdString())
+                                              .cases(parseCaseFilter(QStringLiteral("kv=k8v8 cache=hbm_cold")))
+                                              .size());
+    QCOMPARE(view.visibleCases()->rowCount(), expected);
+    QVERIFY(expected < total);
+    QVERIFY2(view.countsText().contains(QStringLiteral("%1 of %2 cases").arg(expected).arg(total)),
+             qPrintable(view.countsText()));
+
+    view.setFilterText(QStringLiteral("colour=red"));
+    QVERIFY(view.filterError().contains(QStringLiteral("colour")));
+    QVERIFY(view.filterError().contains(QStringLiteral("k_path")));
+    QCOMPARE(view.visibleCases()->rowCount(), total);
+    QVERIFY(view.countsText().contains(QStringLiteral("%1 cases").arg(total)));
+
+    view.setFilterText(QString());
+    QVERIFY(view.filterError().isEmpty());
+    QCOMPARE(view.visibleCases()->rowCount(), total);
   }
 };
 

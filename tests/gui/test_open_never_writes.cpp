@@ -6,13 +6,20 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sqlite3.h>
+
 #include "core/store/run_store.h"
 #include "ui/database_session.h"
 #include "ui/main_window.h"
+#include "ui/models/cases_model.h"
+#include "ui/models/sweep_series_model.h"
+#include "ui/views/charts_view.h"
+#include "ui/views/runs_view.h"
 
 using namespace tilepath;
 
@@ -151,6 +158,103 @@ class OpenNeverWritesTest : public QObject {
     QCOMPARE(session.upgradedFromVersion(), 0);
     QCOMPARE(session.readPath(), path);
     QVERIFY(session.cases().size() > cases_before);
+  }
+
+  // A file a writer left in WAL mode: looking creates no -wal or -shm beside it.
+  void aFileLeftInWalModeOpensWithoutSidecars() {
+    const QString path = copyOf(kBundled, QStringLiteral("wal.sqlite"));
+    {
+      // WAL mode persists; the last connection to close removes -wal and -shm.
+      sqlite3* raw = nullptr;
+      QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+      QCOMPARE(sqlite3_exec(raw, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    QFile header(path);
+    QVERIFY(header.open(QIODevice::ReadOnly));
+    QCOMPARE(int(header.read(19).at(18)), 2);
+    header.close();
+    QVERIFY(!hasSidecars(path));
+    const QByteArray before = fileHash(path);
+    {
+      ui::MainWindow window(ui::MainWindow::Options{false, false});
+      QVERIFY(window.openDatabase(path));
+      QVERIFY(!window.session()->cases().empty());
+      QVERIFY(window.showView(QStringLiteral("runs")));
+      window.session()->reload();
+      QVERIFY(!hasSidecars(path));
+    }
+    QCOMPARE(fileHash(path), before);
+    QVERIFY(!hasSidecars(path));
+  }
+
+  // Views are filled with the cases when shown: one never shown costs nothing.
+  void aViewNotShownIsNotFilled() {
+    const QString path = copyOf(kBundled, QStringLiteral("lazy.sqlite"));
+    ui::MainWindow window(ui::MainWindow::Options{false, false});
+    QVERIFY(window.showView(QStringLiteral("backends")));
+    QVERIFY(window.openDatabase(path));
+    const QStringList data_views = {QStringLiteral("runs"), QStringLiteral("charts"), QStringLiteral("breakeven"),
+                                    QStringLiteral("dispatch"), QStringLiteral("gate")};
+    for (const QString& view : data_views) QCOMPARE(window.viewFills(view), 0);
+    QVERIFY(window.showView(QStringLiteral("charts")));
+    QCOMPARE(window.viewFills(QStringLiteral("charts")), 1);
+    QVERIFY(window.chartsView()->latencyModel()->rowCount() > 0);
+    for (const QString& view : data_views)
+      if (view != QLatin1String("charts")) QCOMPARE(window.viewFills(view), 0);
+    // Shown again without a change: not filled again.
+    QVERIFY(window.showView(QStringLiteral("backends")));
+    QVERIFY(window.showView(QStringLiteral("charts")));
+    QCOMPARE(window.viewFills(QStringLiteral("charts")), 1);
+    // The database changed: the view on screen is filled at once, the others when shown.
+    window.session()->reload();
+    QCOMPARE(window.viewFills(QStringLiteral("charts")), 2);
+    QCOMPARE(window.viewFills(QStringLiteral("runs")), 0);
+  }
+
+  // The window's open reads the cases on a thread: it returns before they are read, and
+  // the views get them when they are.
+  void aBackgroundOpenFillsTheViewsWhenTheCasesAreRead() {
+    const QString path = copyOf(kBundled, QStringLiteral("background.sqlite"));
+    const QByteArray before = fileHash(path);
+    ui::MainWindow::Options options{false, false};
+    options.loadInBackground = true;
+    ui::MainWindow window(options);
+    QVERIFY(window.showView(QStringLiteral("runs")));
+    QSignalSpy finished(window.session(), &ui::DatabaseSession::loadingFinished);
+    QVERIFY(window.openDatabase(path));
+    QVERIFY(window.session()->isLoading());
+    QVERIFY(window.session()->cases().empty());
+    QVERIFY(!window.session()->runs().empty());  // read before the open returns
+    window.session()->waitForLoad();
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(window.session()->cases().size(), std::size_t{1120});
+    QCOMPARE(window.runsView()->casesModel()->rowCount(), 1120);
+    window.close();
+    QCOMPARE(fileHash(path), before);
+    QVERIFY(!hasSidecars(path));
+
+    // A writer stores a case: the reload reads on the thread again, and two reloads in a
+    // row end in one list with both cases.
+    const std::size_t runs = window.session()->runs().size();
+    {
+      RunStore writer = RunStore::open(path.toStdString());
+      RunInfo run;
+      run.backend = "test";
+      writer.begin_run(run);
+      CaseRecord rec;
+      rec.case_key = "background-reload-1";
+      writer.add_case(run.id, rec);
+      window.session()->reload();
+      QVERIFY(window.session()->isLoading());
+      rec = CaseRecord{};
+      rec.case_key = "background-reload-2";
+      writer.add_case(run.id, rec);
+      window.session()->reload();
+    }
+    window.session()->waitForLoad();
+    QCOMPARE(window.session()->runs().size(), runs + 1);
+    QCOMPARE(window.session()->cases().size(), std::size_t{1122});
   }
 };
 

@@ -12,19 +12,23 @@ namespace tilepath::ui {
 CasesModel::CasesModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void CasesModel::setCases(std::vector<CaseSummary> cases) {
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(std::move(cases)));
+}
+
+void CasesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
   beginResetModel();
   cases_ = std::move(cases);
   endResetModel();
 }
 
 int CasesModel::rowOfCase(std::int64_t caseId) const {
-  for (int i = 0; i < static_cast<int>(cases_.size()); ++i)
-    if (cases_[i].case_id == caseId) return i;
+  for (int i = 0; i < static_cast<int>(cases_->size()); ++i)
+    if ((*cases_)[i].case_id == caseId) return i;
   return -1;
 }
 
 int CasesModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(cases_.size());
+  return parent.isValid() ? 0 : static_cast<int>(cases_->size());
 }
 int CasesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -94,8 +98,8 @@ QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const
 }
 
 QVariant CasesModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= static_cast<int>(cases_.size())) return {};
-  const CaseSummary& c = cases_[index.row()];
+  if (!index.isValid() || index.row() >= static_cast<int>(cases_->size())) return {};
+  const CaseSummary& c = (*cases_)[index.row()];
   switch (role) {
     case Qt::DisplayRole:
       return value(c, index.column(), false);
@@ -104,7 +108,11 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
     case CaseIdRole:
       return QVariant::fromValue<qint64>(c.case_id);
     case Qt::ToolTipRole:
-      if (index.column() == Status && !c.record.message.empty()) return qs(c.record.message);
+      if (index.column() == Status) {
+        const std::string message =
+            c.record.message.empty() && message_reader_ ? message_reader_(c.case_id) : c.record.message;
+        if (!message.empty()) return qs(message);
+      }
       if (index.column() == GateRelL2) {
         const std::optional<bool> passed = analysis::gate_passed(c.record);
         if (!passed) return {};

@@ -3,6 +3,9 @@
 // columns return numbers under SortRole so a QSortFilterProxyModel sorts them
 // numerically.
 
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <QAbstractTableModel>
@@ -44,9 +47,13 @@ class CasesModel : public QAbstractTableModel {
 
   explicit CasesModel(QObject* parent = nullptr);
   void setCases(std::vector<CaseSummary> cases);
-  const CaseSummary& caseAt(int row) const { return cases_.at(row); }
-  const std::vector<CaseSummary>& cases() const { return cases_; }
+  void setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases);
+  const CaseSummary& caseAt(int row) const { return cases_->at(row); }
+  const std::vector<CaseSummary>& cases() const { return *cases_; }
   int rowOfCase(std::int64_t caseId) const;  // -1 when absent
+  // Reads a case's message for the Status tooltip when the list holds none (a list read
+  // without case texts, DatabaseSession::listDetail).
+  void setMessageReader(std::function<std::string(std::int64_t caseId)> reader) { message_reader_ = std::move(reader); }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -54,7 +61,9 @@ class CasesModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<CaseSummary> cases_;
+  // Shared with the session and the other views: 100k cases are held once.
+  std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
+  std::function<std::string(std::int64_t)> message_reader_;
   QVariant value(const CaseSummary& c, int column, bool forSort) const;
 };
 

@@ -133,8 +133,12 @@ std::vector<DispatchSpeedup> speedupOverK16V16(const analysis::DispatchGroup& gr
 DispatchModel::DispatchModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void DispatchModel::setCases(const std::vector<CaseSummary>& cases) {
-  cases_ = cases;
-  gates_ = gateDistributions(cases_);
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(cases));
+}
+
+void DispatchModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
+  cases_ = std::move(cases);
+  gates_ = gateDistributions(*cases_);
   rebuild();
 }
 
@@ -175,7 +179,7 @@ void DispatchModel::rebuild() {
   beginResetModel();
   analysis::DispatchOptions options;
   options.gate_distribution = ss(gate_);
-  table_ = analysis::build_dispatch(cases_, options);
+  table_ = analysis::build_dispatch(*cases_, options);
   int pick = -1;
   for (int i = 0; i < static_cast<int>(table_.groups.size()); ++i)
     if (dispatchGroupLabel(table_.groups[i]) == previous) pick = i;

@@ -5,6 +5,7 @@
 // it shown at a time, one row per measured point of that group (CSV export). The text and
 // the speed-up series here only restate what core computed.
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -60,6 +61,7 @@ class DispatchModel : public QAbstractTableModel {
   explicit DispatchModel(QObject* parent = nullptr);
   // Rebuilds the table with the current gate; the group with the same label stays chosen.
   void setCases(const std::vector<CaseSummary>& cases);
+  void setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases);
   // "" = no gate; otherwise the quality rows of this distribution exclude failing variants.
   void setGateDistribution(const QString& distribution);
   void setGroupIndex(int index);
@@ -85,7 +87,8 @@ class DispatchModel : public QAbstractTableModel {
   void tableChanged();  // a new table (cases or gate) or another group chosen
 
  private:
-  std::vector<CaseSummary> cases_;
+  // Shared with the session and the other views: 100k cases are held once.
+  std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
   QString gate_;
   QStringList gates_;
   analysis::DispatchTable table_;

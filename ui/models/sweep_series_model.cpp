@@ -12,6 +12,10 @@ namespace tilepath::ui {
 SweepSeriesModel::SweepSeriesModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void SweepSeriesModel::setCases(std::vector<CaseSummary> cases) {
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(std::move(cases)));
+}
+
+void SweepSeriesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
   beginResetModel();
   cases_ = std::move(cases);
   rebuild();
@@ -36,14 +40,14 @@ bool usable(const CaseSummary& c, const QString& backend) {
 
 QList<int> SweepSeriesModel::fixedValues() const {
   std::set<int> values;
-  for (const CaseSummary& c : cases_)
+  for (const CaseSummary& c : *cases_)
     if (usable(c, backend_)) values.insert(axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context);
   return QList<int>(values.begin(), values.end());
 }
 
 QStringList SweepSeriesModel::backends() const {
   std::set<QString> names;
-  for (const CaseSummary& c : cases_) names.insert(qs(c.backend));
+  for (const CaseSummary& c : *cases_) names.insert(qs(c.backend));
   return QStringList(names.begin(), names.end());
 }
 
@@ -53,7 +57,7 @@ void SweepSeriesModel::rebuild() {
 
   // The held dimension: the requested value, else the one with the most cases.
   std::map<int, int> held_counts;
-  for (const CaseSummary& c : cases_)
+  for (const CaseSummary& c : *cases_)
     if (usable(c, backend_)) ++held_counts[axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context];
   fixed_effective_ = -1;
   if (held_counts.count(fixed_requested_)) {
@@ -77,13 +81,13 @@ void SweepSeriesModel::rebuild() {
   // The variant label names mma only when it is not mma_sync; where the chart holds both
   // families, every series names its own.
   std::set<tilepath::Mma> families;
-  for (const CaseSummary& c : cases_)
+  for (const CaseSummary& c : *cases_)
     if (shown(c)) families.insert(c.record.op.mma);
   const bool name_mma = families.size() > 1;
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
   std::map<QString, SweepSeries> by_name;
   std::map<QString, std::map<double, std::pair<qint64, double>>> values;
-  for (const CaseSummary& c : cases_) {
+  for (const CaseSummary& c : *cases_) {
     if (!shown(c)) continue;
     const OperatingPoint& op = c.record.op;
     const double y = *c.record.measurement(metric_name);

@@ -4,6 +4,7 @@
 // backend × variant (dtype/path/mode, and mma where the chart holds both families) ×
 // cache state. One row per point.
 
+#include <memory>
 #include <vector>
 
 #include <QAbstractTableModel>
@@ -33,6 +34,7 @@ class SweepSeriesModel : public QAbstractTableModel {
 
   explicit SweepSeriesModel(QObject* parent = nullptr);
   void setCases(std::vector<CaseSummary> cases);
+  void setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases);
   // fixedValue: the batch (axis=context) or context (axis=batch) to hold; -1 = the
   // most common one. backend "" = all backends.
   void setQuery(SweepAxis axis, SweepMetric metric, int fixedValue = -1, const QString& backend = {});
@@ -55,7 +57,8 @@ class SweepSeriesModel : public QAbstractTableModel {
     double x, y;
     qint64 case_id;
   };
-  std::vector<CaseSummary> cases_;
+  // Shared with the session and the other views: 100k cases are held once.
+  std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
   SweepAxis axis_ = SweepAxis::context;
   SweepMetric metric_ = SweepMetric::latency_us;
   int fixed_requested_ = -1, fixed_effective_ = -1;

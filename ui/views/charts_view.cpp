@@ -153,8 +153,12 @@ void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
 void ChartsView::setLowerMetric(int metricIndex) { lower_metric_->setCurrentIndex(metricIndex); }
 
 void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
-  latency_model_->setCases(cases);
-  floor_model_->setCases(cases);
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(cases));
+}
+
+void ChartsView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
+  latency_model_->setSharedCases(cases);
+  floor_model_->setSharedCases(std::move(cases));
   updating_ = true;
   const QString previous = backend_->currentText();
   backend_->clear();

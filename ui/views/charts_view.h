@@ -5,6 +5,7 @@
 // cold dashed), log2 x axis. One legend beside both charts: unticking an entry hides
 // that series in both.
 
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -33,6 +34,8 @@ class ChartsView : public QWidget {
 
  public slots:
   void setCases(const std::vector<tilepath::CaseSummary>& cases);
+  // Shared with the session: the list is not copied.
+  void setSharedCases(std::shared_ptr<const std::vector<tilepath::CaseSummary>> cases);
   void setAxis(int axisIndex);           // 0 context, 1 batch
   void setLowerMetric(int metricIndex);  // 0 fraction of the byte floor, 1 of a perfect stream
 

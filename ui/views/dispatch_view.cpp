@@ -107,7 +107,11 @@ DispatchView::DispatchView(QWidget* parent) : QWidget(parent) {
 QString DispatchView::caption() const { return caption_->text(); }
 
 void DispatchView::setCases(const std::vector<CaseSummary>& cases) {
-  model_->setCases(cases);  // emits tableChanged → showTable
+  setSharedCases(std::make_shared<const std::vector<CaseSummary>>(cases));
+}
+
+void DispatchView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
+  model_->setSharedCases(std::move(cases));  // emits tableChanged → showTable
   refillGates();
 }
 

@@ -7,6 +7,7 @@
 // variants that fail it), the table's gate text and leave-one-out regret as a caption,
 // and under the map the winner's speed-up over the fastest K16/V16 variant per batch.
 
+#include <memory>
 #include <vector>
 
 #include <QWidget>
@@ -38,6 +39,8 @@ class DispatchView : public QWidget {
 
  public slots:
   void setCases(const std::vector<tilepath::CaseSummary>& cases);
+  // Shared with the session: the list is not copied.
+  void setSharedCases(std::shared_ptr<const std::vector<tilepath::CaseSummary>> cases);
 
  private:
   DispatchModel* model_;

@@ -11,15 +11,20 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/case_filter_text.h"
 #include "ui/database_session.h"
 #include "ui/models/case_comparison_model.h"
 #include "ui/models/cases_model.h"
 #include "ui/models/runs_model.h"
+#include "ui/qt_text.h"
 #include "ui/views/profiler_panel.h"
 
 namespace tilepath::ui {
 
 // Cases of the selected run (if any) whose text matches every word of the filter.
+// The cases table's filter: `key=value` terms with the CLI's keys (`kv=k8v8
+// k_path=transform batch=64`, parseCaseFilter), matched on the stored case itself, and
+// plain words matched anywhere in the row's text.
 class CaseFilterProxy : public QSortFilterProxyModel {
  public:
   using QSortFilterProxyModel::QSortFilterProxyModel;
@@ -27,37 +32,38 @@ class CaseFilterProxy : public QSortFilterProxyModel {
     run_ = run;
     invalidateFilter();
   }
-  void setWords(const QString& text) {
-    words_ = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  void setFilter(const CaseFilter& filter, const QStringList& words) {
+    filter_ = filter;
+    words_ = words;
     invalidateFilter();
   }
 
  protected:
   bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
-    const QAbstractItemModel* m = sourceModel();
-    if (run_ && m->index(row, CasesModel::Run, parent).data(CasesModel::SortRole).toLongLong() != *run_) return false;
+    const auto* cases = static_cast<const CasesModel*>(sourceModel());
+    const CaseSummary& c = cases->caseAt(row);
+    const OperatingPoint& op = c.record.op;
+    const CaseFilter& f = filter_;
+    if (run_ && c.run_id != *run_) return false;
+    if ((f.run_id && c.run_id != *f.run_id) || (f.backend && c.backend != *f.backend) ||
+        (f.device && c.device != *f.device) || (f.kv && to_string(op.kv) != *f.kv) ||
+        (f.k_path && to_string(op.k_path) != *f.k_path) || (f.mode && to_string(op.mode) != *f.mode) ||
+        (f.cache && to_string(op.cache) != *f.cache) || (f.batch && op.batch != *f.batch) ||
+        (f.context && op.context != *f.context) || (f.head_dim && op.head_dim != *f.head_dim) ||
+        (f.status && c.record.status != *f.status))
+      return false;
     if (words_.isEmpty()) return true;
     QString text;
-    for (int c = 0; c < m->columnCount(); ++c) text += m->index(row, c, parent).data().toString() + QLatin1Char(' ');
-    for (const QString& w : words_) {
-      // "key=value" matches a column by header name (e.g. kv=k8v8, S=4096).
-      int eq = w.indexOf(QLatin1Char('='));
-      if (eq > 0) {
-        const QString key = w.left(eq), value = w.mid(eq + 1);
-        bool matched = false;
-        for (int c = 0; c < m->columnCount(); ++c)
-          if (m->headerData(c, Qt::Horizontal).toString().compare(key, Qt::CaseInsensitive) == 0)
-            matched = m->index(row, c, parent).data().toString().compare(value, Qt::CaseInsensitive) == 0;
-        if (!matched) return false;
-      } else if (!text.contains(w, Qt::CaseInsensitive)) {
-        return false;
-      }
-    }
+    for (int col = 0; col < cases->columnCount(); ++col)
+      text += cases->index(row, col, parent).data().toString() + QLatin1Char(' ');
+    for (const QString& w : words_)
+      if (!text.contains(w, Qt::CaseInsensitive)) return false;
     return true;
   }
 
  private:
   std::optional<qint64> run_;
+  CaseFilter filter_;
   QStringList words_;
 };
 
@@ -78,6 +84,7 @@ QTableView* makeTable(QAbstractItemModel* model, bool sortable) {
 RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent), session_(session) {
   runs_model_ = new RunsModel(this);
   cases_model_ = new CasesModel(this);
+  cases_model_->setMessageReader([session](std::int64_t case_id) { return session->loadCase(case_id).message; });
   cases_proxy_ = new CaseFilterProxy(this);
   cases_proxy_->setSourceModel(cases_model_);
   cases_proxy_->setSortRole(CasesModel::SortRole);
@@ -95,9 +102,15 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   comparison_table_->setColumnHidden(CaseComparisonModel::Section, true);  // field names say it; saves width
 
   filter_ = new QLineEdit;
-  filter_->setPlaceholderText(tr("filter cases: words or column=value, e.g. \"kv=k8v8 cold separate_kv\""));
+  filter_->setPlaceholderText(
+      tr("filter cases: key=value as in the CLI (kv=k8v8 k_path=transform batch=64) or words, e.g. \"kv=k8v8 cold\""));
   filter_->setClearButtonEnabled(true);
-  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& t) { cases_proxy_->setWords(t); });
+  filter_error_ = new QLabel;
+  filter_error_->setObjectName(QStringLiteral("filterError"));
+  filter_error_->setStyleSheet(QStringLiteral("color: #b00020;"));
+  filter_error_->setWordWrap(true);
+  filter_error_->hide();
+  connect(filter_, &QLineEdit::textChanged, this, &RunsView::applyFilter);
   auto* all_runs = new QPushButton(tr("All runs"));
   connect(all_runs, &QPushButton::clicked, this, [this] { runs_table_->clearSelection(); });
   counts_ = new QLabel;
@@ -115,6 +128,7 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   auto* cases_layout = new QVBoxLayout(cases_box);
   cases_layout->setContentsMargins(0, 0, 0, 0);
   cases_layout->addLayout(filter_row);
+  cases_layout->addWidget(filter_error_);
   cases_layout->addWidget(cases_table_, 1);
   auto* compare_box = new QWidget;
   auto* compare_layout = new QVBoxLayout(compare_box);
@@ -144,12 +158,42 @@ const QAbstractItemModel* RunsView::visibleCases() const { return cases_proxy_; 
 
 void RunsView::setFilterText(const QString& text) { filter_->setText(text); }
 
+void RunsView::applyFilter(const QString& text) {
+  QStringList terms, words;
+  for (const QString& w : text.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+    (w.contains(QLatin1Char('=')) ? terms : words) << w;
+  CaseFilter filter;
+  filter_error_text_.clear();
+  try {
+    filter = parseCaseFilter(terms.join(QLatin1Char(' ')));
+  } catch (const std::exception& e) {
+    // An unknown key or value filters nothing out and says what is allowed.
+    filter_error_text_ = qs(e.what());
+    filter = CaseFilter{};
+  }
+  filter_error_->setText(filter_error_text_);
+  filter_error_->setVisible(!filter_error_text_.isEmpty());
+  filter_->setStyleSheet(filter_error_text_.isEmpty() ? QString() : QStringLiteral("border: 1px solid #b00020;"));
+  cases_proxy_->setFilter(filter, words);
+  updateCounts();
+}
+
+QString RunsView::countsText() const { return counts_->text(); }
+
+void RunsView::updateCounts() {
+  const std::size_t total = session_->cases().size();
+  const int shown = cases_proxy_->rowCount();
+  counts_->setText(static_cast<std::size_t>(shown) == total
+                       ? tr("%1 runs, %2 cases").arg(session_->runs().size()).arg(total)
+                       : tr("%1 runs, %2 of %3 cases").arg(session_->runs().size()).arg(shown).arg(total));
+}
+
 void RunsView::reload() {
   runs_model_->setRuns(session_->runs(), session_->cases());
-  cases_model_->setCases(session_->cases());
+  cases_model_->setSharedCases(session_->sharedCases());
   runs_table_->resizeColumnsToContents();
   cases_table_->resizeColumnsToContents();
-  counts_->setText(tr("%1 runs, %2 cases").arg(session_->runs().size()).arg(session_->cases().size()));
+  updateCounts();
 }
 
 void RunsView::selectCases(const QList<qint64>& caseIds) {
@@ -170,6 +214,7 @@ void RunsView::onRunSelectionChanged() {
     cases_proxy_->setRun(std::nullopt);
   else
     cases_proxy_->setRun(rows.front().data(RunsModel::RunIdRole).toLongLong());
+  updateCounts();
 }
 
 void RunsView::onCaseSelectionChanged() {

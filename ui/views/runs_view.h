@@ -35,6 +35,9 @@ class RunsView : public QWidget {
   // The cases table as the user sees it (filtered, sorted), e.g. for CSV export.
   const QAbstractItemModel* visibleCases() const;
   void setFilterText(const QString& text);
+  // The filter's error ("unknown filter key ..., allowed: ..."); empty when it parses.
+  QString filterError() const { return filter_error_text_; }
+  QString countsText() const;
   // Selects cases by id (for tests and for "show this case").
   void selectCases(const QList<qint64>& caseIds);
 
@@ -55,6 +58,10 @@ class RunsView : public QWidget {
   ProfilerPanel* profiler_;
   QLineEdit* filter_;
   QLabel* counts_;
+  QLabel* filter_error_;
+  QString filter_error_text_;
+  void applyFilter(const QString& text);
+  void updateCounts();
   void onCaseSelectionChanged();
   void onRunSelectionChanged();
 };

@@ -1,0 +1,193 @@
+// RunStore::cases() with a CaseDetail: every case read in one pass per child table gives
+// the same records as reading them case by case; a name list reads only those
+// measurements; the read indexes come with a writer and never with a reader.
+
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include "store_test_util.h"
+
+namespace tilepath {
+namespace {
+
+using store_test::TempDir;
+
+// A store with two runs of three cases each (different measurements and children).
+std::string make_store(const TempDir& dir) {
+  const std::string path = dir.file("runs.sqlite");
+  RunStore store = RunStore::open(path);
+  for (int r = 0; r < 2; ++r) {
+    RunInfo run = store_test::sample_run();
+    store.begin_run(run);
+    for (int v = 0; v < 3; ++v) {
+      CaseRecord rec = store_test::sample_case(r * 3 + v);
+      store.add_case(run.id, rec);
+    }
+  }
+  return path;
+}
+
+long long index_count(const std::string& path) {
+  return store_test::raw_count(path,
+                               "sqlite_master WHERE type = 'index' AND name IN ('measurements_by_name', "
+                               "'artifacts_listing')");
+}
+
+TEST(CaseDetail, ReadingEveryCaseAtOnceMatchesReadingThemOneByOne) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  const RunStore store = RunStore::open_read_only(path);
+  const std::vector<CaseSummary> all = store.cases();  // one pass per child table
+  ASSERT_EQ(all.size(), 6u);
+  std::vector<CaseSummary> by_run;  // a filter: the rows of each case in turn
+  for (const RunInfo& run : store.runs()) {
+    CaseFilter f;
+    f.run_id = run.id;
+    for (CaseSummary& s : store.cases(f)) by_run.push_back(std::move(s));
+  }
+  ASSERT_EQ(by_run.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(all[i].case_id));
+    EXPECT_FALSE(all[i].record.measurements.empty());
+    store_test::expect_same_case(by_run[i].record, all[i].record, false);
+    store_test::expect_same_case(store.load_case(all[i].case_id), all[i].record, false);
+    ASSERT_EQ(all[i].artifacts.size(), by_run[i].artifacts.size());
+    for (std::size_t a = 0; a < all[i].artifacts.size(); ++a) {
+      EXPECT_EQ(all[i].artifacts[a].name, by_run[i].artifacts[a].name);
+      EXPECT_EQ(all[i].artifacts[a].sha256, by_run[i].artifacts[a].sha256);
+    }
+  }
+}
+
+TEST(CaseDetail, ANameListReadsOnlyThoseMeasurementsAndSkipsWhatIsOff) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  const RunStore store = RunStore::open_read_only(path);
+  const std::vector<CaseSummary> whole = store.cases();
+  ASSERT_FALSE(whole.empty());
+  ASSERT_GE(whole.front().record.measurements.size(), 2u);
+  const std::string kept = whole.front().record.measurements.front().name;
+
+  CaseDetail detail;
+  detail.measurements = std::vector<std::string>{kept, "no_such_measurement"};
+  detail.stage_costs = false;
+  detail.quality = false;
+  detail.artifact_infos = false;
+  detail.prediction_detail_json = false;
+  CaseFilter one_run;
+  one_run.run_id = whole.front().run_id;
+  for (const auto& listed : {store.cases({}, detail), store.cases(one_run, detail)}) {
+    ASSERT_FALSE(listed.empty());
+    for (const CaseSummary& s : listed) {
+      const auto& full = std::find_if(whole.begin(), whole.end(), [&](const CaseSummary& w) {
+                           return w.case_id == s.case_id;
+                         })->record;
+      ASSERT_EQ(s.record.measurements.size(), 1u);
+      EXPECT_EQ(s.record.measurements.front().name, kept);
+      EXPECT_EQ(s.record.measurement(kept), full.measurement(kept));
+      EXPECT_TRUE(s.record.stage_costs.empty());
+      EXPECT_TRUE(s.record.quality.empty());
+      EXPECT_TRUE(s.artifacts.empty());
+      ASSERT_EQ(s.record.predictions.size(), full.predictions.size());
+      for (const PredictionRow& p : s.record.predictions) EXPECT_EQ(p.detail_json, "");
+      if (!full.predictions.empty()) {
+        EXPECT_FALSE(full.predictions.front().detail_json.empty());
+      }
+    }
+  }
+}
+
+// Copies the cases of path (and every child row) until it holds at least `cases`, each
+// copy with its own ids and case keys, in SQL.
+void replicate_cases(const std::string& path, int cases) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  auto columns_except = [&](const std::string& table, const std::vector<std::string>& skip) {
+    std::string out;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, ("PRAGMA table_info(" + table + ")").c_str(), -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const std::string name = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+      if (std::find(skip.begin(), skip.end(), name) == skip.end()) out += ", " + name;
+    }
+    sqlite3_finalize(st);
+    return out;
+  };
+  const long long have = store_test::raw_count(path, "cases");
+  const long long copies = (cases + have - 1) / have;
+  std::string sql =
+      "BEGIN; CREATE TEMP TABLE k AS WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k "
+      "WHERE n < " +
+      std::to_string(copies) + ") SELECT n FROM k;";
+  const std::string case_cols = columns_except("cases", {"id", "case_key"});
+  sql += "INSERT INTO cases(id, case_key" + case_cols + ") SELECT id + n * 1000000, case_key || '#' || n" + case_cols +
+         " FROM cases, temp.k;";
+  for (const std::string table : {"measurements", "stage_costs", "predictions", "quality", "artifacts"}) {
+    const std::string cols = columns_except(table, {"id", "case_id"});
+    sql += "INSERT INTO " + table + "(id, case_id" + cols + ") SELECT id + n * 1000000, case_id + n * 1000000" + cols +
+           " FROM " + table + ", temp.k WHERE case_id < 1000000;";
+  }
+  sql += "COMMIT;";
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// Above RunStore's threshold the passes run on three threads with connections of their
+// own: the same records as case by case.
+TEST(CaseDetail, AListReadOnThreadsMatchesReadingCaseByCase) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  replicate_cases(path, 24000);
+  const RunStore store = RunStore::open_read_only(path);
+  CaseDetail detail;
+  detail.quality_metrics = std::vector<std::string>{"rel_l2"};
+  detail.case_texts = false;
+  const std::vector<CaseSummary> all = store.cases({}, detail);
+  ASSERT_GE(all.size(), 24000u);
+  std::vector<CaseSummary> by_run;
+  for (const RunInfo& run : store.runs()) {
+    CaseFilter f;
+    f.run_id = run.id;
+    for (CaseSummary& s : store.cases(f, detail)) by_run.push_back(std::move(s));
+  }
+  std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& b) { return a.case_id < b.case_id; });
+  ASSERT_EQ(by_run.size(), all.size());
+  bool some_quality = false;
+  for (std::size_t i = 0; i < all.size(); i += 997) {
+    SCOPED_TRACE("case " + std::to_string(all[i].case_id));
+    store_test::expect_same_case(by_run[i].record, all[i].record, false);
+    EXPECT_EQ(all[i].artifacts.size(), by_run[i].artifacts.size());
+    EXPECT_EQ(all[i].record.finished_at, "");
+    EXPECT_EQ(all[i].record.message, "");
+    EXPECT_EQ(all[i].record.kernel.cubin_sha256, "");
+    for (const QualityRow& q : all[i].record.quality) EXPECT_EQ(q.metric, "rel_l2");
+    some_quality = some_quality || !all[i].record.quality.empty();
+  }
+  EXPECT_TRUE(some_quality);
+}
+
+TEST(CaseDetail, TheReadIndexesComeWithAWriterNotWithAReader) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  EXPECT_EQ(index_count(path), 2);
+  store_test::raw_exec(path, "DROP INDEX measurements_by_name; DROP INDEX artifacts_listing;");
+  const auto before = store_test::read_bytes(path);
+  {
+    const RunStore reader = RunStore::open_read_only(path);
+    EXPECT_EQ(reader.cases().size(), 6u);  // correct without them
+  }
+  EXPECT_EQ(store_test::read_bytes(path), before);
+  EXPECT_EQ(index_count(path), 0);
+  { RunStore writer = RunStore::open(path); }
+  EXPECT_EQ(index_count(path), 2);
+}
+
+}  // namespace
+}  // namespace tilepath
