@@ -357,6 +357,7 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   CaseRecord rec;
   rec.id = q.int64(c++);
   rec.run_id = q.int64(c++);
+  const std::string where = path + ": case " + std::to_string(rec.id);
   try {
     rec.case_key = q.text(c++);
     rec.status = parse_case_status(q.text(c++));
@@ -365,7 +366,7 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
     OperatingPoint& op = rec.op;
     op.batch = q.integer(c++);
     op.context = q.integer(c++);
-    op.context_lengths = parse_context_lengths(q.text(c++), path + ": case " + std::to_string(rec.id));
+    op.context_lengths = parse_context_lengths(q.text(c++), where);
     op.q_heads = q.integer(c++);
     op.kv_heads = q.integer(c++);
     op.head_dim = q.integer(c++);
@@ -379,7 +380,7 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
     op.cache = parse_cache_state(q.text(c++));
     op.splits = q.integer(c++);
   } catch (const ValidationError& e) {
-    throw StoreError(path + ": case " + std::to_string(rec.id) + ": " + e.what());
+    throw StoreError(where + ": " + e.what());
   }
   KernelMeta& k = rec.kernel;
   k.kernel_name = q.text(c++);
