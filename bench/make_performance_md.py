@@ -301,12 +301,19 @@ def wgmma_section(root, w):
     con = open_db(path)
     cases = wgmma_cases(con)
     runs = con.execute("SELECT * FROM runs ORDER BY id").fetchall()
-    w(f"`{rel(path, root)}` holds {len(cases)} ok K8/V8 cases, each measured with both matrix instruction "
-      f"families in the same device call ({len(runs)} runs: " + "; ".join(
-          f"{r['started_at']} {r['notes'] or ''}".strip() for r in runs) + "). The wgmma kernels "
-      "(`kernels/decode_wgmma.cuh`, backends/cuda/README.md) issue QK on QGMMA (`fp8_qk`) or on HGMMA with K "
-      "converted in registers (`transform`), and PV on QGMMA (`k_only`) or HGMMA (`full`), K and V brought by "
-      "TMA. Every case stores its SASS counts; one case of each D = 128 kernel:")
+    # Which runs hold each family's D = 128 cases: a ratio across runs carries the call-to-call spread.
+    fam_runs = {mma: sorted({r[0] for r in con.execute(
+        "SELECT DISTINCT run_id FROM cases WHERE mma = ? AND head_dim = 128", (mma,))}) for mma in ("mma_sync", "wgmma")}
+    same_call = fam_runs["mma_sync"] == fam_runs["wgmma"]
+    w(f"`{rel(path, root)}` holds {len(cases)} ok K8/V8 cases of both matrix instruction families ("
+      + "; ".join(f"run {r['id']}: {r['started_at']}, {r['notes'] or ''}".strip() for r in runs) + "). "
+      + ("At D = 128 both families come from the same run." if same_call else
+         f"At D = 128 the mma.sync cases come from run(s) {fam_runs['mma_sync']} and the wgmma cases from run(s) "
+         f"{fam_runs['wgmma']}: two device calls, so a ratio between them also carries the spread between calls "
+         "(about 2% between the bundled runs' calls, docs/perf-notes.md).")
+      + " The wgmma kernels (`kernels/decode_wgmma.cuh`, backends/cuda/README.md) issue QK on QGMMA (`fp8_qk`) or "
+      "on HGMMA with K converted in registers (`transform`), and PV on QGMMA (`k_only`) or HGMMA (`full`), K and V "
+      "brought by TMA. Every case stores its SASS counts; one case of each D = 128 kernel:")
     w("")
     rows = []
     for kp, mode in WGMMA_VARIANTS:
