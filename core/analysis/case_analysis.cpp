@@ -45,7 +45,12 @@ CaseAnalysis analyze_case(const CaseRecord& rec) {
   a.latency_us = rec.measurement("latency_us").value_or(NAN);
   a.tile_tokens = static_cast<int>(rec.measurement("tile_tokens").value_or(0));
   // Nothing measured: no prediction rather than one made of zeros.
-  if (a.costs.any_known()) a.prediction = predict_ii(a.graph, a.costs.us);
+  // The II sums per-tile stages: a once-per-step cost alone (combine's, measured by the
+  // combine kernel even where a variant has no ablation kernels) would predict an II of 0.
+  const bool per_tile_known = std::any_of(a.costs.stages.begin(), a.costs.stages.end(), [&](Stage s) {
+    return s != Stage::q_quant && s != Stage::combine && a.costs.known(s);
+  });
+  if (per_tile_known) a.prediction = predict_ii(a.graph, a.costs.us);
   return a;
 }
 

@@ -100,6 +100,22 @@ TEST(CaseAnalysis, NothingMeasuredMeansNoPrediction) {
   EXPECT_TRUE(a.to_json().at("predicted_ii_us").is_null());
 }
 
+// A variant without ablation kernels (the CUDA wgmma kernels) still has combine's cost when
+// it splits: once per step, it says nothing about the tile interval.
+TEST(CaseAnalysis, OnlyAOncePerStepCostMeansNoPrediction) {
+  CaseBuilder b(3, point(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only));
+  b.latency(30).interval(2.2).tile_tokens(64).splits_used(4);
+  b.cost(Stage::combine, CostMethod::isolated, 3.5);
+  const CaseAnalysis a = analyze_case(b.record());
+  EXPECT_FALSE(a.prediction.has_value());
+  EXPECT_FALSE(prediction_row(a).has_value());
+  EXPECT_TRUE(a.to_json().at("predicted_ii_us").is_null());
+  b.cost(Stage::k_load, CostMethod::isolated, 0.9);  // one per-tile stage: a lower-bound II
+  const CaseAnalysis with_load = analyze_case(b.record());
+  ASSERT_TRUE(with_load.prediction.has_value());
+  EXPECT_GT(with_load.prediction->ii_us, 0.0);
+}
+
 TEST(CaseAnalysis, AutoSplitsTakeTheKernelsSplitCountForTheGraph) {
   CaseBuilder b = cuda_like_case();
   b.splits_used(4);  // op.splits is 0 (auto); the kernel merged 4 splits
