@@ -44,10 +44,9 @@ struct WgmmaTraits {
 
   static constexpr int kTileTokens = 64;  // M of the QK wgmma
   // Ring depth: kStages - 1 tiles in flight while one is consumed. 3 at D = 128 keeps a CTA
-  // under 56 KB of shared memory, so 4 CTAs share an SM as in the mma.sync kernels, whose
-  // split policy (choose_splits) fills 4 CTA slots per SM: with 4 stages (3 CTAs per SM) the
-  // bundled shapes that fill 4 slots ran a second, mostly empty wave and took up to 1.46x the
-  // mma.sync kernel's time (bench/results/wgmma). 3 at D = 256 (2 CTAs per SM).
+  // under 56 KB of shared memory, so 4 CTAs share an SM, as the split policy (choose_splits)
+  // assumes: with 4 stages only 3 fit, and a grid sized for 4 runs a second, mostly empty
+  // wave (docs/perf-notes.md, "wgmma kernels"). 3 at D = 256 (2 CTAs per SM).
   static constexpr int kStages = kD == 64 ? 4 : 3;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
@@ -231,8 +230,8 @@ __device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWo
 }
 
 // The k order of the transform path's K fragments (wgmma_k_prep): logical k of QK's reduction
-// for physical d. Lane t of a quad reads 16-byte chunks t and t + 4 of its token rows; k16 step
-// s takes 4 d of one chunk, (2t, 2t+1 | 2t+8, 2t+9) + 16s in wgmma's A layout.
+// for physical d. Lane t of a quad reads 16-byte chunks t, t + 4, .. of its token rows; k16
+// step s takes 4 d of one chunk, (2t, 2t+1 | 2t+8, 2t+9) + 16s in wgmma's A layout.
 __device__ __forceinline__ int transform_k_of_d(int d) {
   const int chunk = d / 16, e = d % 16, t = chunk % 4, step = 4 * (chunk / 4) + e / 4, j = e % 4;
   return 16 * step + 2 * t + (j & 1) + 8 * (j >> 1);
@@ -240,8 +239,8 @@ __device__ __forceinline__ int transform_k_of_d(int d) {
 
 // Qᵀ's F16 operand tile (transform): q·2^shift per head, its amax brought into [2^14, 2^15)
 // (q_to_f16 in decode_kernel.cuh: every BF16 element down to 2^-28 of the amax converts
-// exactly, none overflows), each d at its logical k (two 1024-byte atoms along k); 2^-shift
-// goes where fp8_qk puts the Q scale.
+// exactly, none overflows), each d at its logical k (D/64 atoms of 1024 bytes along k);
+// 2^-shift goes where fp8_qk puts the Q scale.
 template <class T>
 __device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tid) {
@@ -286,8 +285,8 @@ __device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int warp, int
 
 // qk: S(64 tok, 8 heads) = K(64, D) · Qᵀ(D, 8); lane (warp w, g, t) gets s[0..3] =
 // S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
-//   fp8_qk:    QGMMA, 4 k32 steps, K straight from the ring
-//   transform: HGMMA, 8 k16 steps, K from k_prep's registers
+//   fp8_qk:    QGMMA, D/32 k32 steps, K straight from the ring
+//   transform: HGMMA, D/16 k16 steps, K from k_prep's registers
 template <class T>
 __device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile, int warp,
                                          int lane) {
@@ -388,7 +387,7 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
   }
 }
 
-// v_prep: the warp's Vᵀ A-fragments for both m64 blocks (d-chunk 4·mb + warp, 16 d) over the
+// v_prep: the warp's Vᵀ A-fragments for the D/64 m64 blocks (d-chunk 4·mb + warp, 16 d) over the
 // 64 tokens: per 32 tokens one ldmatrix.x4.trans of the swizzled V rows, then the E4M3
 // transpose (k_only) or the exact F16 conversion (full). Fragment row g <-> d 16m + 2g, row
 // g + 8 <-> d 16m + 2g + 1 (o_row_to_d of the mma.sync kernel's E4M3 V).
