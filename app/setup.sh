@@ -50,8 +50,9 @@ fi
 if [ "$slurm" = ON ]; then
   packages+=(slurm-wlm munge)
 fi
+# xvfb + xauth (xvfb-run): tests/gui/smoke_xvfb.py runs the real tilepath-gui on an X server.
 if [ "$gui" = ON ]; then
-  packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev)
+  packages+=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth)
 fi
 
 missing=()

@@ -6,7 +6,9 @@
 #      clang-format-14 (pinned, so that the result does not depend on the distribution);
 #   3. ctest in build/. GPU tests (label `gpu`) skip with a message when no CUDA device
 #      is present; the Slurm test (label `slurm`, tests/slurm/job_array_test.sh) starts a
-#      single-node Slurm and skips with a message when not root;
+#      single-node Slurm and skips with a message when not root; the GUI smoke test (label `gui`,
+#      tests/gui/smoke_xvfb.py) walks every tab of the real tilepath-gui under xvfb-run and
+#      skips with a message when xvfb-run or Xvfb is missing;
 #   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
 #      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
 #      `sanitize` (core, analysis, store, numerics, backends, plugins, cli) with the CLI and plugins

@@ -1,6 +1,7 @@
 // tilepath-gui: the Qt desktop explorer. All logic lives in core/ and ui/.
 //   tilepath-gui [--open DB] [--view NAME] [--screenshot FILE.png [--size WxH]]
 //   tilepath-gui --open DB --timing   (bench/large_db.py: time to the first window and to each view)
+//   tilepath-gui --open DB --tour DIR  (tests/gui/smoke_xvfb.py: every tab grabbed from the screen)
 
 #include <algorithm>
 #include <cstdio>
@@ -9,8 +10,12 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QPixmap>
+#include <QScreen>
 #include <QTimer>
+#include <QWindow>
 
 #include "ui/database_session.h"
 #include "ui/main_window.h"
@@ -49,6 +54,38 @@ int print_timing(tilepath::ui::MainWindow& window, const QElapsedTimer& clock) {
   return 0;
 }
 
+// --tour: the real window shown, each view made current in turn and grabbed from the
+// screen (the window system's pixels, not a render of the widget tree) into DIR/<view>.png.
+int tour_views(tilepath::ui::MainWindow& window, const QString& dir) {
+  if (!QDir().mkpath(dir)) {
+    std::fprintf(stderr, "tilepath-gui: --tour: cannot create %s\n", qPrintable(dir));
+    return 1;
+  }
+  window.show();
+  window.session()->waitForLoad();
+  for (const QString& name : tilepath::ui::MainWindow::viewNames()) {
+    window.showView(name);
+    // Long enough for the window system to map, expose and repaint the new tab.
+    QElapsedTimer settle;
+    settle.start();
+    while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
+    QScreen* screen = window.windowHandle() != nullptr ? window.windowHandle()->screen() : nullptr;
+    if (screen == nullptr) {
+      std::fprintf(stderr, "tilepath-gui: --tour: the window has no screen\n");
+      return 1;
+    }
+    const QString path = QDir(dir).filePath(name + QStringLiteral(".png"));
+    const QPixmap shot = screen->grabWindow(window.winId());
+    if (shot.isNull() || !shot.save(path, "PNG")) {
+      std::fprintf(stderr, "tilepath-gui: --tour: cannot grab or write %s\n", qPrintable(path));
+      return 1;
+    }
+    std::printf("tour %s %s %dx%d\n", qPrintable(name), qPrintable(path), shot.width(), shot.height());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,10 +114,13 @@ int main(int argc, char** argv) {
                           QStringLiteral("WxH"), QStringLiteral("1440x900"));
   QCommandLineOption timing(QStringLiteral("timing"),
                             QStringLiteral("Print the time to the first window and to each view, then exit."));
-  parser.addOptions({open, view, screenshot, size, timing});
+  QCommandLineOption tour(QStringLiteral("tour"),
+                          QStringLiteral("Show the window, grab every view from the screen into DIR/<view>.png, exit."),
+                          QStringLiteral("DIR"));
+  parser.addOptions({open, view, screenshot, size, timing, tour});
   parser.process(app);
 
-  const bool shot = parser.isSet(screenshot);
+  const bool shot = parser.isSet(screenshot) || parser.isSet(tour);
   tilepath::ui::MainWindow::Options options;
   options.restoreSettings = !shot;
   options.interactiveErrors = !shot;
@@ -102,6 +142,10 @@ int main(int argc, char** argv) {
   }
 
   if (parser.isSet(timing)) return print_timing(window, clock);
+  if (parser.isSet(tour)) {
+    window.resize(1280, 800);
+    return tour_views(window, parser.value(tour));
+  }
   if (!shot) {
     window.show();
     return app.exec();
@@ -109,8 +153,9 @@ int main(int argc, char** argv) {
   window.session()->waitForLoad();
 
   const QStringList wh = parser.value(size).split(QLatin1Char('x'));
-  const int w = wh.size() == 2 ? std::max(1280, wh[0].toInt()) : 1440;
-  const int h = wh.size() == 2 ? std::max(800, wh[1].toInt()) : 900;
+  // 1024×700: the smallest window the layout is made for (tests/gui/test_layout.cpp).
+  const int w = wh.size() == 2 ? std::max(1024, wh[0].toInt()) : 1440;
+  const int h = wh.size() == 2 ? std::max(700, wh[1].toInt()) : 900;
   window.resize(w, h);
   window.show();
   // Let layouts, chart animations-free painting and fitInView settle before grabbing.

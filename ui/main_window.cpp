@@ -16,11 +16,13 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 
 #include "core/analysis/case_match.h"
 #include "core/perf/gpu_model.h"
 #include "ui/case_filter_text.h"
 #include "ui/database_session.h"
+#include "ui/elided_label.h"
 #include "ui/models/backends_model.h"
 #include "ui/models/break_even_model.h"
 #include "ui/models/dispatch_model.h"
@@ -73,15 +75,25 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
 
   tabs_ = new QTabWidget;
   tabs_->setDocumentMode(true);
-  tabs_->addTab(backends_view_, tr("Backends"));
-  tabs_->addTab(graph_view_, tr("Stage graph"));
-  tabs_->addTab(timeline_view_, tr("Timeline"));
-  tabs_->addTab(charts_view_, tr("Charts"));
-  tabs_->addTab(break_even_view_, tr("Break-even"));
-  tabs_->addTab(dispatch_view_, tr("Dispatch"));
-  tabs_->addTab(gate_view_, tr("Gate"));
-  tabs_->addTab(runs_view_, tr("Runs"));
-  tabs_->addTab(run_panel_, tr("Run"));
+  const std::pair<QWidget*, QString> views[] = {{backends_view_, tr("Backends")},
+                                                {graph_view_, tr("Stage graph")},
+                                                {timeline_view_, tr("Timeline")},
+                                                {charts_view_, tr("Charts")},
+                                                {break_even_view_, tr("Break-even")},
+                                                {dispatch_view_, tr("Dispatch")},
+                                                {gate_view_, tr("Gate")},
+                                                {runs_view_, tr("Runs")},
+                                                {run_panel_, tr("Run")}};
+  for (const auto& [view, title] : views) {
+    // A view wider or taller than the room it gets (charts, timeline at 1024×700) scrolls
+    // instead of making the window larger than a small screen.
+    auto* room = new QScrollArea;
+    room->setFrameShape(QFrame::NoFrame);
+    room->setWidgetResizable(true);
+    room->setWidget(view);
+    tabs_->addTab(room, title);
+    views_ << view;
+  }
   setCentralWidget(tabs_);
 
   editor_ = new OpEditor;
@@ -89,7 +101,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   try {
     for (const perf::GpuModel& g : perf::load_gpu_models()) gpu_ids << qs(g.id);
   } catch (const std::exception& e) {
-    statusBar()->showMessage(tr("GPU models not loaded: %1").arg(qs(e.what())), 10000);
+    showStatusMessage(tr("GPU models not loaded: %1").arg(qs(e.what())), 10000);
   }
   editor_->setGpuModels(gpu_ids);
   auto* scroll = new QScrollArea;
@@ -101,7 +113,16 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-  db_label_ = new QLabel;
+  // The message and the database label each elide to their own room: QStatusBar's own
+  // temporary message is painted across the whole bar, under the permanent widgets.
+  status_message_ = new ElidedLabel;
+  status_message_->setObjectName(QStringLiteral("statusMessage"));
+  status_timeout_ = new QTimer(this);
+  status_timeout_->setSingleShot(true);
+  connect(status_timeout_, &QTimer::timeout, this, [this] { status_message_->setFullText(QString()); });
+  statusBar()->addWidget(status_message_, 1);
+  db_label_ = new ElidedLabel(Qt::ElideMiddle);
+  db_label_->setObjectName(QStringLiteral("databaseLabel"));
   // A large file's cases take seconds to read: say so while the window stays usable.
   loading_label_ = new QLabel;
   loading_bar_ = new QProgressBar;
@@ -137,7 +158,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
     loading_label_->hide();
     loading_bar_->hide();
   });
-  connect(tabs_, &QTabWidget::currentChanged, this, [this] { fillView(tabs_->currentWidget()); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { fillView(currentViewWidget()); });
   connect(runs_view_, &RunsView::caseSelected, this, [this](const CaseSummary& c) {
     selected_case_ = c;
     editor_->setOp(c.record.op);  // emits opChanged → updateAnalysis
@@ -199,11 +220,11 @@ bool MainWindow::showView(const QString& name) {
   return true;
 }
 
-QWidget* MainWindow::currentViewWidget() const { return tabs_->currentWidget(); }
+QWidget* MainWindow::currentViewWidget() const { return views_.value(tabs_->currentIndex()); }
 
 void MainWindow::showError(const QString& title, const QString& message) {
   last_error_ = message;
-  statusBar()->showMessage(message, 15000);
+  showStatusMessage(message, 15000);
   if (!options_.interactiveErrors) return;
   // Non-modal so long work and tests are never blocked by the box.
   auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
@@ -229,13 +250,13 @@ void MainWindow::openStartupDatabase(bool waitForDemo) {
   QString copy_error;
   const QString bundled = workingCopyOfBundledDatabase(&copy_error);
   if (!bundled.isEmpty() && openDatabase(bundled)) return;
-  if (!copy_error.isEmpty()) statusBar()->showMessage(copy_error, 10000);
+  if (!copy_error.isEmpty()) showStatusMessage(copy_error, 10000);
   const QString demo = demoDatabasePath();
   if (!openDatabase(demo)) return;
   session_->waitForLoad();
   if (!session_->cases().empty()) return;
   // A fresh demo database: fill it from the simulator and the CPU kernels so every view has data.
-  statusBar()->showMessage(tr("Creating a demo database with the sim and cpu backends…"), 10000);
+  showStatusMessage(tr("Creating a demo database with the sim and cpu backends…"), 10000);
   pending_demo_ = {{demoSimSweep(), QStringLiteral("sim")}, {demoCpuSweep(), QStringLiteral("cpu")}};
   startNextDemoSweep();
   if (waitForDemo) {
@@ -250,13 +271,13 @@ void MainWindow::startNextDemoSweep() {
     auto [spec, backend] = pending_demo_.front();
     pending_demo_.erase(pending_demo_.begin());
     if (run_panel_->startSweep(spec, backend, /*quiet=*/true)) return;
-    statusBar()->showMessage(tr("demo sweep on %1 skipped: %2").arg(backend, run_panel_->lastError()), 10000);
+    showStatusMessage(tr("demo sweep on %1 skipped: %2").arg(backend, run_panel_->lastError()), 10000);
   }
 }
 
 int MainWindow::viewFills(const QString& name) const {
   const int i = viewNames().indexOf(name.toLower());
-  return i < 0 ? 0 : view_fills_.value(tabs_->widget(i), 0);
+  return i < 0 ? 0 : view_fills_.value(views_.value(i), 0);
 }
 
 void MainWindow::fillView(QWidget* view) {
@@ -266,7 +287,7 @@ void MainWindow::fillView(QWidget* view) {
   constexpr std::size_t kManyCases = 20000;
   std::optional<QString> busy;
   if (session_->cases().size() >= kManyCases) {
-    busy = tr("Preparing %1 from %L2 cases…").arg(tabs_->tabText(tabs_->indexOf(view))).arg(session_->cases().size());
+    busy = tr("Preparing %1 from %L2 cases…").arg(tabs_->tabText(views_.indexOf(view))).arg(session_->cases().size());
     loading_label_->setText(*busy);
     loading_label_->show();
     loading_bar_->show();
@@ -298,6 +319,14 @@ void MainWindow::fillView(QWidget* view) {
     });
 }
 
+void MainWindow::showStatusMessage(const QString& message, int timeoutMs) {
+  status_message_->setFullText(message);
+  if (timeoutMs > 0)
+    status_timeout_->start(timeoutMs);
+  else
+    status_timeout_->stop();
+}
+
 void MainWindow::updateDatabaseLabel() {
   if (session_->isOpen()) {
     QString text = tr("Database: %1 — %2 runs, %3 cases").arg(session_->path()).arg(session_->runs().size());
@@ -305,16 +334,16 @@ void MainWindow::updateDatabaseLabel() {
     // Shown upgraded without touching the file; a run or a merge upgrades the file itself.
     if (session_->upgradedFromVersion() != 0)
       text += tr(" (schema %1, shown upgraded; a run or merge upgrades the file)").arg(session_->upgradedFromVersion());
-    db_label_->setText(text);
+    db_label_->setFullText(text);
   } else
-    db_label_->setText(tr("No database open"));
+    db_label_->setFullText(tr("No database open"));
 }
 
 void MainWindow::onDatabaseChanged() {
   // Views over the cases are filled when shown: a 100k-case database costs only the views
   // the user looks at.
   stale_views_ = {runs_view_, charts_view_, break_even_view_, dispatch_view_, gate_view_};
-  fillView(tabs_->currentWidget());
+  fillView(currentViewWidget());
   updateDatabaseLabel();
   // Prefer a stored case for the editor's variant; on first load pick a case with stage costs.
   if (!selected_case_ && !session_->cases().empty()) {
@@ -348,10 +377,9 @@ void MainWindow::updateAnalysis() {
   const OperatingPoint op = editor_->op();
   if (!editor_->isValid()) {
     const std::vector<ValidationError> problems = op.problems();
-    statusBar()->showMessage(
-        tr("operating point invalid: %1")
-            .arg(problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what())),
-        5000);
+    showStatusMessage(tr("operating point invalid: %1")
+                          .arg(problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what())),
+                      5000);
     return;
   }
   std::optional<CaseSummary> measured;
@@ -366,7 +394,7 @@ void MainWindow::updateAnalysis() {
   try {
     analysis_ = analysis::analyze_variant(op, measured, ss(editor_->gpuModel()), timeline_view_->tiles());
   } catch (const std::exception& e) {
-    statusBar()->showMessage(tr("analysis failed: %1").arg(qs(e.what())), 10000);
+    showStatusMessage(tr("analysis failed: %1").arg(qs(e.what())), 10000);
     return;
   }
   graph_view_->setAnalysis(*analysis_);
@@ -409,12 +437,12 @@ void MainWindow::openDialog() {
 }
 
 void MainWindow::reportMerge(const QString& what, const MergeResult& r) {
-  statusBar()->showMessage(tr("%1: %2 runs and %3 cases added, %4 already there")
-                               .arg(what)
-                               .arg(r.runs_added)
-                               .arg(r.cases_added)
-                               .arg(r.cases_present),
-                           10000);
+  showStatusMessage(tr("%1: %2 runs and %3 cases added, %4 already there")
+                        .arg(what)
+                        .arg(r.runs_added)
+                        .arg(r.cases_added)
+                        .arg(r.cases_present),
+                    10000);
   if (r.conflicts.empty()) return;
   // A case both files hold with different results is never dropped silently.
   QStringList lines;
@@ -469,7 +497,7 @@ void MainWindow::exportSubsetDialog() {
   if (out.isEmpty()) return;
   try {
     session_->store()->export_subset(ss(out), filter);
-    statusBar()->showMessage(tr("exported to %1").arg(out), 10000);
+    showStatusMessage(tr("exported to %1").arg(out), 10000);
   } catch (const std::exception& e) {
     showError(tr("Export subset"), qs(e.what()));
   }
@@ -481,12 +509,12 @@ void MainWindow::exportViewDialog() {
                                               tr("PNG image (*.png);;SVG drawing (*.svg)"));
   if (path.isEmpty()) return;
   QString error;
-  if (!exportWidget(*tabs_->currentWidget(), path, &error)) showError(tr("Export view"), error);
+  if (!exportWidget(*currentViewWidget(), path, &error)) showError(tr("Export view"), error);
 }
 
 void MainWindow::exportTableDialog() {
   const QAbstractItemModel* model = nullptr;
-  QWidget* current = tabs_->currentWidget();
+  QWidget* current = currentViewWidget();
   if (current == runs_view_)
     model = runs_view_->visibleCases();
   else if (current == backends_view_)

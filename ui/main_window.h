@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <QHash>
+#include <QList>
 #include <QMainWindow>
 #include <QSet>
 
@@ -15,6 +16,7 @@
 #include "ui/variant_analysis.h"
 
 class QLabel;
+class QTimer;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
@@ -24,6 +26,7 @@ namespace tilepath::ui {
 class BackendsView;
 class BreakEvenView;
 class ChartsView;
+class ElidedLabel;
 class DatabaseSession;
 class DispatchView;
 class GateView;
@@ -83,6 +86,9 @@ class MainWindow : public QMainWindow {
 
  public slots:
   void updateAnalysis();
+  // The status bar's message, elided to the room left of the database label (whole on
+  // hover), cleared after timeoutMs (0: kept until the next one).
+  void showStatusMessage(const QString& message, int timeoutMs = 10000);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -92,6 +98,7 @@ class MainWindow : public QMainWindow {
   PluginHost host_;
   DatabaseSession* session_;
   QTabWidget* tabs_;
+  QList<QWidget*> views_;  // in tab order; each tab holds its view in a scroll area
   OpEditor* editor_;
   BackendsView* backends_view_;
   StageGraphView* graph_view_;
@@ -102,7 +109,9 @@ class MainWindow : public QMainWindow {
   GateView* gate_view_;
   RunsView* runs_view_;
   RunPanel* run_panel_;
-  QLabel* db_label_;
+  ElidedLabel* db_label_;
+  ElidedLabel* status_message_;  // in place of QStatusBar::showMessage, which paints under the permanent widgets
+  QTimer* status_timeout_;
   QLabel* loading_label_;
   QProgressBar* loading_bar_;
   QSet<QWidget*> stale_views_;  // views whose data is older than the database's

@@ -6,13 +6,18 @@
 #include <QFileInfo>
 #include <QPainter>
 #include <QSet>
+#include <QSizeF>
 #include <QSvgGenerator>
 #include <QWidget>
 
 namespace tilepath::ui {
 
 QImage renderWidget(QWidget& widget) {
-  QImage image(widget.size(), QImage::Format_ARGB32);
+  // In device pixels, as the screen shows it: at QT_SCALE_FACTOR=1.5 a 1440×900 window is
+  // 2160×1350 pixels of text and lines drawn at that resolution.
+  const qreal ratio = widget.devicePixelRatioF();
+  QImage image((QSizeF(widget.size()) * ratio).toSize(), QImage::Format_ARGB32);
+  image.setDevicePixelRatio(ratio);
   image.fill(Qt::white);
   widget.render(&image);
   return image;

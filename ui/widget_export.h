@@ -8,7 +8,8 @@ class QWidget;
 
 namespace tilepath::ui {
 
-// Renders widget at its current size into an image (works offscreen).
+// Renders widget at its current size, in device pixels (its size times the screen's scale
+// factor), into an image (works offscreen).
 QImage renderWidget(QWidget& widget);
 // Format from the suffix: .svg → SVG, anything else → PNG. false + *error on failure.
 bool exportWidget(QWidget& widget, const QString& path, QString* error);

@@ -14,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QListWidget>
+#include <QPushButton>
 #include <QRadioButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -216,6 +217,55 @@ class TestRunWorker : public QObject {
     QVERIFY(!keys->isEnabled());
     QVERIFY(repeats->toolTip().contains(QStringLiteral("settings.repeats")));
     QCOMPARE(keys->count(), 3);
+  }
+
+  // The Run panel as a user drives it: its log gives each stored case's latency, and its
+  // Cancel button, pressed once the first case has landed, ends the sweep after at most the
+  // case in flight, keeping exactly the cases the log reported.
+  void runPanelLogsLatencyAndCancelsAfterTheCaseInFlight() {
+    const QString db = dir_.filePath(QStringLiteral("panel.sqlite"));
+    DatabaseSession session;
+    QString error;
+    QVERIFY2(session.open(db, &error), qPrintable(error));
+    RunPanel panel(&host_, &session);
+    auto* log = panel.findChild<QListWidget*>();
+    QPushButton* cancel = nullptr;
+    for (QPushButton* b : panel.findChildren<QPushButton*>())
+      if (b->text() == QStringLiteral("Cancel")) cancel = b;
+    QVERIFY(log && cancel);
+    QSignalSpy finished(&panel, &RunPanel::runFinished);
+    int done_before_cancel = -1, done = 0;
+    connect(panel.controller(), &RunController::caseDone, this, [&] {
+      ++done;
+      if (done_before_cancel < 0 && cancel->isEnabled()) {
+        done_before_cancel = done;
+        cancel->click();
+      }
+    });
+    const SweepSpec spec = smallCpuSpec();
+    QVERIFY2(panel.startSweep(spec, QStringLiteral("cpu"), /*quiet=*/true), qPrintable(panel.lastError()));
+    QVERIFY(panel.controller()->wait(300000));
+    QCOMPARE(finished.count(), 1);
+    const RunSummary summary = finished.at(0).at(0).value<RunSummary>();
+    QVERIFY(summary.cancelled);
+    QVERIFY(!cancel->isEnabled());
+    // At most the case in flight when Cancel was pressed reports after it; none starts later.
+    QVERIFY2(done - done_before_cancel <= 1,
+             qPrintable(QStringLiteral("%1 cases reported after the cancel").arg(done - done_before_cancel)));
+    QStringList lines;
+    for (int i = 0; i < log->count(); ++i) lines << log->item(i)->text();
+    int ok_lines = 0;
+    for (const QString& line : lines) {
+      if (!line.contains(QStringLiteral(" ok"))) continue;
+      ++ok_lines;
+      QVERIFY2(line.contains(QStringLiteral(" µs")), qPrintable(QStringLiteral("no latency in '%1'").arg(line)));
+    }
+    QVERIFY(ok_lines >= 1);
+    QVERIFY(lines.filter(QStringLiteral("cancel requested")).size() == 1);
+    QVERIFY(lines.last().contains(QStringLiteral("cancelled: ")));
+    RunStore store = RunStore::open_read_only(db.toStdString());
+    QCOMPARE(store.case_count(), static_cast<std::int64_t>(ok_lines));
+    QVERIFY(store.case_count() < static_cast<std::int64_t>(spec.cases.size()));
   }
 
   // A plugin that segfaults, aborts, exits or hangs costs a worker process, never the GUI:

@@ -6,6 +6,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPalette>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -178,12 +179,21 @@ void OpEditor::validate() {
     auto it = std::find_if(problems_.begin(), problems_.end(), [&](const auto& p) {
       return p.first == name || p.first.startsWith(name + QLatin1Char('['));
     });
-    if (it != problems_.end()) {
-      w->setStyleSheet(QStringLiteral("border: 2px solid #d22; border-radius: 2px;"));
-      w->setToolTip(it->second);
+    const bool invalid = it != problems_.end();
+    w->setProperty("invalid", invalid);
+    w->setToolTip(invalid ? it->second : QString());
+    if (qobject_cast<QSpinBox*>(w) != nullptr) {
+      // A style sheet border would make the style draw the spin box itself, without its
+      // arrows: a spin box is marked by a red background from its palette instead.
+      QPalette palette;
+      if (invalid) {
+        palette = w->palette();
+        palette.setColor(QPalette::Base, QColor(0xff, 0xd2, 0xd2));
+        palette.setColor(QPalette::Text, QColor(0x8c, 0x00, 0x00));
+      }
+      w->setPalette(palette);
     } else {
-      w->setStyleSheet(QString());
-      w->setToolTip(QString());
+      w->setStyleSheet(invalid ? QStringLiteral("border: 2px solid #d22; border-radius: 2px;") : QString());
     }
   }
   problem_list_->setText(lines.join(QLatin1Char('\n')));
