@@ -348,10 +348,9 @@ void MainWindow::updateAnalysis() {
   const OperatingPoint op = editor_->op();
   if (!editor_->isValid()) {
     const std::vector<ValidationError> problems = op.problems();
-    statusBar()->showMessage(
-        tr("operating point invalid: %1")
-            .arg(problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what())),
-        5000);
+    const QString reason = problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what());
+    statusBar()->showMessage(tr("operating point invalid: %1").arg(reason), 5000);
+    graph_view_->setStale(reason);
     return;
   }
   std::optional<CaseSummary> measured;

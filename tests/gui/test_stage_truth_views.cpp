@@ -72,6 +72,40 @@ class TestStageTruthViews : public QObject {
     QVERIFY2(caption, "the tile size in tokens is shown");
   }
 
+  void stageGraphShowsTheKernelModelsIIBesideTheMeasuredOne() {
+    const CaseSummary c = cuda_case();
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    QString line;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+    QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("kernel II model 1.9 µs (64 tokens/tile)")), qPrintable(line));
+    QVERIFY(line.indexOf(QStringLiteral("measured II")) < line.indexOf(QStringLiteral("kernel II model")));
+  }
+
+  void stageGraphShowsAZeroRemovalCostAsHidden() {
+    CaseSummary c = cuda_case();
+    // Without its isolated cost, qk's measured cost is the removal difference (0).
+    std::erase_if(c.record.stage_costs, [](const StageCostRow& row) { return row.stage == Stage::qk; });
+    c.record.stage_costs.push_back({Stage::qk, CostMethod::removed, 0.0});
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QVERIFY(a.measured.known(Stage::qk));
+    QCOMPARE(a.measured[Stage::qk], 0.0);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    bool found = false;
+    for (QGraphicsItem* item : scene.items()) {
+      if (item->data(kStageNodeKey).toString() != QStringLiteral("qk")) continue;
+      for (QGraphicsItem* child : item->childItems())
+        if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(child);
+            text && text->text().startsWith(QStringLiteral("meas")))
+          found = text->text() == QStringLiteral("meas hidden (≤ 0)");
+    }
+    QVERIFY2(found, "qk's zero removal cost reads \"meas hidden (≤ 0)\"");
+  }
+
   void timelineDrawsTheUnexplainedRemainder() {
     CaseSummary c = cuda_case();
     analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
@@ -85,6 +119,20 @@ class TestStageTruthViews : public QObject {
     a = analysis::analyze_variant(c.record.op, c);
     buildTimelineScene(scene, a);
     QCOMPARE(timelineUnexplainedUs(scene), 0.0);
+  }
+
+  void timelineIILabelsDoNotOverlap() {
+    // Predicted 1.9 us and measured 2.3 us start from the same tile-0 completion: labels
+    // drawn at the same x overlapped.
+    const CaseSummary c = cuda_case();
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QGraphicsScene scene;
+    buildTimelineScene(scene, a);
+    QList<QRectF> labels;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kTimelineIILabelKey).isValid()) labels << item->sceneBoundingRect();
+    QCOMPARE(labels.size(), 2);
+    QVERIFY2(!labels[0].intersects(labels[1]), "the predicted and measured II labels overlap");
   }
 
   void profilerPanelListsNcuMetricsStallsFirstByCostAndOpensTheRawReport() {
