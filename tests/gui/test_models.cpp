@@ -181,9 +181,18 @@ class TestModels : public QObject {
     QVERIFY(found_limit);
   }
 
+  void stageTableModelShowsBelowZeroCostAsAtMostZero_data() {
+    QTest::addColumn<double>("removal_us");
+    QTest::addColumn<QString>("raw_text");
+    QTest::newRow("negative") << -0.218 << QStringLiteral("-0.218 µs");
+    QTest::newRow("zero") << 0.0 << QStringLiteral("difference 0 µs");
+  }
+
   void stageTableModelShowsBelowZeroCostAsAtMostZero() {
-    // An ablation difference below zero (the kernel was no faster without the stage) is
-    // not a negative duration: the table says "hidden (≤ 0)", the raw value on hover.
+    // An ablation difference at or below zero (the kernel was no faster without the stage)
+    // is not a duration: the table says "hidden (≤ 0)", the raw value on hover.
+    QFETCH(double, removal_us);
+    QFETCH(QString, raw_text);
     OperatingPoint op;
     op.batch = 8;
     op.context = 4096;
@@ -193,7 +202,7 @@ class TestModels : public QObject {
     std::optional<CaseSummary> measured = analysis::find_stored_case(cases_, op);
     QVERIFY(measured.has_value());
     VariantAnalysis analysis = analysis::analyze_variant(op, measured);
-    analysis.measured[Stage::qk] = -0.218;
+    analysis.measured[Stage::qk] = removal_us;
     StageTableModel model;
     model.setAnalysis(analysis);
     int checked = 0;
@@ -202,7 +211,7 @@ class TestModels : public QObject {
       if (model.stageAt(r) == Stage::qk) {
         QCOMPARE(text, QStringLiteral("hidden (≤ 0)"));
         const QString tip = model.index(r, StageTableModel::MeasuredUs).data(Qt::ToolTipRole).toString();
-        QVERIFY2(tip.contains(QStringLiteral("-0.218 µs")), qPrintable(tip));
+        QVERIFY2(tip.contains(raw_text), qPrintable(tip));
         ++checked;
       } else {
         QVERIFY2(!text.startsWith(QStringLiteral("hidden")), qPrintable(text));
