@@ -5,8 +5,10 @@
 #include <QAbstractSeries>
 #include <QChart>
 #include <QListWidget>
+#include <QLogValueAxis>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QValueAxis>
 #include <QtTest>
 
 #include "fixture_db.h"
@@ -21,6 +23,21 @@ QAbstractSeries* seriesNamed(QChart* chart, const QString& name) {
   for (QAbstractSeries* s : chart->series())
     if (s->name() == name) return s;
   return nullptr;
+}
+double yAxisMax(QChart* chart) {
+  const QList<QAbstractAxis*> axes = chart->axes(Qt::Vertical);
+  if (axes.isEmpty()) return NAN;
+  if (auto* log = qobject_cast<QLogValueAxis*>(axes.front())) return log->max();
+  if (auto* lin = qobject_cast<QValueAxis*>(axes.front())) return lin->max();
+  return NAN;
+}
+// The largest y of one chart's series named name.
+double seriesYMax(const SweepSeriesModel& model, const QString& name) {
+  double out = -INFINITY;
+  for (const SweepSeries& s : model.series())
+    if (s.name == name)
+      for (const QPointF& p : s.points) out = std::max(out, p.y());
+  return out;
 }
 }  // namespace
 
@@ -64,6 +81,68 @@ class TestChartsView : public QObject {
     QVERIFY(!again->isVisible());
     legend->item(0)->setCheckState(Qt::Checked);
     QVERIFY(seriesNamed(view.latencyChart(), name)->isVisible());
+  }
+
+  void hideAllShowAllAndShowOnly() {
+    ChartsView view;
+    view.setCases(RunStore::open_read_only(db_).cases());
+    auto* legend = view.findChild<QListWidget*>(QStringLiteral("chartsLegend"));
+    QVERIFY(legend && legend->count() == 6);
+    view.hideAllSeries();
+    for (QChart* chart : {view.latencyChart(), view.floorChart()})
+      for (QAbstractSeries* s : chart->series()) QVERIFY2(!s->isVisible(), qPrintable(s->name()));
+    for (int i = 0; i < legend->count(); ++i) QCOMPARE(legend->item(i)->checkState(), Qt::Unchecked);
+
+    const QString only = legend->item(2)->text();
+    view.showOnlySeries(only);
+    for (QChart* chart : {view.latencyChart(), view.floorChart()})
+      for (QAbstractSeries* s : chart->series()) QCOMPARE(s->isVisible(), s->name() == only);
+    for (int i = 0; i < legend->count(); ++i)
+      QCOMPARE(legend->item(i)->checkState(), legend->item(i)->text() == only ? Qt::Checked : Qt::Unchecked);
+    // A re-query keeps the choice.
+    view.setAxis(1);
+    for (QAbstractSeries* s : view.latencyChart()->series()) QCOMPARE(s->isVisible(), s->name() == only);
+
+    view.showAllSeries();
+    for (QChart* chart : {view.latencyChart(), view.floorChart()})
+      for (QAbstractSeries* s : chart->series()) QVERIFY(s->isVisible());
+  }
+
+  void yAxisRescalesToTheVisibleSeries() {
+    ChartsView view;
+    view.setCases(RunStore::open_read_only(db_).cases());
+    const SweepSeriesModel& model = *view.latencyModel();
+    QString fastest;
+    double fastest_max = INFINITY, overall_max = -INFINITY;
+    for (const SweepSeries& s : model.series()) {
+      const double m = seriesYMax(model, s.name);
+      overall_max = std::max(overall_max, m);
+      if (m < fastest_max) fastest_max = m, fastest = s.name;
+    }
+    QVERIFY(fastest_max < overall_max / 1.2);
+    const double all_top = yAxisMax(view.latencyChart());
+    QVERIFY(all_top >= overall_max);
+    view.showOnlySeries(fastest);
+    const double only_top = yAxisMax(view.latencyChart());
+    QVERIFY2(
+        only_top >= fastest_max && only_top < overall_max,
+        qPrintable(QStringLiteral("top %1, fastest max %2, all %3").arg(only_top).arg(fastest_max).arg(overall_max)));
+    view.showAllSeries();
+    QCOMPARE(yAxisMax(view.latencyChart()), all_top);
+  }
+
+  void legendNamesAreWhole() {
+    ChartsView view;
+    view.resize(1000, 700);
+    view.setCases(RunStore::open_read_only(db_).cases());
+    auto* legend = view.findChild<QListWidget*>(QStringLiteral("chartsLegend"));
+    QVERIFY(legend);
+    QCOMPARE(legend->textElideMode(), Qt::ElideNone);
+    int longest = 0;
+    for (int i = 0; i < legend->count(); ++i)
+      longest = std::max(longest, legend->fontMetrics().horizontalAdvance(legend->item(i)->text()));
+    QVERIFY2(legend->minimumWidth() >= longest + legend->iconSize().width(),
+             qPrintable(QStringLiteral("legend %1 px, longest name %2 px").arg(legend->minimumWidth()).arg(longest)));
   }
 
   void lowerChartShowsTheChosenFraction() {

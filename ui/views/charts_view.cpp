@@ -13,8 +13,10 @@
 #include <QLineSeries>
 #include <QListWidget>
 #include <QLogValueAxis>
+#include <QMenu>
 #include <QPainter>
 #include <QPixmap>
+#include <QPushButton>
 #include <QScatterSeries>
 #include <QSignalBlocker>
 #include <QSplitter>
@@ -114,12 +116,41 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   legend_ = new QListWidget;
   legend_->setObjectName(QStringLiteral("chartsLegend"));
   legend_->setIconSize(QSize(36, 14));
-  legend_->setMaximumWidth(300);
+  // Names are whole (no "…"): the legend is as wide as its longest entry (rebuildLegend).
+  legend_->setTextElideMode(Qt::ElideNone);
+  legend_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  legend_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(legend_, &QListWidget::itemChanged, this,
           [this](QListWidgetItem* item) { setSeriesVisible(item->text(), item->checkState() == Qt::Checked); });
+  connect(legend_, &QListWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+    QListWidgetItem* item = legend_->itemAt(pos);
+    QMenu menu;
+    if (item) {
+      const QString name = item->text();
+      menu.addAction(tr("Show only %1").arg(name), this, [this, name] { showOnlySeries(name); });
+    }
+    menu.addAction(tr("Show all"), this, &ChartsView::showAllSeries);
+    menu.addAction(tr("Hide all"), this, &ChartsView::hideAllSeries);
+    menu.exec(legend_->viewport()->mapToGlobal(pos));
+  });
+  auto* show_all = new QPushButton(tr("Show all"));
+  show_all->setObjectName(QStringLiteral("chartsShowAll"));
+  connect(show_all, &QPushButton::clicked, this, &ChartsView::showAllSeries);
+  auto* hide_all = new QPushButton(tr("Hide all"));
+  hide_all->setObjectName(QStringLiteral("chartsHideAll"));
+  connect(hide_all, &QPushButton::clicked, this, &ChartsView::hideAllSeries);
+  auto* legend_buttons = new QHBoxLayout;
+  legend_buttons->addWidget(show_all);
+  legend_buttons->addWidget(hide_all);
+  auto* legend_column = new QVBoxLayout;
+  legend_column->addWidget(legend_, 1);
+  legend_column->addLayout(legend_buttons);
+  auto* legend_hint = new QLabel(tr("right-click an entry: show only it"));
+  legend_hint->setWordWrap(true);
+  legend_column->addWidget(legend_hint);
   auto* body = new QHBoxLayout;
   body->addWidget(split, 1);
-  body->addWidget(legend_);
+  body->addLayout(legend_column);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
   layout->addLayout(body, 1);
@@ -130,9 +161,59 @@ void ChartsView::setSeriesVisible(const QString& name, bool visible) {
     hidden_.erase(name);
   else
     hidden_.insert(name);
+  applyVisibility();
+}
+
+void ChartsView::hideAllSeries() {
+  for (const SweepSeriesModel* model : {latency_model_, floor_model_})
+    for (const SweepSeries& s : model->series()) hidden_.insert(s.name);
+  applyVisibility();
+}
+
+void ChartsView::showAllSeries() {
+  hidden_.clear();
+  applyVisibility();
+}
+
+void ChartsView::showOnlySeries(const QString& name) {
+  for (const SweepSeriesModel* model : {latency_model_, floor_model_})
+    for (const SweepSeries& s : model->series())
+      if (s.name != name) hidden_.insert(s.name);
+  hidden_.erase(name);
+  applyVisibility();
+}
+
+void ChartsView::applyVisibility() {
   for (QChart* chart : {latency_chart_, floor_chart_})
-    for (QAbstractSeries* series : chart->series())
-      if (series->name() == name) series->setVisible(visible);
+    for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
+  {
+    const QSignalBlocker blocker(legend_);
+    for (int i = 0; i < legend_->count(); ++i)
+      legend_->item(i)->setCheckState(hidden_.count(legend_->item(i)->text()) ? Qt::Unchecked : Qt::Checked);
+  }
+  rescaleY(latency_chart_, *latency_model_, true);
+  rescaleY(floor_chart_, *floor_model_, false);
+}
+
+// The y range covers the visible series only: hiding a slow series lets the rest fill the chart.
+void ChartsView::rescaleY(QChart* chart, const SweepSeriesModel& model, bool logY) {
+  double ymin = INFINITY, ymax = -INFINITY;
+  for (const SweepSeries& s : model.series()) {
+    if (hidden_.count(s.name)) continue;
+    for (const QPointF& p : s.points) {
+      ymin = std::min(ymin, p.y());
+      ymax = std::max(ymax, p.y());
+    }
+  }
+  if (!std::isfinite(ymin)) return;  // nothing visible: keep the last range
+  const QList<QAbstractAxis*> axes = chart->axes(Qt::Vertical);
+  if (axes.isEmpty()) return;
+  if (auto* ly = qobject_cast<QLogValueAxis*>(axes.front()))
+    ly->setRange(ymin / 1.5, ymax * 1.5);
+  else if (auto* y = qobject_cast<QValueAxis*>(axes.front())) {
+    y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
+    y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps
+  }
 }
 
 void ChartsView::rebuildLegend() {
@@ -146,6 +227,8 @@ void ChartsView::rebuildLegend() {
       item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
       item->setCheckState(hidden_.count(s.name) ? Qt::Unchecked : Qt::Checked);
     }
+  // Wide enough for the longest name beside its swatch and check box.
+  legend_->setMinimumWidth(legend_->sizeHintForColumn(0) + 2 * legend_->frameWidth() + 8);
 }
 
 void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
@@ -202,6 +285,7 @@ void ChartsView::requery() {
   rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
   rebuildChart(floor_chart_, *floor_model_, lower_metric_->currentText(), false);
   rebuildLegend();
+  applyVisibility();
 }
 
 void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY) {
@@ -257,19 +341,12 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   }
   if (std::isfinite(xmin)) {
     x_axis->setRange(xmin / 1.4, xmax * 1.4);
-    if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
-      ly->setRange(ymin / 1.5, ymax * 1.5);
-    else {
-      auto* y = static_cast<QValueAxis*>(y_axis);
-      y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
-      y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps
-    }
+    // The y range: rescaleY, over the visible series (applyVisibility).
   } else {
     chart->setTitle(chart->title() + tr(" — no data"));
   }
   // One legend for both charts (the list beside them): 20+ series do not fit a QChart legend.
   chart->legend()->hide();
-  for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
 }
 
 }  // namespace tilepath::ui

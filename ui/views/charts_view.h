@@ -38,6 +38,11 @@ class ChartsView : public QWidget {
   void setSharedCases(std::shared_ptr<const std::vector<tilepath::CaseSummary>> cases);
   void setAxis(int axisIndex);           // 0 context, 1 batch
   void setLowerMetric(int metricIndex);  // 0 fraction of the byte floor, 1 of a perfect stream
+  // The legend's bulk actions (its buttons and context menu): every series hidden, every
+  // series shown, or the one named series alone. Hidden names stay hidden across filters.
+  void hideAllSeries();
+  void showAllSeries();
+  void showOnlySeries(const QString& name);
 
  private:
   SweepSeriesModel *latency_model_, *floor_model_;
@@ -55,6 +60,8 @@ class ChartsView : public QWidget {
   void rebuildLegend();
   void refillFilters();
   void rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY);
+  void applyVisibility();  // series visibility from hidden_, legend ticks, then the y ranges
+  void rescaleY(QChart* chart, const SweepSeriesModel& model, bool logY);
 };
 
 }  // namespace tilepath::ui
