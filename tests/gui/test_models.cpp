@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <QAbstractItemModelTester>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -307,6 +308,12 @@ class TestModels : public QObject {
       QVERIFY(std::abs(d.delta_us - (d.unhidden_k8_prep_us + d.pipeline_penalty_us - d.extra_k16_hbm_us)) < 1e-9);
       QVERIFY(std::abs(d.delta_us - (row.ii_k8v8_us - row.ii_k16v8_us)) < 1e-9);
       QCOMPARE(row.v_hidden_fraction, v_hidden_fraction(row.t_k16v16_us, row.t_k16v8_us, row.t_k8v8_us));
+    }
+    // Every number column names its unit in the header.
+    for (int c = BreakEvenModel::TK16V16; c < BreakEvenModel::ColumnCount; ++c) {
+      const QString header = model.headerData(c, Qt::Horizontal).toString();
+      QVERIFY2(header.contains(QRegularExpression(QStringLiteral("\\((µs|µs/1k tok|fraction 0–1)\\)$"))),
+               qPrintable(header));
     }
     // Without K16/V8 cases there is nothing to decompose.
     std::vector<CaseSummary> no_k16v8;
