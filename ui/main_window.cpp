@@ -116,6 +116,8 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
 
   connect(editor_, &OpEditor::opChanged, this, [this](const OperatingPoint& op) {
     run_panel_->setOp(op);
+    charts_view_->followOperatingPoint(op);
+    break_even_view_->followOperatingPoint(op);
     updateAnalysis();
   });
   connect(editor_, &OpEditor::gpuModelChanged, this, &MainWindow::updateAnalysis);

@@ -145,6 +145,33 @@ class TestChartsView : public QObject {
              qPrintable(QStringLiteral("legend %1 px, longest name %2 px").arg(legend->minimumWidth()).arg(longest)));
   }
 
+  void heldValueFollowsTheOperatingPoint() {
+    ChartsView view;
+    view.setCases(RunStore::open_read_only(db_).cases());
+    view.setAxis(1);  // against batch, at a held context: the fixture has 1024, 4096, 16384
+    OperatingPoint op;
+    op.batch = 8;
+    op.context = 16384;
+    view.followOperatingPoint(op);
+    QCOMPARE(view.latencyModel()->fixedValue(), 16384);
+    QVERIFY(view.latencyChart()->title().contains(QStringLiteral("context = 16384")));
+    op.context = 1024;
+    view.followOperatingPoint(op);
+    QCOMPARE(view.latencyModel()->fixedValue(), 1024);
+    QCOMPARE(view.floorModel()->fixedValue(), 1024);
+    // A context the sweep does not hold leaves the held value where it was.
+    op.context = 3000;
+    view.followOperatingPoint(op);
+    QCOMPARE(view.latencyModel()->fixedValue(), 1024);
+    // The followed point survives a change of axis and back.
+    op.context = 4096;
+    view.followOperatingPoint(op);
+    view.setAxis(0);
+    QCOMPARE(view.latencyModel()->fixedValue(), 8);
+    view.setAxis(1);
+    QCOMPARE(view.latencyModel()->fixedValue(), 4096);
+  }
+
   void lowerChartShowsTheChosenFraction() {
     ChartsView view;
     view.setCases(RunStore::open_read_only(db_).cases());

@@ -55,11 +55,37 @@ void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
     double size = double(row.op.batch) * row.op.context * (row.op.cache == CacheState::hbm_cold ? 2 : 1);
     if (size > best) best = size, pick = r;
   }
+  if (const int followed = followedRow(); followed >= 0) pick = followed;
   if (pick < 0 && proxy_->rowCount() > 0) pick = 0;
   if (pick >= 0)
     table_->selectionModel()->setCurrentIndex(proxy_->index(pick, 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   showSelected();
+}
+
+int BreakEvenView::followedRow() const {
+  if (!followed_) return -1;
+  const OperatingPoint& op = *followed_;
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    const OperatingPoint& shape = model_->rowAt(proxy_->mapToSource(proxy_->index(r, 0)).row()).op;
+    if (shape.batch == op.batch && shape.context == op.context && shape.q_heads == op.q_heads &&
+        shape.kv_heads == op.kv_heads && shape.head_dim == op.head_dim && shape.cache == op.cache)
+      return r;
+  }
+  return -1;
+}
+
+void BreakEvenView::followOperatingPoint(const OperatingPoint& op) {
+  followed_ = op;
+  if (const int r = followedRow(); r >= 0)
+    table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0),
+                                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+}
+
+std::optional<BreakEvenRow> BreakEvenView::selectedRow() const {
+  const QModelIndex current = table_->selectionModel()->currentIndex();
+  if (!current.isValid()) return std::nullopt;
+  return model_->rowAt(proxy_->mapToSource(current).row());
 }
 
 void BreakEvenView::showSelected() {

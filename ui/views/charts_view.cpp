@@ -183,6 +183,14 @@ void ChartsView::showOnlySeries(const QString& name) {
   applyVisibility();
 }
 
+void ChartsView::followOperatingPoint(const OperatingPoint& op) {
+  followed_ = op;
+  const int held = axis_->currentIndex() == 0 ? op.batch : op.context;
+  const int index = fixed_->findData(held);
+  if (index < 0 || index == fixed_->currentIndex()) return;
+  fixed_->setCurrentIndex(index);  // → requery
+}
+
 void ChartsView::applyVisibility() {
   for (QChart* chart : {latency_chart_, floor_chart_})
     for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
@@ -269,7 +277,8 @@ void ChartsView::refillFilters() {
   const int previous = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   fixed_->clear();
   for (int v : latency_model_->fixedValues()) fixed_->addItem(QString::number(v), v);
-  int keep = fixed_->findData(previous);
+  int keep = followed_ ? fixed_->findData(axis == SweepAxis::context ? followed_->batch : followed_->context) : -1;
+  if (keep < 0) keep = fixed_->findData(previous);
   if (keep < 0) keep = fixed_->findData(latency_model_->fixedValue());
   fixed_->setCurrentIndex(std::max(0, keep));
   fixed_label_->setText(axis == SweepAxis::context ? tr("batch =") : tr("context ="));

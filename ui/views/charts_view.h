@@ -6,6 +6,7 @@
 // that series in both.
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -43,6 +44,9 @@ class ChartsView : public QWidget {
   void hideAllSeries();
   void showAllSeries();
   void showOnlySeries(const QString& name);
+  // The operating-point editor's point: the held batch (context axis) or held context
+  // (batch axis) becomes op's whenever the sweep has that value.
+  void followOperatingPoint(const tilepath::OperatingPoint& op);
 
  private:
   SweepSeriesModel *latency_model_, *floor_model_;
@@ -53,7 +57,8 @@ class ChartsView : public QWidget {
   QListWidget* legend_;       // shared by both charts: one checkable entry per series
   std::set<QString> hidden_;  // series names the user unchecked (kept across filters)
   bool updating_ = false;
-  bool backend_chosen_ = false;  // the user picked a backend; otherwise prefer GPU data
+  bool backend_chosen_ = false;             // the user picked a backend; otherwise prefer GPU data
+  std::optional<OperatingPoint> followed_;  // the editor's point, whose batch/context is held
 
   void requery();
   void setSeriesVisible(const QString& name, bool visible);
