@@ -296,6 +296,45 @@ class TestModels : public QObject {
     QCOMPARE(async, 1);
   }
 
+  void sweepPointToolTipGivesTheRepeatsSpread() {
+    // One case stores the min and max of its repeats; the hover text gives them (the whiskers).
+    std::vector<CaseSummary> cases = cases_;
+    CaseSummary* spread = nullptr;
+    for (CaseSummary& c : cases)
+      if (c.record.op.kv == KvDtype::k8v8 && c.record.op.context == 4096 && c.record.op.cache == CacheState::hbm_cold)
+        spread = &c;
+    QVERIFY(spread);
+    const double latency = *spread->record.measurement("latency_us");
+    spread->record.measurements.push_back({"latency_min_us", latency * 0.9, "us"});
+    spread->record.measurements.push_back({"latency_max_us", latency * 1.2, "us"});
+    SweepSeriesModel model;
+    model.setCases(cases);
+    model.setQuery(SweepAxis::context, SweepMetric::latency_us);
+    int with_spread = 0, without = 0;
+    for (const SweepSeries& s : model.series()) {
+      QCOMPARE(s.low.size(), s.points.size());
+      QCOMPARE(s.high.size(), s.points.size());
+      for (std::size_t i = 0; i < s.points.size(); ++i) {
+        const QString tip = sweepPointToolTip(s, i, SweepAxis::context, SweepMetric::latency_us);
+        QVERIFY2(tip.startsWith(s.name), qPrintable(tip));
+        if (std::isfinite(s.low[i])) {
+          ++with_spread;
+          QCOMPARE(s.points[i].x(), 4096.0);
+          QVERIFY2(
+              tip.contains(
+                  QStringLiteral("min %1 µs, max %2 µs").arg(latency * 0.9, 0, 'g', 4).arg(latency * 1.2, 0, 'g', 4)),
+              qPrintable(tip));
+          QVERIFY2(tip.contains(QStringLiteral("spread 30.0%")), qPrintable(tip));
+        } else {
+          ++without;
+          QVERIFY2(tip.contains(QStringLiteral("min/max not stored")), qPrintable(tip));
+        }
+      }
+    }
+    QCOMPARE(with_spread, 1);
+    QVERIFY(without > 0);
+  }
+
   void breakEvenModel() {
     BreakEvenModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

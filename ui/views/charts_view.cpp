@@ -8,6 +8,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QCursor>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -20,6 +21,7 @@
 #include <QScatterSeries>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -344,6 +346,17 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     line->setPen(pen);
     line->setPointsVisible(true);
     for (const QPointF& p : s.points) line->append(p);
+    // Hover: the point's value and, for latency, the min–max of its repeats.
+    const SweepAxis axis = model.axis();
+    const SweepMetric metric = model.metric();
+    connect(line, &QXYSeries::hovered, this, [s, axis, metric](const QPointF& at, bool state) {
+      if (!state) return QToolTip::hideText();
+      std::size_t nearest = 0;
+      for (std::size_t i = 1; i < s.points.size(); ++i)
+        if (std::abs(std::log(s.points[i].x() / at.x())) < std::abs(std::log(s.points[nearest].x() / at.x())))
+          nearest = i;
+      QToolTip::showText(QCursor::pos(), sweepPointToolTip(s, nearest, axis, metric));
+    });
     chart->addSeries(line);
     line->attachAxis(x_axis);
     line->attachAxis(y_axis);
