@@ -2,12 +2,14 @@
 // cost a bar (its length the isolated cost, its dark part the unhidden part) and names
 // the tile size; the timeline draws the measured interval's unexplained remainder.
 
+#include <QGraphicsPathItem>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QListWidget>
 #include <QTableWidget>
 #include <QtTest>
+#include <map>
 
 #include "core/analysis/variant_analysis.h"
 #include "ui/views/profiler_panel.h"
@@ -119,6 +121,34 @@ class TestStageTruthViews : public QObject {
     a = analysis::analyze_variant(c.record.op, c);
     buildTimelineScene(scene, a);
     QCOMPARE(timelineUnexplainedUs(scene), 0.0);
+  }
+
+  void qQuantEdgeIsRoutedClearOfTheKChain() {
+    OperatingPoint op;
+    op.kv = KvDtype::k8v8;
+    op.k_path = KPath::fp8_qk;
+    op.mode = default_mode(op.kv, op.k_path);
+    const analysis::VariantAnalysis a = analysis::analyze_variant(op, std::nullopt);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    std::map<QString, QRectF> nodes;
+    QGraphicsPathItem* edge = nullptr;
+    for (QGraphicsItem* item : scene.items()) {
+      if (item->data(kStageNodeKey).isValid()) nodes[item->data(kStageNodeKey).toString()] = item->sceneBoundingRect();
+      if (item->data(kEdgeKey).toString() == QStringLiteral("q_quant→qk")) edge = static_cast<QGraphicsPathItem*>(item);
+    }
+    QVERIFY(nodes.count(QStringLiteral("q_quant")) && nodes.count(QStringLiteral("k_load")));
+    QVERIFY(edge);
+    // Sampled along its length, the edge enters no node but its two ends'.
+    const QPainterPath path = edge->path();
+    for (int i = 0; i <= 200; ++i) {
+      const QPointF p = path.pointAtPercent(i / 200.0);
+      for (const auto& [name, rect] : nodes) {
+        if (name == QStringLiteral("q_quant") || name == QStringLiteral("qk")) continue;
+        QVERIFY2(!rect.adjusted(1, 1, -1, -1).contains(p),
+                 qPrintable(QStringLiteral("q_quant→qk crosses %1 at (%2, %3)").arg(name).arg(p.x()).arg(p.y())));
+      }
+    }
   }
 
   void timelineIILabelsDoNotOverlap() {

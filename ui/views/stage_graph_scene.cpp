@@ -27,8 +27,8 @@ constexpr int kLimitingKey = 1;
 QPointF gridPosition(Stage s) {
   auto at = [](double col, double row) { return QPointF(col * kColStep, row * kRowStep); };
   switch (s) {
-    case Stage::q_quant:
-      return at(0, 0);
+    case Stage::q_quant:  // below the K chain: its edge to qk must not cross k_load/k_prep
+      return at(0, 1);
     case Stage::k_load:
       return at(1, 0);
     case Stage::k_prep:
@@ -167,11 +167,24 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
   for (auto [from, to] : a.graph.edges(EdgeKind::data)) {
     if (!rects.count(from) || !rects.count(to)) continue;
     QRectF rf = rects[from], rt = rects[to];
+    if (from == Stage::q_quant) {
+      // Along the free row under the K chain, then up into qk from below.
+      QPointF p0(rf.right(), rf.center().y()), p1(rt.center().x(), rt.bottom());
+      QPainterPath path(p0);
+      path.cubicTo(QPointF(p1.x(), p0.y()), QPointF(p1.x(), p0.y()), p1);
+      addArrowHead(path, p1, QPointF(p1.x(), p1.y() + 20));
+      auto* item = scene.addPath(path, data_pen);
+      item->setZValue(1);
+      item->setData(kEdgeKey, QStringLiteral("q_quant→%1").arg(qs(to_string(to))));
+      continue;
+    }
     QPointF p0(rf.right(), rf.center().y()), p1(rt.left(), rt.center().y());
     QPainterPath path(p0);
     path.cubicTo(QPointF((p0.x() + p1.x()) / 2, p0.y()), QPointF((p0.x() + p1.x()) / 2, p1.y()), p1);
     addArrowHead(path, p1, QPointF(p1.x() - 20, p1.y()));
-    scene.addPath(path, data_pen)->setZValue(1);
+    auto* item = scene.addPath(path, data_pen);
+    item->setZValue(1);
+    item->setData(kEdgeKey, QStringLiteral("%1→%2").arg(qs(to_string(from)), qs(to_string(to))));
   }
   for (auto [from, to] : a.graph.edges(EdgeKind::loop_carried)) {
     if (!rects.count(from)) continue;
