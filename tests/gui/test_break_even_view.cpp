@@ -2,6 +2,7 @@
 // the row selected and the waterfall drawn, also after the cases are reloaded.
 
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -54,6 +55,23 @@ class TestBreakEvenView : public QObject {
     op.batch = 3;
     view.followOperatingPoint(op);
     QCOMPARE(view.selectedRow()->op.context, 1024);
+  }
+
+  void allRowsVisible() {
+    BreakEvenView view;
+    view.resize(1200, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setCases(cases_);
+    QCoreApplication::processEvents();
+    QTableView* table = view.table();
+    const int last = table->model()->rowCount() - 1;
+    QCOMPARE(last, 5);
+    // The last row ends inside the table's viewport, so none is hidden behind a scroll.
+    const int bottom = table->rowViewportPosition(last) + table->rowHeight(last);
+    QVERIFY2(
+        table->rowViewportPosition(0) >= 0 && bottom <= table->viewport()->height(),
+        qPrintable(QStringLiteral("last row ends at %1, viewport %2").arg(bottom).arg(table->viewport()->height())));
   }
 };
 

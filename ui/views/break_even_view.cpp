@@ -1,8 +1,11 @@
 #include "ui/views/break_even_view.h"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -24,6 +27,8 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
+  // Compact rows: a sweep's shapes fit above the waterfall without scrolling.
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setStretchLastSection(true);
   waterfall_ = new WaterfallWidget;
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showSelected(); });
@@ -33,7 +38,8 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
                     "time, per tile, from each variant's stored stage costs and measured tile interval. "
                     "K8/V8 is the fastest stored K8/V8 variant at the shape."));
   note->setWordWrap(true);
-  auto* split = new QSplitter(Qt::Vertical);
+  split_ = new QSplitter(Qt::Vertical);
+  auto* split = split_;
   split->addWidget(table_);
   split->addWidget(waterfall_);
   split->setStretchFactor(0, 1);
@@ -46,6 +52,7 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
 void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
   model_->setCases(cases);
   table_->resizeColumnsToContents();
+  fitTableToRows();
   // Start on the largest HBM-cold shape that has a decomposition: where the K byte matters most.
   int pick = -1;
   double best = -1;
@@ -61,6 +68,22 @@ void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
     table_->selectionModel()->setCurrentIndex(proxy_->index(pick, 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   showSelected();
+}
+
+void BreakEvenView::fitTableToRows() {
+  const int rows = proxy_->rowCount();
+  int needed = table_->horizontalHeader()->height() + 2 * table_->frameWidth() +
+               table_->horizontalScrollBar()->sizeHint().height() + 4;
+  for (int r = 0; r < rows; ++r) needed += table_->rowHeight(r);
+  const int total = split_->height() > 0 ? split_->height() : sizeHint().height();
+  // The waterfall keeps its minimum; past that the table scrolls.
+  const int table_height = std::min(needed, std::max(0, total - waterfall_->minimumHeight()));
+  split_->setSizes({table_height, std::max(0, total - table_height)});
+}
+
+void BreakEvenView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitTableToRows();
 }
 
 int BreakEvenView::followedRow() const {

@@ -11,6 +11,7 @@
 #include "ui/models/break_even_model.h"
 
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 
 namespace tilepath::ui {
@@ -31,15 +32,21 @@ class BreakEvenView : public QWidget {
   void followOperatingPoint(const tilepath::OperatingPoint& op);
   // The shape whose waterfall is drawn; nullopt when none is selected.
   std::optional<BreakEvenRow> selectedRow() const;
+  QTableView* table() const { return table_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   BreakEvenModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
   WaterfallWidget* waterfall_;
+  QSplitter* split_;
   std::optional<OperatingPoint> followed_;
   void showSelected();
   int followedRow() const;  // proxy row of followed_'s shape, -1 if none
+  void fitTableToRows();    // the splitter gives the table every row, the waterfall the rest
 };
 
 }  // namespace tilepath::ui
