@@ -4,6 +4,7 @@
 
 #include <QAbstractSeries>
 #include <QChart>
+#include <QLineSeries>
 #include <QListWidget>
 #include <QLogValueAxis>
 #include <QStandardPaths>
@@ -14,6 +15,7 @@
 #include "fixture_db.h"
 #include "ui/models/sweep_series_model.h"
 #include "ui/views/charts_view.h"
+#include "ui/views/variant_palette.h"
 
 using namespace tilepath;
 using namespace tilepath::ui;
@@ -170,6 +172,25 @@ class TestChartsView : public QObject {
     QCOMPARE(view.latencyModel()->fixedValue(), 8);
     view.setAxis(1);
     QCOMPARE(view.latencyModel()->fixedValue(), 4096);
+  }
+
+  void seriesTakeTheVariantPaletteAndAMarkerPerMode() {
+    ChartsView view;
+    view.setCases(RunStore::open_read_only(db_).cases());
+    const SweepSeriesModel& model = *view.latencyModel();
+    for (const SweepSeries& s : model.series()) {
+      auto* line = qobject_cast<QLineSeries*>(seriesNamed(view.latencyChart(), s.name));
+      QVERIFY(line);
+      // The same colour as the dispatch map gives the variant, in both charts.
+      QCOMPARE(line->pen().color(), variantColour(s.variant));
+      QCOMPARE(qobject_cast<QLineSeries*>(seriesNamed(view.floorChart(), s.name))->pen().color(),
+               variantColour(s.variant));
+      QVERIFY(!line->lightMarker().isNull());
+    }
+    QCOMPARE(markerShapeOf(QStringLiteral("k8v8/transform/full")), MarkerShape::circle);
+    QCOMPARE(markerShapeOf(QStringLiteral("k8v8/fp8_qk/k_only/prebias")), MarkerShape::square);
+    QCOMPARE(markerShapeOf(QStringLiteral("k8v8/transform/separate_kv")), MarkerShape::triangle);
+    QCOMPARE(markerShapeOf(QStringLiteral("k16v16/k16")), MarkerShape::diamond);
   }
 
   void lowerChartShowsTheChosenFraction() {

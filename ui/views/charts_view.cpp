@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 
@@ -26,33 +27,77 @@
 #include <QValueAxis>
 
 #include "ui/models/sweep_series_model.h"
+#include "ui/views/variant_palette.h"
 
 namespace tilepath::ui {
 
 namespace {
 
-// One colour per variant (dtype/path/mode), shared by its warm and cold series.
-QColor variantColour(const QString& variant) {
-  static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                                   QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                   QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-                                   QColor(0x17, 0xbe, 0xcf)};
-  static std::map<QString, int> assigned;  // stable across redraws within a session
-  auto it = assigned.find(variant);
-  if (it == assigned.end()) it = assigned.emplace(variant, static_cast<int>(assigned.size())).first;
-  return palette[it->second % std::size(palette)];
+// The series colour: the variant's own (ui/views/variant_palette), the same in the dispatch
+// map and in every database; the "/mma_sync" a chart adds when it shows both families
+// does not change it.
+QColor seriesColour(const QString& variant) {
+  QString label = variant;
+  if (label.endsWith(QStringLiteral("/mma_sync"))) label.chop(int(std::strlen("/mma_sync")));
+  return variantColour(label);
+}
+
+}  // namespace
+
+// The marker shape of a variant's path/mode, so variants stay apart where colours are close.
+MarkerShape markerShapeOf(const QString& variant) {
+  if (variant.contains(QStringLiteral("/separate_kv"))) return MarkerShape::triangle;
+  if (variant.contains(QStringLiteral("/k_only"))) return MarkerShape::square;
+  if (variant.contains(QStringLiteral("/full"))) return MarkerShape::circle;
+  return MarkerShape::diamond;  // K16 paths and fp8_qk of K8/V16: no mode
+}
+
+namespace {
+
+void drawMarker(QPainter& painter, MarkerShape shape, QPointF c, double r) {
+  switch (shape) {
+    case MarkerShape::circle:
+      painter.drawEllipse(c, r, r);
+      break;
+    case MarkerShape::square:
+      painter.drawRect(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r));
+      break;
+    case MarkerShape::triangle:
+      painter.drawPolygon(
+          QPolygonF({QPointF(c.x(), c.y() - r), QPointF(c.x() + r, c.y() + r), QPointF(c.x() - r, c.y() + r)}));
+      break;
+    case MarkerShape::diamond:
+      painter.drawPolygon(QPolygonF({QPointF(c.x(), c.y() - r), QPointF(c.x() + r, c.y()), QPointF(c.x(), c.y() + r),
+                                     QPointF(c.x() - r, c.y())}));
+      break;
+  }
+}
+
+// The point marker of a series: its shape filled with the series colour (hollow for a pre-biased K).
+QImage markerImage(const QString& variant) {
+  QImage image(12, 12, QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::transparent);
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::Antialiasing);
+  const QColor colour = seriesColour(variant);
+  painter.setPen(QPen(colour.darker(130), 1.2));
+  painter.setBrush(variant.contains(QStringLiteral("/prebias")) ? QBrush(Qt::white) : QBrush(colour));
+  drawMarker(painter, markerShapeOf(variant), QPointF(6, 6), 4.5);
+  return image;
 }
 
 // A legend swatch: the series colour as a solid (warm) or dashed (cold) line.
-QIcon seriesIcon(const QColor& colour, bool warm) {
+QIcon seriesIcon(const QString& variant, bool warm) {
+  const QColor colour = seriesColour(variant);
   QPixmap pixmap(36, 14);
   pixmap.fill(Qt::transparent);
   QPainter painter(&pixmap);
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setPen(QPen(colour, 2.5, warm ? Qt::SolidLine : Qt::DashLine));
   painter.drawLine(2, 7, 34, 7);
-  painter.setBrush(colour);
-  painter.drawEllipse(QPointF(18, 7), 3, 3);
+  painter.setBrush(variant.contains(QStringLiteral("/prebias")) ? QBrush(Qt::white) : QBrush(colour));
+  painter.setPen(QPen(colour.darker(130), 1.2));
+  drawMarker(painter, markerShapeOf(variant), QPointF(18, 7), 4);
   return QIcon(pixmap);
 }
 
@@ -233,7 +278,7 @@ void ChartsView::rebuildLegend() {
   for (const SweepSeriesModel* model : {latency_model_, floor_model_})
     for (const SweepSeries& s : model->series()) {
       if (!names.insert(s.name).second) continue;
-      auto* item = new QListWidgetItem(seriesIcon(variantColour(s.variant), s.warm), s.name, legend_);
+      auto* item = new QListWidgetItem(seriesIcon(s.variant, s.warm), s.name, legend_);
       item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
       item->setCheckState(hidden_.count(s.name) ? Qt::Unchecked : Qt::Checked);
     }
@@ -342,9 +387,11 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   for (const SweepSeries& s : model.series()) {
     auto* line = new QLineSeries;
     line->setName(s.name);
-    QPen pen(variantColour(s.variant), 2.2, s.warm ? Qt::SolidLine : Qt::DashLine);
+    QPen pen(seriesColour(s.variant), 2.2, s.warm ? Qt::SolidLine : Qt::DashLine);
     line->setPen(pen);
     line->setPointsVisible(true);
+    line->setLightMarker(markerImage(s.variant));
+    line->setMarkerSize(12);
     for (const QPointF& p : s.points) line->append(p);
     // Hover: the point's value and, for latency, the min–max of its repeats.
     const SweepAxis axis = model.axis();

@@ -24,6 +24,11 @@ namespace tilepath::ui {
 
 class SweepSeriesModel;
 
+// A series' point marker by its variant's path/mode: full ●, k_only ■, separate_kv ▲,
+// anything without a mode ◆ (hollow for a pre-biased K).
+enum class MarkerShape { circle, square, triangle, diamond };
+MarkerShape markerShapeOf(const QString& variant);
+
 class ChartsView : public QWidget {
   Q_OBJECT
  public:
