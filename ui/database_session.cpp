@@ -66,9 +66,11 @@ CaseDetail DatabaseSession::listDetail() {
   CaseDetail d;
   // What the runs table, charts, break-even, dispatch and gate views read of a case
   // (the selected case's analysis reads it whole through loadCase).
-  d.measurements = {"latency_us",          "tile_interval_us",  "floor_fraction",   "stream_same_bytes_fraction",
-                    "tile_tokens",         "gate_rows_checked", "gate_rows_total",  "gate_rel_l2_median",
-                    "gate_max_abs_median", "gate_kl_median",    "gate_top8_median", "gate_top32_median"};
+  d.measurements = {"latency_us",         "latency_min_us",      "latency_max_us",
+                    "tile_interval_us",   "floor_fraction",      "stream_same_bytes_fraction",
+                    "tile_tokens",        "gate_rows_checked",   "gate_rows_total",
+                    "gate_rel_l2_median", "gate_max_abs_median", "gate_kl_median",
+                    "gate_top8_median",   "gate_top32_median"};
   // The kernel check's rel_l2 (the runs table) and the gate's metrics (gate, dispatch, runs).
   d.quality_metrics = std::vector<std::string>{"kernel_check_rel_l2", "rel_l2", "max_abs", "kl", "top8", "top32"};
   d.case_texts = false;   // the status tooltip and the comparison pane read them with the case

@@ -137,6 +137,8 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
 
   connect(editor_, &OpEditor::opChanged, this, [this](const OperatingPoint& op) {
     run_panel_->setOp(op);
+    charts_view_->followOperatingPoint(op);
+    break_even_view_->followOperatingPoint(op);
     updateAnalysis();
   });
   connect(editor_, &OpEditor::gpuModelChanged, this, &MainWindow::updateAnalysis);
@@ -377,9 +379,9 @@ void MainWindow::updateAnalysis() {
   const OperatingPoint op = editor_->op();
   if (!editor_->isValid()) {
     const std::vector<ValidationError> problems = op.problems();
-    showStatusMessage(tr("operating point invalid: %1")
-                          .arg(problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what())),
-                      5000);
+    const QString reason = problems.empty() ? tr("see the editor's marked fields") : qs(problems.front().what());
+    showStatusMessage(tr("operating point invalid: %1").arg(reason), 5000);
+    graph_view_->setStale(reason);
     return;
   }
   std::optional<CaseSummary> measured;
@@ -466,9 +468,9 @@ void MainWindow::mergeFromDialog() {
 
 void MainWindow::mergeIntoDialog() {
   if (!session_->isOpen()) return showError(tr("Merge"), tr("Open a database first."));
-  QString target = QFileDialog::getSaveFileName(this, tr("Merge this database into (existing or new file)"), QString(),
-                                                tr("tilepath databases (*.sqlite *.db)"), nullptr,
-                                                QFileDialog::DontConfirmOverwrite);
+  QString target = QFileDialog::getSaveFileName(this, tr("Merge this database into (existing or new file)"),
+                                                documentsPath(QString()), tr("tilepath databases (*.sqlite *.db)"),
+                                                nullptr, QFileDialog::DontConfirmOverwrite);
   if (target.isEmpty()) return;
   try {
     RunStore out = RunStore::open(ss(target));
@@ -492,7 +494,7 @@ void MainWindow::exportSubsetDialog() {
   } catch (const std::exception& e) {
     return showError(tr("Export subset"), qs(e.what()));
   }
-  QString out = QFileDialog::getSaveFileName(this, tr("Export subset to a new database"), QString(),
+  QString out = QFileDialog::getSaveFileName(this, tr("Export subset to a new database"), documentsPath(QString()),
                                              tr("tilepath databases (*.sqlite *.db)"));
   if (out.isEmpty()) return;
   try {
@@ -504,9 +506,9 @@ void MainWindow::exportSubsetDialog() {
 }
 
 void MainWindow::exportViewDialog() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Export view"),
-                                              tabs_->tabText(tabs_->currentIndex()) + QStringLiteral(".png"),
-                                              tr("PNG image (*.png);;SVG drawing (*.svg)"));
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Export view"), documentsPath(tabs_->tabText(tabs_->currentIndex()) + QStringLiteral(".png")),
+      tr("PNG image (*.png);;SVG drawing (*.svg)"));
   if (path.isEmpty()) return;
   QString error;
   if (!exportWidget(*currentViewWidget(), path, &error)) showError(tr("Export view"), error);
@@ -530,7 +532,8 @@ void MainWindow::exportTableDialog() {
   else if (current == graph_view_ || current == timeline_view_)
     model = graph_view_->stageModel();
   if (!model) return showError(tr("Export table"), tr("This view has no table."));
-  QString path = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), QString(), tr("CSV (*.csv)"));
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export table as CSV"), documentsPath(QString()), tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
   QString error;
   if (!writeModelCsv(*model, path, &error)) showError(tr("Export table"), error);

@@ -23,15 +23,16 @@ inline QString formatNumber(double v, int precision = 3) {
 // "hidden (≤ 0)", not as a negative duration.
 inline QString stageCostText(double v, int significant_digits) {
   if (!std::isfinite(v)) return {};
-  // An ablation difference below zero is no duration: the stage hides behind others (or
-  // the difference is noise). The raw difference goes in the tooltip (stageCostNote).
-  if (v < 0) return QStringLiteral("hidden (≤ 0)");
+  // An ablation difference at or below zero is no duration: the stage hides behind others
+  // (or the difference is noise). Exactly zero reads the same, since "0 µs" would claim a
+  // measured free stage. The raw difference goes in the tooltip (stageCostNote).
+  if (v <= 0) return QStringLiteral("hidden (≤ 0)");
   return QString::number(v, 'g', significant_digits);
 }
 // The tooltip of a cost stageCostText shows as hidden: the raw difference and what it
 // means; "" for a cost it shows as is.
 inline QString stageCostNote(double v) {
-  if (!std::isfinite(v) || v >= 0) return {};
+  if (!std::isfinite(v) || v > 0) return {};
   return QStringLiteral(
              "ablation difference %1 µs: the stage is hidden behind others, or the difference is "
              "noise; the II counts it as 0")

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QDir>
 #include <QFileInfo>
 #include <QPainter>
 #include <QSet>
 #include <QSizeF>
+#include <QStandardPaths>
 #include <QSvgGenerator>
 #include <QWidget>
 
@@ -55,6 +57,11 @@ int distinctColours(const QImage& image, int maxSamples) {
   for (int y = 0; y < image.height(); y += step)
     for (int x = 0; x < image.width(); x += step) colours.insert(image.pixel(x, y));
   return static_cast<int>(colours.size());
+}
+
+QString documentsPath(const QString& file_name) {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  return dir.isEmpty() ? file_name : QDir(dir).filePath(file_name);
 }
 
 }  // namespace tilepath::ui

@@ -13,6 +13,9 @@ namespace tilepath::ui {
 QImage renderWidget(QWidget& widget);
 // Format from the suffix: .svg → SVG, anything else → PNG. false + *error on failure.
 bool exportWidget(QWidget& widget, const QString& path, QString* error);
+// Where a save dialog starts: file_name in the user's documents folder
+// (QStandardPaths::DocumentsLocation), never the working directory the GUI was started from.
+QString documentsPath(const QString& file_name);
 // Number of distinct colours in the image (sampled on a grid); a blank render has 1.
 int distinctColours(const QImage& image, int maxSamples = 20000);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <QAbstractItemModelTester>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -181,9 +182,18 @@ class TestModels : public QObject {
     QVERIFY(found_limit);
   }
 
+  void stageTableModelShowsBelowZeroCostAsAtMostZero_data() {
+    QTest::addColumn<double>("removal_us");
+    QTest::addColumn<QString>("raw_text");
+    QTest::newRow("negative") << -0.218 << QStringLiteral("-0.218 µs");
+    QTest::newRow("zero") << 0.0 << QStringLiteral("difference 0 µs");
+  }
+
   void stageTableModelShowsBelowZeroCostAsAtMostZero() {
-    // An ablation difference below zero (the kernel was no faster without the stage) is
-    // not a negative duration: the table says "hidden (≤ 0)", the raw value on hover.
+    // An ablation difference at or below zero (the kernel was no faster without the stage)
+    // is not a duration: the table says "hidden (≤ 0)", the raw value on hover.
+    QFETCH(double, removal_us);
+    QFETCH(QString, raw_text);
     OperatingPoint op;
     op.batch = 8;
     op.context = 4096;
@@ -193,7 +203,7 @@ class TestModels : public QObject {
     std::optional<CaseSummary> measured = analysis::find_stored_case(cases_, op);
     QVERIFY(measured.has_value());
     VariantAnalysis analysis = analysis::analyze_variant(op, measured);
-    analysis.measured[Stage::qk] = -0.218;
+    analysis.measured[Stage::qk] = removal_us;
     StageTableModel model;
     model.setAnalysis(analysis);
     int checked = 0;
@@ -202,7 +212,7 @@ class TestModels : public QObject {
       if (model.stageAt(r) == Stage::qk) {
         QCOMPARE(text, QStringLiteral("hidden (≤ 0)"));
         const QString tip = model.index(r, StageTableModel::MeasuredUs).data(Qt::ToolTipRole).toString();
-        QVERIFY2(tip.contains(QStringLiteral("-0.218 µs")), qPrintable(tip));
+        QVERIFY2(tip.contains(raw_text), qPrintable(tip));
         ++checked;
       } else {
         QVERIFY2(!text.startsWith(QStringLiteral("hidden")), qPrintable(text));
@@ -286,6 +296,45 @@ class TestModels : public QObject {
     QCOMPARE(async, 1);
   }
 
+  void sweepPointToolTipGivesTheRepeatsSpread() {
+    // One case stores the min and max of its repeats; the hover text gives them (the whiskers).
+    std::vector<CaseSummary> cases = cases_;
+    CaseSummary* spread = nullptr;
+    for (CaseSummary& c : cases)
+      if (c.record.op.kv == KvDtype::k8v8 && c.record.op.context == 4096 && c.record.op.cache == CacheState::hbm_cold)
+        spread = &c;
+    QVERIFY(spread);
+    const double latency = *spread->record.measurement("latency_us");
+    spread->record.measurements.push_back({"latency_min_us", latency * 0.9, "us"});
+    spread->record.measurements.push_back({"latency_max_us", latency * 1.2, "us"});
+    SweepSeriesModel model;
+    model.setCases(cases);
+    model.setQuery(SweepAxis::context, SweepMetric::latency_us);
+    int with_spread = 0, without = 0;
+    for (const SweepSeries& s : model.series()) {
+      QCOMPARE(s.low.size(), s.points.size());
+      QCOMPARE(s.high.size(), s.points.size());
+      for (std::size_t i = 0; i < s.points.size(); ++i) {
+        const QString tip = sweepPointToolTip(s, i, SweepAxis::context, SweepMetric::latency_us);
+        QVERIFY2(tip.startsWith(s.name), qPrintable(tip));
+        if (std::isfinite(s.low[i])) {
+          ++with_spread;
+          QCOMPARE(s.points[i].x(), 4096.0);
+          QVERIFY2(
+              tip.contains(
+                  QStringLiteral("min %1 µs, max %2 µs").arg(latency * 0.9, 0, 'g', 4).arg(latency * 1.2, 0, 'g', 4)),
+              qPrintable(tip));
+          QVERIFY2(tip.contains(QStringLiteral("spread 30.0%")), qPrintable(tip));
+        } else {
+          ++without;
+          QVERIFY2(tip.contains(QStringLiteral("min/max not stored")), qPrintable(tip));
+        }
+      }
+    }
+    QCOMPARE(with_spread, 1);
+    QVERIFY(without > 0);
+  }
+
   void breakEvenModel() {
     BreakEvenModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -298,6 +347,12 @@ class TestModels : public QObject {
       QVERIFY(std::abs(d.delta_us - (d.unhidden_k8_prep_us + d.pipeline_penalty_us - d.extra_k16_hbm_us)) < 1e-9);
       QVERIFY(std::abs(d.delta_us - (row.ii_k8v8_us - row.ii_k16v8_us)) < 1e-9);
       QCOMPARE(row.v_hidden_fraction, v_hidden_fraction(row.t_k16v16_us, row.t_k16v8_us, row.t_k8v8_us));
+    }
+    // Every number column names its unit in the header.
+    for (int c = BreakEvenModel::TK16V16; c < BreakEvenModel::ColumnCount; ++c) {
+      const QString header = model.headerData(c, Qt::Horizontal).toString();
+      QVERIFY2(header.contains(QRegularExpression(QStringLiteral("\\((µs|µs/1k tok|fraction 0–1)\\)$"))),
+               qPrintable(header));
     }
     // Without K16/V8 cases there is nothing to decompose.
     std::vector<CaseSummary> no_k16v8;

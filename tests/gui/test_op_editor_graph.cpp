@@ -152,6 +152,30 @@ class TestOpEditorGraph : public QObject {
     QVERIFY(per_tile > 0);
     QVERIFY(timelineBlockCount(*window.timelineView()->scene()) >= 8 * per_tile);
   }
+
+  void graphMarkedStaleWhileAFieldIsInvalid() {
+    QVERIFY(dir_.isValid());
+    const QString db = dir_.filePath(QStringLiteral("fixture-stale.sqlite"));
+    test::writeFixtureDatabase(db.toStdString());
+    MainWindow::Options options;
+    options.restoreSettings = false;
+    options.interactiveErrors = false;
+    MainWindow window(options);
+    QVERIFY(window.openDatabase(db));
+    auto* kv_heads = window.editor()->findChild<QSpinBox*>(QStringLiteral("field_kv_heads"));
+    QVERIFY(kv_heads);
+    kv_heads->setValue(8);
+    QVERIFY(window.editor()->isValid());
+    QVERIFY(!window.graphView()->isStale());
+    kv_heads->setValue(5);  // 32 q heads are not divisible by 5
+    QVERIFY(!window.editor()->isValid());
+    QVERIFY(window.graphView()->isStale());
+    QVERIFY2(window.graphView()->staleText().contains(QStringLiteral("kv_heads")),
+             qPrintable(window.graphView()->staleText()));
+    kv_heads->setValue(8);  // valid again: redrawn, no longer stale
+    QVERIFY(!window.graphView()->isStale());
+    QVERIFY(window.graphView()->staleText().isEmpty());
+  }
 };
 
 QTEST_MAIN(TestOpEditorGraph)

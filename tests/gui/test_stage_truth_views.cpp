@@ -2,12 +2,14 @@
 // cost a bar (its length the isolated cost, its dark part the unhidden part) and names
 // the tile size; the timeline draws the measured interval's unexplained remainder.
 
+#include <QGraphicsPathItem>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QListWidget>
 #include <QTableWidget>
 #include <QtTest>
+#include <map>
 
 #include "core/analysis/variant_analysis.h"
 #include "ui/views/profiler_panel.h"
@@ -72,6 +74,40 @@ class TestStageTruthViews : public QObject {
     QVERIFY2(caption, "the tile size in tokens is shown");
   }
 
+  void stageGraphShowsTheKernelModelsIIBesideTheMeasuredOne() {
+    const CaseSummary c = cuda_case();
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    QString line;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+    QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("kernel II model 1.9 µs (64 tokens/tile)")), qPrintable(line));
+    QVERIFY(line.indexOf(QStringLiteral("measured II")) < line.indexOf(QStringLiteral("kernel II model")));
+  }
+
+  void stageGraphShowsAZeroRemovalCostAsHidden() {
+    CaseSummary c = cuda_case();
+    // Without its isolated cost, qk's measured cost is the removal difference (0).
+    std::erase_if(c.record.stage_costs, [](const StageCostRow& row) { return row.stage == Stage::qk; });
+    c.record.stage_costs.push_back({Stage::qk, CostMethod::removed, 0.0});
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QVERIFY(a.measured.known(Stage::qk));
+    QCOMPARE(a.measured[Stage::qk], 0.0);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    bool found = false;
+    for (QGraphicsItem* item : scene.items()) {
+      if (item->data(kStageNodeKey).toString() != QStringLiteral("qk")) continue;
+      for (QGraphicsItem* child : item->childItems())
+        if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(child);
+            text && text->text().startsWith(QStringLiteral("meas")))
+          found = text->text() == QStringLiteral("meas hidden (≤ 0)");
+    }
+    QVERIFY2(found, "qk's zero removal cost reads \"meas hidden (≤ 0)\"");
+  }
+
   void timelineDrawsTheUnexplainedRemainder() {
     CaseSummary c = cuda_case();
     analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
@@ -85,6 +121,48 @@ class TestStageTruthViews : public QObject {
     a = analysis::analyze_variant(c.record.op, c);
     buildTimelineScene(scene, a);
     QCOMPARE(timelineUnexplainedUs(scene), 0.0);
+  }
+
+  void qQuantEdgeIsRoutedClearOfTheKChain() {
+    OperatingPoint op;
+    op.kv = KvDtype::k8v8;
+    op.k_path = KPath::fp8_qk;
+    op.mode = default_mode(op.kv, op.k_path);
+    const analysis::VariantAnalysis a = analysis::analyze_variant(op, std::nullopt);
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    std::map<QString, QRectF> nodes;
+    QGraphicsPathItem* edge = nullptr;
+    for (QGraphicsItem* item : scene.items()) {
+      if (item->data(kStageNodeKey).isValid()) nodes[item->data(kStageNodeKey).toString()] = item->sceneBoundingRect();
+      if (item->data(kEdgeKey).toString() == QStringLiteral("q_quant→qk")) edge = static_cast<QGraphicsPathItem*>(item);
+    }
+    QVERIFY(nodes.count(QStringLiteral("q_quant")) && nodes.count(QStringLiteral("k_load")));
+    QVERIFY(edge);
+    // Sampled along its length, the edge enters no node but its two ends'.
+    const QPainterPath path = edge->path();
+    for (int i = 0; i <= 200; ++i) {
+      const QPointF p = path.pointAtPercent(i / 200.0);
+      for (const auto& [name, rect] : nodes) {
+        if (name == QStringLiteral("q_quant") || name == QStringLiteral("qk")) continue;
+        QVERIFY2(!rect.adjusted(1, 1, -1, -1).contains(p),
+                 qPrintable(QStringLiteral("q_quant→qk crosses %1 at (%2, %3)").arg(name).arg(p.x()).arg(p.y())));
+      }
+    }
+  }
+
+  void timelineIILabelsDoNotOverlap() {
+    // Predicted 1.9 us and measured 2.3 us start from the same tile-0 completion: labels
+    // drawn at the same x overlapped.
+    const CaseSummary c = cuda_case();
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QGraphicsScene scene;
+    buildTimelineScene(scene, a);
+    QList<QRectF> labels;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kTimelineIILabelKey).isValid()) labels << item->sceneBoundingRect();
+    QCOMPARE(labels.size(), 2);
+    QVERIFY2(!labels[0].intersects(labels[1]), "the predicted and measured II labels overlap");
   }
 
   void profilerPanelListsNcuMetricsStallsFirstByCostAndOpensTheRawReport() {

@@ -84,9 +84,19 @@ QVariant BreakEvenModel::headerData(int section, Qt::Orientation orientation, in
         "\"/tile\" where a case did not report its tile size");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Backend",          "Shape",         "K8/V8 variant",    "T K16/V16 (µs)",
-                                           "T K16/V8 (µs)",    "T K8/V8 (µs)",  "Δ II (µs/1k tok)", "Unhidden K8 prep",
-                                           "Pipeline penalty", "Extra K16 HBM", "V hidden frac."};
+  // Every number column names its unit: the decomposition is per 1k KV tokens (a row whose
+  // cases did not report their tile size says "/tile" in its cells).
+  static const char* names[ColumnCount] = {"Backend",
+                                           "Shape",
+                                           "K8/V8 variant",
+                                           "T K16/V16 (µs)",
+                                           "T K16/V8 (µs)",
+                                           "T K8/V8 (µs)",
+                                           "Δ II (µs/1k tok)",
+                                           "Unhidden K8 prep (µs/1k tok)",
+                                           "Pipeline penalty (µs/1k tok)",
+                                           "Extra K16 HBM (µs/1k tok)",
+                                           "V hidden (fraction 0–1)"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

@@ -86,7 +86,11 @@ void SweepSeriesModel::rebuild() {
   const bool name_mma = families.size() > 1;
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
   std::map<QString, SweepSeries> by_name;
-  std::map<QString, std::map<double, std::pair<qint64, double>>> values;
+  struct Value {
+    qint64 case_id;
+    double y, low, high;
+  };
+  std::map<QString, std::map<double, Value>> values;
   for (const CaseSummary& c : *cases_) {
     if (!shown(c)) continue;
     const OperatingPoint& op = c.record.op;
@@ -102,13 +106,18 @@ void SweepSeriesModel::rebuild() {
     s.variant = variant;
     s.warm = warm;
     double x = axis_ == SweepAxis::context ? op.context : op.batch;
-    auto& slot = values[name][x];
-    if (c.case_id >= slot.first) slot = {c.case_id, y};
+    const bool latency = metric_ == SweepMetric::latency_us;
+    const double low = latency ? c.record.measurement("latency_min_us").value_or(NAN) : NAN;
+    const double high = latency ? c.record.measurement("latency_max_us").value_or(NAN) : NAN;
+    auto [slot, added] = values[name].try_emplace(x, Value{c.case_id, y, low, high});
+    if (!added && c.case_id >= slot->second.case_id) slot->second = {c.case_id, y, low, high};
   }
   for (auto& [name, s] : by_name) {
-    for (auto [x, v] : values[name]) {
-      s.points.emplace_back(x, v.second);
-      points_.push_back({static_cast<int>(series_.size()), x, v.second, v.first});
+    for (const auto& [x, v] : values[name]) {
+      s.points.emplace_back(x, v.y);
+      s.low.push_back(v.low);
+      s.high.push_back(v.high);
+      points_.push_back({static_cast<int>(series_.size()), x, v.y, v.case_id});
     }
     series_.push_back(std::move(s));
   }
@@ -163,6 +172,25 @@ QVariant SweepSeriesModel::headerData(int section, Qt::Orientation orientation, 
       return QStringLiteral("Case");
   }
   return {};
+}
+
+QString sweepPointToolTip(const SweepSeries& s, std::size_t i, SweepAxis axis, SweepMetric metric) {
+  if (i >= s.points.size()) return {};
+  const QPointF& p = s.points[i];
+  const QString x = QStringLiteral("%1 = %2")
+                        .arg(axis == SweepAxis::context ? QStringLiteral("context") : QStringLiteral("batch"))
+                        .arg(p.x());
+  if (metric != SweepMetric::latency_us)
+    return QStringLiteral("%1\n%2\n%3").arg(s.name, x, QString::number(p.y(), 'g', 3));
+  QString text = QStringLiteral("%1\n%2\nlatency %3 µs").arg(s.name, x, QString::number(p.y(), 'g', 4));
+  const double low = i < s.low.size() ? s.low[i] : NAN, high = i < s.high.size() ? s.high[i] : NAN;
+  if (std::isfinite(low) && std::isfinite(high))
+    text += QStringLiteral("\nrepeats: min %1 µs, max %2 µs (spread %3%)")
+                .arg(QString::number(low, 'g', 4), QString::number(high, 'g', 4),
+                     QString::number(100 * (high - low) / p.y(), 'f', 1));
+  else
+    text += QStringLiteral("\nrepeats: min/max not stored");
+  return text;
 }
 
 }  // namespace tilepath::ui

@@ -25,7 +25,14 @@ struct SweepSeries {
   QString backend, variant;
   bool warm = false;
   std::vector<QPointF> points;  // sorted by x
+  // The latency chart's spread of each point over its repeats (latency_min_us,
+  // latency_max_us), parallel to points; NaN where the case did not store it.
+  std::vector<double> low, high;
 };
+
+// The hover text of point i of s: series, x, y, and for latency the min–max spread of the
+// repeats (the whiskers) where the case stored it.
+QString sweepPointToolTip(const SweepSeries& s, std::size_t i, SweepAxis axis, SweepMetric metric);
 
 class SweepSeriesModel : public QAbstractTableModel {
   Q_OBJECT

@@ -1,8 +1,11 @@
 #include "ui/views/break_even_view.h"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -24,6 +27,8 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
+  // Compact rows: a sweep's shapes fit above the waterfall without scrolling.
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setStretchLastSection(true);
   waterfall_ = new WaterfallWidget;
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showSelected(); });
@@ -33,7 +38,8 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
                     "time, per tile, from each variant's stored stage costs and measured tile interval. "
                     "K8/V8 is the fastest stored K8/V8 variant at the shape."));
   note->setWordWrap(true);
-  auto* split = new QSplitter(Qt::Vertical);
+  split_ = new QSplitter(Qt::Vertical);
+  auto* split = split_;
   split->addWidget(table_);
   split->addWidget(waterfall_);
   split->setStretchFactor(0, 1);
@@ -46,6 +52,7 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
 void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
   model_->setCases(cases);
   table_->resizeColumnsToContents();
+  fitTableToRows();
   // Start on the largest HBM-cold shape that has a decomposition: where the K byte matters most.
   int pick = -1;
   double best = -1;
@@ -55,11 +62,53 @@ void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
     double size = double(row.op.batch) * row.op.context * (row.op.cache == CacheState::hbm_cold ? 2 : 1);
     if (size > best) best = size, pick = r;
   }
+  if (const int followed = followedRow(); followed >= 0) pick = followed;
   if (pick < 0 && proxy_->rowCount() > 0) pick = 0;
   if (pick >= 0)
     table_->selectionModel()->setCurrentIndex(proxy_->index(pick, 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   showSelected();
+}
+
+void BreakEvenView::fitTableToRows() {
+  const int rows = proxy_->rowCount();
+  int needed = table_->horizontalHeader()->height() + 2 * table_->frameWidth() +
+               table_->horizontalScrollBar()->sizeHint().height() + 4;
+  for (int r = 0; r < rows; ++r) needed += table_->rowHeight(r);
+  const int total = split_->height() > 0 ? split_->height() : sizeHint().height();
+  // The waterfall keeps its minimum; past that the table scrolls.
+  const int table_height = std::min(needed, std::max(0, total - waterfall_->minimumHeight()));
+  split_->setSizes({table_height, std::max(0, total - table_height)});
+}
+
+void BreakEvenView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitTableToRows();
+}
+
+int BreakEvenView::followedRow() const {
+  if (!followed_) return -1;
+  const OperatingPoint& op = *followed_;
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    const OperatingPoint& shape = model_->rowAt(proxy_->mapToSource(proxy_->index(r, 0)).row()).op;
+    if (shape.batch == op.batch && shape.context == op.context && shape.q_heads == op.q_heads &&
+        shape.kv_heads == op.kv_heads && shape.head_dim == op.head_dim && shape.cache == op.cache)
+      return r;
+  }
+  return -1;
+}
+
+void BreakEvenView::followOperatingPoint(const OperatingPoint& op) {
+  followed_ = op;
+  if (const int r = followedRow(); r >= 0)
+    table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0),
+                                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+}
+
+std::optional<BreakEvenRow> BreakEvenView::selectedRow() const {
+  const QModelIndex current = table_->selectionModel()->currentIndex();
+  if (!current.isValid()) return std::nullopt;
+  return model_->rowAt(proxy_->mapToSource(current).row());
 }
 
 void BreakEvenView::showSelected() {

@@ -2,13 +2,16 @@
 // Break-even view: per stored shape, the K8/V8 − K16/V8 decomposition and V
 // hidden fraction (table), with the waterfall of the selected shape.
 
+#include <optional>
 #include <vector>
 
 #include <QWidget>
 
 #include "core/store/run_store.h"
+#include "ui/models/break_even_model.h"
 
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 
 namespace tilepath::ui {
@@ -24,13 +27,26 @@ class BreakEvenView : public QWidget {
 
  public slots:
   void setCases(const std::vector<tilepath::CaseSummary>& cases);
+  // The operating-point editor's point: the row of its shape (batch, context, heads, head
+  // dim, cache state) is selected whenever the table has one.
+  void followOperatingPoint(const tilepath::OperatingPoint& op);
+  // The shape whose waterfall is drawn; nullopt when none is selected.
+  std::optional<BreakEvenRow> selectedRow() const;
+  QTableView* table() const { return table_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   BreakEvenModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
   WaterfallWidget* waterfall_;
+  QSplitter* split_;
+  std::optional<OperatingPoint> followed_;
   void showSelected();
+  int followedRow() const;  // proxy row of followed_'s shape, -1 if none
+  void fitTableToRows();    // the splitter gives the table every row, the waterfall the rest
 };
 
 }  // namespace tilepath::ui

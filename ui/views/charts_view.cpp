@@ -2,53 +2,102 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QCursor>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QLogValueAxis>
+#include <QMenu>
 #include <QPainter>
 #include <QPixmap>
+#include <QPushButton>
 #include <QScatterSeries>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
 #include "ui/models/sweep_series_model.h"
+#include "ui/views/variant_palette.h"
 
 namespace tilepath::ui {
 
 namespace {
 
-// One colour per variant (dtype/path/mode), shared by its warm and cold series.
-QColor variantColour(const QString& variant) {
-  static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                                   QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                   QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-                                   QColor(0x17, 0xbe, 0xcf)};
-  static std::map<QString, int> assigned;  // stable across redraws within a session
-  auto it = assigned.find(variant);
-  if (it == assigned.end()) it = assigned.emplace(variant, static_cast<int>(assigned.size())).first;
-  return palette[it->second % std::size(palette)];
+// The series colour: the variant's own (ui/views/variant_palette), the same in the dispatch
+// map and in every database; the "/mma_sync" a chart adds when it shows both families
+// does not change it.
+QColor seriesColour(const QString& variant) {
+  QString label = variant;
+  if (label.endsWith(QStringLiteral("/mma_sync"))) label.chop(int(std::strlen("/mma_sync")));
+  return variantColour(label);
+}
+
+}  // namespace
+
+// The marker shape of a variant's path/mode, so variants stay apart where colours are close.
+MarkerShape markerShapeOf(const QString& variant) {
+  if (variant.contains(QStringLiteral("/separate_kv"))) return MarkerShape::triangle;
+  if (variant.contains(QStringLiteral("/k_only"))) return MarkerShape::square;
+  if (variant.contains(QStringLiteral("/full"))) return MarkerShape::circle;
+  return MarkerShape::diamond;  // K16 paths and fp8_qk of K8/V16: no mode
+}
+
+namespace {
+
+void drawMarker(QPainter& painter, MarkerShape shape, QPointF c, double r) {
+  switch (shape) {
+    case MarkerShape::circle:
+      painter.drawEllipse(c, r, r);
+      break;
+    case MarkerShape::square:
+      painter.drawRect(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r));
+      break;
+    case MarkerShape::triangle:
+      painter.drawPolygon(
+          QPolygonF({QPointF(c.x(), c.y() - r), QPointF(c.x() + r, c.y() + r), QPointF(c.x() - r, c.y() + r)}));
+      break;
+    case MarkerShape::diamond:
+      painter.drawPolygon(QPolygonF({QPointF(c.x(), c.y() - r), QPointF(c.x() + r, c.y()), QPointF(c.x(), c.y() + r),
+                                     QPointF(c.x() - r, c.y())}));
+      break;
+  }
+}
+
+// The point marker of a series: its shape filled with the series colour (hollow for a pre-biased K).
+QImage markerImage(const QString& variant) {
+  QImage image(12, 12, QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::transparent);
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::Antialiasing);
+  const QColor colour = seriesColour(variant);
+  painter.setPen(QPen(colour.darker(130), 1.2));
+  painter.setBrush(variant.contains(QStringLiteral("/prebias")) ? QBrush(Qt::white) : QBrush(colour));
+  drawMarker(painter, markerShapeOf(variant), QPointF(6, 6), 4.5);
+  return image;
 }
 
 // A legend swatch: the series colour as a solid (warm) or dashed (cold) line.
-QIcon seriesIcon(const QColor& colour, bool warm) {
+QIcon seriesIcon(const QString& variant, bool warm) {
+  const QColor colour = seriesColour(variant);
   QPixmap pixmap(36, 14);
   pixmap.fill(Qt::transparent);
   QPainter painter(&pixmap);
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setPen(QPen(colour, 2.5, warm ? Qt::SolidLine : Qt::DashLine));
   painter.drawLine(2, 7, 34, 7);
-  painter.setBrush(colour);
-  painter.drawEllipse(QPointF(18, 7), 3, 3);
+  painter.setBrush(variant.contains(QStringLiteral("/prebias")) ? QBrush(Qt::white) : QBrush(colour));
+  painter.setPen(QPen(colour.darker(130), 1.2));
+  drawMarker(painter, markerShapeOf(variant), QPointF(18, 7), 4);
   return QIcon(pixmap);
 }
 
@@ -114,12 +163,41 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   legend_ = new QListWidget;
   legend_->setObjectName(QStringLiteral("chartsLegend"));
   legend_->setIconSize(QSize(36, 14));
-  legend_->setMaximumWidth(300);
+  // Names are whole (no "…"): the legend is as wide as its longest entry (rebuildLegend).
+  legend_->setTextElideMode(Qt::ElideNone);
+  legend_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  legend_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(legend_, &QListWidget::itemChanged, this,
           [this](QListWidgetItem* item) { setSeriesVisible(item->text(), item->checkState() == Qt::Checked); });
+  connect(legend_, &QListWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+    QListWidgetItem* item = legend_->itemAt(pos);
+    QMenu menu;
+    if (item) {
+      const QString name = item->text();
+      menu.addAction(tr("Show only %1").arg(name), this, [this, name] { showOnlySeries(name); });
+    }
+    menu.addAction(tr("Show all"), this, &ChartsView::showAllSeries);
+    menu.addAction(tr("Hide all"), this, &ChartsView::hideAllSeries);
+    menu.exec(legend_->viewport()->mapToGlobal(pos));
+  });
+  auto* show_all = new QPushButton(tr("Show all"));
+  show_all->setObjectName(QStringLiteral("chartsShowAll"));
+  connect(show_all, &QPushButton::clicked, this, &ChartsView::showAllSeries);
+  auto* hide_all = new QPushButton(tr("Hide all"));
+  hide_all->setObjectName(QStringLiteral("chartsHideAll"));
+  connect(hide_all, &QPushButton::clicked, this, &ChartsView::hideAllSeries);
+  auto* legend_buttons = new QHBoxLayout;
+  legend_buttons->addWidget(show_all);
+  legend_buttons->addWidget(hide_all);
+  auto* legend_column = new QVBoxLayout;
+  legend_column->addWidget(legend_, 1);
+  legend_column->addLayout(legend_buttons);
+  auto* legend_hint = new QLabel(tr("right-click an entry: show only it"));
+  legend_hint->setWordWrap(true);
+  legend_column->addWidget(legend_hint);
   auto* body = new QHBoxLayout;
   body->addWidget(split, 1);
-  body->addWidget(legend_);
+  body->addLayout(legend_column);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
   layout->addLayout(body, 1);
@@ -130,9 +208,67 @@ void ChartsView::setSeriesVisible(const QString& name, bool visible) {
     hidden_.erase(name);
   else
     hidden_.insert(name);
+  applyVisibility();
+}
+
+void ChartsView::hideAllSeries() {
+  for (const SweepSeriesModel* model : {latency_model_, floor_model_})
+    for (const SweepSeries& s : model->series()) hidden_.insert(s.name);
+  applyVisibility();
+}
+
+void ChartsView::showAllSeries() {
+  hidden_.clear();
+  applyVisibility();
+}
+
+void ChartsView::showOnlySeries(const QString& name) {
+  for (const SweepSeriesModel* model : {latency_model_, floor_model_})
+    for (const SweepSeries& s : model->series())
+      if (s.name != name) hidden_.insert(s.name);
+  hidden_.erase(name);
+  applyVisibility();
+}
+
+void ChartsView::followOperatingPoint(const OperatingPoint& op) {
+  followed_ = op;
+  const int held = axis_->currentIndex() == 0 ? op.batch : op.context;
+  const int index = fixed_->findData(held);
+  if (index < 0 || index == fixed_->currentIndex()) return;
+  fixed_->setCurrentIndex(index);  // → requery
+}
+
+void ChartsView::applyVisibility() {
   for (QChart* chart : {latency_chart_, floor_chart_})
-    for (QAbstractSeries* series : chart->series())
-      if (series->name() == name) series->setVisible(visible);
+    for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
+  {
+    const QSignalBlocker blocker(legend_);
+    for (int i = 0; i < legend_->count(); ++i)
+      legend_->item(i)->setCheckState(hidden_.count(legend_->item(i)->text()) ? Qt::Unchecked : Qt::Checked);
+  }
+  rescaleY(latency_chart_, *latency_model_, true);
+  rescaleY(floor_chart_, *floor_model_, false);
+}
+
+// The y range covers the visible series only: hiding a slow series lets the rest fill the chart.
+void ChartsView::rescaleY(QChart* chart, const SweepSeriesModel& model, bool logY) {
+  double ymin = INFINITY, ymax = -INFINITY;
+  for (const SweepSeries& s : model.series()) {
+    if (hidden_.count(s.name)) continue;
+    for (const QPointF& p : s.points) {
+      ymin = std::min(ymin, p.y());
+      ymax = std::max(ymax, p.y());
+    }
+  }
+  if (!std::isfinite(ymin)) return;  // nothing visible: keep the last range
+  const QList<QAbstractAxis*> axes = chart->axes(Qt::Vertical);
+  if (axes.isEmpty()) return;
+  if (auto* ly = qobject_cast<QLogValueAxis*>(axes.front()))
+    ly->setRange(ymin / 1.5, ymax * 1.5);
+  else if (auto* y = qobject_cast<QValueAxis*>(axes.front())) {
+    y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
+    y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps
+  }
 }
 
 void ChartsView::rebuildLegend() {
@@ -142,10 +278,12 @@ void ChartsView::rebuildLegend() {
   for (const SweepSeriesModel* model : {latency_model_, floor_model_})
     for (const SweepSeries& s : model->series()) {
       if (!names.insert(s.name).second) continue;
-      auto* item = new QListWidgetItem(seriesIcon(variantColour(s.variant), s.warm), s.name, legend_);
+      auto* item = new QListWidgetItem(seriesIcon(s.variant, s.warm), s.name, legend_);
       item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
       item->setCheckState(hidden_.count(s.name) ? Qt::Unchecked : Qt::Checked);
     }
+  // Wide enough for the longest name beside its swatch and check box.
+  legend_->setMinimumWidth(legend_->sizeHintForColumn(0) + 2 * legend_->frameWidth() + 8);
 }
 
 void ChartsView::setAxis(int axisIndex) { axis_->setCurrentIndex(axisIndex); }
@@ -186,7 +324,8 @@ void ChartsView::refillFilters() {
   const int previous = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   fixed_->clear();
   for (int v : latency_model_->fixedValues()) fixed_->addItem(QString::number(v), v);
-  int keep = fixed_->findData(previous);
+  int keep = followed_ ? fixed_->findData(axis == SweepAxis::context ? followed_->batch : followed_->context) : -1;
+  if (keep < 0) keep = fixed_->findData(previous);
   if (keep < 0) keep = fixed_->findData(latency_model_->fixedValue());
   fixed_->setCurrentIndex(std::max(0, keep));
   fixed_label_->setText(axis == SweepAxis::context ? tr("batch =") : tr("context ="));
@@ -202,6 +341,7 @@ void ChartsView::requery() {
   rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
   rebuildChart(floor_chart_, *floor_model_, lower_metric_->currentText(), false);
   rebuildLegend();
+  applyVisibility();
 }
 
 void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY) {
@@ -247,29 +387,35 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   for (const SweepSeries& s : model.series()) {
     auto* line = new QLineSeries;
     line->setName(s.name);
-    QPen pen(variantColour(s.variant), 2.2, s.warm ? Qt::SolidLine : Qt::DashLine);
+    QPen pen(seriesColour(s.variant), 2.2, s.warm ? Qt::SolidLine : Qt::DashLine);
     line->setPen(pen);
     line->setPointsVisible(true);
+    line->setLightMarker(markerImage(s.variant));
+    line->setMarkerSize(12);
     for (const QPointF& p : s.points) line->append(p);
+    // Hover: the point's value and, for latency, the min–max of its repeats.
+    const SweepAxis axis = model.axis();
+    const SweepMetric metric = model.metric();
+    connect(line, &QXYSeries::hovered, this, [s, axis, metric](const QPointF& at, bool state) {
+      if (!state) return QToolTip::hideText();
+      std::size_t nearest = 0;
+      for (std::size_t i = 1; i < s.points.size(); ++i)
+        if (std::abs(std::log(s.points[i].x() / at.x())) < std::abs(std::log(s.points[nearest].x() / at.x())))
+          nearest = i;
+      QToolTip::showText(QCursor::pos(), sweepPointToolTip(s, nearest, axis, metric));
+    });
     chart->addSeries(line);
     line->attachAxis(x_axis);
     line->attachAxis(y_axis);
   }
   if (std::isfinite(xmin)) {
     x_axis->setRange(xmin / 1.4, xmax * 1.4);
-    if (auto* ly = qobject_cast<QLogValueAxis*>(y_axis))
-      ly->setRange(ymin / 1.5, ymax * 1.5);
-    else {
-      auto* y = static_cast<QValueAxis*>(y_axis);
-      y->setRange(0, logY ? ymax * 1.1 : std::max(1.0, ymax * 1.1));
-      y->applyNiceNumbers();  // round tick values (5, 10, 15 …) instead of range/4 steps
-    }
+    // The y range: rescaleY, over the visible series (applyVisibility).
   } else {
     chart->setTitle(chart->title() + tr(" — no data"));
   }
   // One legend for both charts (the list beside them): 20+ series do not fit a QChart legend.
   chart->legend()->hide();
-  for (QAbstractSeries* series : chart->series()) series->setVisible(!hidden_.count(series->name()));
 }
 
 }  // namespace tilepath::ui

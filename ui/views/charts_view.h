@@ -6,6 +6,7 @@
 // that series in both.
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -23,6 +24,11 @@ namespace tilepath::ui {
 
 class SweepSeriesModel;
 
+// A series' point marker by its variant's path/mode: full ●, k_only ■, separate_kv ▲,
+// anything without a mode ◆ (hollow for a pre-biased K).
+enum class MarkerShape { circle, square, triangle, diamond };
+MarkerShape markerShapeOf(const QString& variant);
+
 class ChartsView : public QWidget {
   Q_OBJECT
  public:
@@ -38,6 +44,14 @@ class ChartsView : public QWidget {
   void setSharedCases(std::shared_ptr<const std::vector<tilepath::CaseSummary>> cases);
   void setAxis(int axisIndex);           // 0 context, 1 batch
   void setLowerMetric(int metricIndex);  // 0 fraction of the byte floor, 1 of a perfect stream
+  // The legend's bulk actions (its buttons and context menu): every series hidden, every
+  // series shown, or the one named series alone. Hidden names stay hidden across filters.
+  void hideAllSeries();
+  void showAllSeries();
+  void showOnlySeries(const QString& name);
+  // The operating-point editor's point: the held batch (context axis) or held context
+  // (batch axis) becomes op's whenever the sweep has that value.
+  void followOperatingPoint(const tilepath::OperatingPoint& op);
 
  private:
   SweepSeriesModel *latency_model_, *floor_model_;
@@ -48,13 +62,16 @@ class ChartsView : public QWidget {
   QListWidget* legend_;       // shared by both charts: one checkable entry per series
   std::set<QString> hidden_;  // series names the user unchecked (kept across filters)
   bool updating_ = false;
-  bool backend_chosen_ = false;  // the user picked a backend; otherwise prefer GPU data
+  bool backend_chosen_ = false;             // the user picked a backend; otherwise prefer GPU data
+  std::optional<OperatingPoint> followed_;  // the editor's point, whose batch/context is held
 
   void requery();
   void setSeriesVisible(const QString& name, bool visible);
   void rebuildLegend();
   void refillFilters();
   void rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY);
+  void applyVisibility();  // series visibility from hidden_, legend ticks, then the y ranges
+  void rescaleY(QChart* chart, const SweepSeriesModel& model, bool logY);
 };
 
 }  // namespace tilepath::ui

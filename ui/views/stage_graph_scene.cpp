@@ -27,8 +27,8 @@ constexpr int kLimitingKey = 1;
 QPointF gridPosition(Stage s) {
   auto at = [](double col, double row) { return QPointF(col * kColStep, row * kRowStep); };
   switch (s) {
-    case Stage::q_quant:
-      return at(0, 0);
+    case Stage::q_quant:  // below the K chain: its edge to qk must not cross k_load/k_prep
+      return at(0, 1);
     case Stage::k_load:
       return at(1, 0);
     case Stage::k_prep:
@@ -53,10 +53,17 @@ QPointF gridPosition(Stage s) {
   return {};
 }
 
+// A measured ablation difference; at or below zero it reads "hidden (≤ 0)" (stageCostText).
 QString costText(const char* what, double v) {
   if (!std::isfinite(v)) return QStringLiteral("%1 —").arg(QLatin1String(what));
-  if (v < 0) return QStringLiteral("%1 %2").arg(QLatin1String(what), stageCostText(v, 3)).trimmed();
+  if (v <= 0) return QStringLiteral("%1 %2").arg(QLatin1String(what), stageCostText(v, 3)).trimmed();
   return QStringLiteral("%1 %2 µs").arg(QLatin1String(what), stageCostText(v, 3));
+}
+
+// A prediction is a duration from the cost model, never an ablation difference: shown as is.
+QString predictedText(const char* what, double v) {
+  if (!std::isfinite(v)) return QStringLiteral("%1 —").arg(QLatin1String(what));
+  return QStringLiteral("%1 %2 µs").arg(QLatin1String(what), QString::number(v, 'g', 3)).trimmed();
 }
 
 // Why a measured cost shows as "hidden (≤ 0)": it is an ablation difference, not a duration.
@@ -121,7 +128,7 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
                                        : QString());
     node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3%4\npredicted: %5\nslack to II: %6 µs%7")
                          .arg(qs(to_string(s)), agentTitle(agent), measured_text, belowZeroNote(a.measured[s]),
-                              costText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
+                              predictedText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
                               limiting ? QStringLiteral("\nlimits the steady-state II") : QString()));
     auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
     title->setFont(bold);
@@ -131,7 +138,7 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
         node);
     measured->setFont(small);
     measured->setPos(r.left() + 8, r.top() + 30);
-    auto* predicted = new QGraphicsSimpleTextItem(costText("pred", a.predicted[s]), node);
+    auto* predicted = new QGraphicsSimpleTextItem(predictedText("pred", a.predicted[s]), node);
     predicted->setFont(small);
     predicted->setPos(r.left() + 8, r.top() + 48);
     if (a.isolated.has(s) && a.isolated[s] > 0 && largest_isolated > 0) {
@@ -160,11 +167,24 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
   for (auto [from, to] : a.graph.edges(EdgeKind::data)) {
     if (!rects.count(from) || !rects.count(to)) continue;
     QRectF rf = rects[from], rt = rects[to];
+    if (from == Stage::q_quant) {
+      // Along the free row under the K chain, then up into qk from below.
+      QPointF p0(rf.right(), rf.center().y()), p1(rt.center().x(), rt.bottom());
+      QPainterPath path(p0);
+      path.cubicTo(QPointF(p1.x(), p0.y()), QPointF(p1.x(), p0.y()), p1);
+      addArrowHead(path, p1, QPointF(p1.x(), p1.y() + 20));
+      auto* item = scene.addPath(path, data_pen);
+      item->setZValue(1);
+      item->setData(kEdgeKey, QStringLiteral("q_quant→%1").arg(qs(to_string(to))));
+      continue;
+    }
     QPointF p0(rf.right(), rf.center().y()), p1(rt.left(), rt.center().y());
     QPainterPath path(p0);
     path.cubicTo(QPointF((p0.x() + p1.x()) / 2, p0.y()), QPointF((p0.x() + p1.x()) / 2, p1.y()), p1);
     addArrowHead(path, p1, QPointF(p1.x() - 20, p1.y()));
-    scene.addPath(path, data_pen)->setZValue(1);
+    auto* item = scene.addPath(path, data_pen);
+    item->setZValue(1);
+    item->setData(kEdgeKey, QStringLiteral("%1→%2").arg(qs(to_string(from)), qs(to_string(to))));
   }
   for (auto [from, to] : a.graph.edges(EdgeKind::loop_carried)) {
     if (!rects.count(from)) continue;
@@ -219,12 +239,18 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
               .arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
   if (std::isfinite(a.measured_ii_us))
     sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
+  // The kernel II model's own II beside the measured one: their gap is what no stage explains.
+  if (a.kernel_ii)
+    sub += QStringLiteral("   kernel II model %1 µs (%2 tokens/tile)")
+               .arg(QString::number(a.kernel_ii->ii_us, 'g', 4))
+               .arg(a.kernel_ii->tile_tokens);
   if (a.source_case)
     sub += QStringLiteral("   case #%1 (%2)").arg(a.source_case->case_id).arg(qs(a.source_case->backend));
   if (!a.gpu_model_id.empty()) sub += QStringLiteral("   predicted for %1").arg(qs(a.gpu_model_id));
   auto* h = scene.addSimpleText(header, bold);
   h->setPos(0, -110);
   auto* s2 = scene.addSimpleText(sub, small);
+  s2->setData(kIICaptionKey, true);
   s2->setPos(0, -86);
 
   // Legend: agents, then line styles.

@@ -21,6 +21,10 @@ inline constexpr int kStageNodeKey = 0;
 inline constexpr int kStageBarKey = 2;
 // The "tile: N tokens" caption carries true under this key.
 inline constexpr int kTileCaptionKey = 3;
+// The II line under the title (the II, measured II, kernel II model) carries true under this key.
+inline constexpr int kIICaptionKey = 4;
+// Data edges carry "from→to" (stage names) under this key.
+inline constexpr int kEdgeKey = 5;
 
 void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& analysis);
 // Stage names of the node items in the scene (sorted), e.g. for tests.

@@ -3,6 +3,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QHeaderView>
+#include <QLabel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -28,12 +29,34 @@ StageGraphView::StageGraphView(QWidget* parent) : QWidget(parent) {
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
+  stale_banner_ = new QLabel;
+  stale_banner_->setObjectName(QStringLiteral("stale_banner"));
+  stale_banner_->setWordWrap(true);
+  stale_banner_->setStyleSheet(QStringLiteral("QLabel { background: #fde2c8; color: #7a2e00; padding: 4px; }"));
+  stale_banner_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(stale_banner_);
   layout->addWidget(split);
 }
 
+QString StageGraphView::staleText() const { return stale_ ? stale_banner_->text() : QString(); }
+
+void StageGraphView::setStale(const QString& reason) {
+  stale_ = true;
+  stale_banner_->setText(
+      tr("Stale: the operating point is invalid (%1). The graph shows the last valid one.").arg(reason));
+  stale_banner_->show();
+  // Greyed, so a glance tells the drawn numbers are not the edited point's.
+  view_->setForegroundBrush(QColor(255, 255, 255, 140));
+  table_->setEnabled(false);
+}
+
 void StageGraphView::setAnalysis(const VariantAnalysis& analysis) {
+  stale_ = false;
+  stale_banner_->hide();
+  view_->setForegroundBrush(Qt::NoBrush);
+  table_->setEnabled(true);
   buildStageGraphScene(*scene_, analysis);
   model_->setAnalysis(analysis);
   table_->resizeColumnsToContents();

@@ -8,6 +8,7 @@
 
 class QGraphicsScene;
 class QGraphicsView;
+class QLabel;
 class QTableView;
 
 namespace tilepath::ui {
@@ -20,9 +21,15 @@ class StageGraphView : public QWidget {
   explicit StageGraphView(QWidget* parent = nullptr);
   QGraphicsScene* scene() const { return scene_; }
   StageTableModel* stageModel() const { return model_; }
+  // True while the drawn graph is not the edited operating point's (a field is invalid).
+  bool isStale() const { return stale_; }
+  QString staleText() const;
 
  public slots:
   void setAnalysis(const tilepath::ui::VariantAnalysis& analysis);
+  // The edited operating point is invalid (reason): the graph still shows the last valid
+  // one, so a banner says so until the next setAnalysis.
+  void setStale(const QString& reason);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -33,6 +40,8 @@ class StageGraphView : public QWidget {
   QGraphicsView* view_;
   StageTableModel* model_;
   QTableView* table_;
+  QLabel* stale_banner_;
+  bool stale_ = false;
   void fit();
 };
 

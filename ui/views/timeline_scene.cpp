@@ -124,6 +124,9 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
   for (const ScheduledStage& s : sched.stages)
     if (s.tile == 0) first_done = std::max(first_done, s.end_us);
   if (first_done < 0) first_done = t0;
+  // The II labels share one row above the lanes, each after the previous one, so the two
+  // never overlap however close the predicted and measured IIs are.
+  double label_x = xOf(first_done) + 4;
   auto drawIIs = [&](double ii, const QPen& pen, double label_y, const QString& what) {
     if (!std::isfinite(ii) || ii <= 0) return;
     int count = 0;
@@ -133,11 +136,13 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
     }
     auto* label = scene.addSimpleText(QStringLiteral("%1 %2 µs").arg(what, QString::number(ii, 'g', 4)), small);
     label->setBrush(pen.color());
-    label->setPos(xOf(first_done) + 4, label_y);
+    label->setData(kTimelineIILabelKey, what);
+    label->setPos(label_x, label_y);
+    label_x += label->boundingRect().width() + 16;
   };
   const double predicted_ii = sched.steady_ii_us > 0 ? sched.steady_ii_us : a.ii.ii_us;
   drawIIs(predicted_ii, QPen(QColor(30, 30, 200), 1.5), kTop - 30, QStringLiteral("predicted II"));
-  drawIIs(a.measured_ii_us, QPen(QColor(200, 30, 30), 1.5, Qt::DashLine), kTop - 18, QStringLiteral("measured II"));
+  drawIIs(a.measured_ii_us, QPen(QColor(200, 30, 30), 1.5, Qt::DashLine), kTop - 30, QStringLiteral("measured II"));
 
   // What no stage explains: the measured interval past the prediction (the kernel II model
   // of isolated costs where there is one), drawn after the first predicted II.

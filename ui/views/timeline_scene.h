@@ -15,6 +15,8 @@ inline constexpr int kTimelineTileKey = 1;   // block item data: tile index
 // The measured interval's remainder that no stage explains (measured II - the kernel II
 // model's, or the schedule's steady II): one hatched bar after the first II, marked true.
 inline constexpr int kTimelineUnexplainedKey = 2;
+// The "predicted II …" / "measured II …" labels carry which II they name under this key.
+inline constexpr int kTimelineIILabelKey = 3;
 
 void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& analysis, double width_px = 1500);
 // Number of stage blocks drawn (for tests).

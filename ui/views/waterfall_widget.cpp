@@ -9,6 +9,23 @@
 
 namespace tilepath::ui {
 
+std::vector<double> waterfallTicks(double lo, double hi, int target) {
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {};
+  const double raw = (hi - lo) / std::max(1, target);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * magnitude;
+  for (double m : {1.0, 2.0, 5.0})
+    if (raw <= m * magnitude) {
+      step = m * magnitude;
+      break;
+    }
+  std::vector<double> ticks;
+  const long first = std::lround(std::floor(lo / step)), last = std::lround(std::ceil(hi / step));
+  // A multiple of step, not a running sum: 0.30000000000000004 would print as such.
+  for (long k = first; k <= last; ++k) ticks.push_back(k * step);
+  return ticks;
+}
+
 WaterfallWidget::WaterfallWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(400, 260); }
 
 void WaterfallWidget::setRow(const std::optional<BreakEvenRow>& row) {
@@ -34,7 +51,8 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
   p.setFont(font());
 
   const int gauge_h = 54;
-  QRect plot(70, 36, width() - 100, height() - 36 - 40 - gauge_h);
+  // The unit sits between the title and the plot, clear of the top tick's label.
+  QRect plot(70, 50, width() - 100, height() - 50 - 40 - gauge_h);
   if (!r.decomposition) {
     p.drawText(plot, Qt::AlignCenter, tr("No decomposition: %1.").arg(qs(r.decomposition_note)));
   } else {
@@ -64,14 +82,16 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
     }
     if (hi - lo < 1e-12) hi = lo + 1;
     const double pad = 0.08 * (hi - lo);
-    lo -= pad;
-    hi += pad;
+    // The axis runs from one round tick to another.
+    const std::vector<double> ticks = waterfallTicks(lo - pad, hi + pad);
+    lo = ticks.front();
+    hi = ticks.back();
     auto yOf = [&](double v) { return plot.bottom() - (v - lo) / (hi - lo) * plot.height(); };
 
     // Axis with zero line.
     p.setPen(QColor(200, 200, 200));
-    for (int i = 0; i <= 4; ++i) {
-      double v = lo + (hi - lo) * i / 4;
+    for (double v : ticks) {
+      if (std::abs(v) < 1e-9 * (hi - lo)) v = 0;  // "0", not "-1.4e-17"
       p.drawLine(plot.left(), int(yOf(v)), plot.right(), int(yOf(v)));
       p.setPen(Qt::darkGray);
       p.drawText(QRect(0, int(yOf(v)) - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
@@ -80,7 +100,7 @@ void WaterfallWidget::paintEvent(QPaintEvent*) {
     }
     p.setPen(QPen(Qt::black, 1.2));
     p.drawLine(plot.left(), int(yOf(0)), plot.right(), int(yOf(0)));
-    p.drawText(QRect(4, plot.top() - 2, 90, 14), Qt::AlignLeft, breakEvenUnitLabel(r));
+    p.drawText(QRect(4, plot.top() - 22, 200, 14), Qt::AlignLeft, breakEvenUnitLabel(r));
 
     const int n = static_cast<int>(std::size(steps));
     const double slot = double(plot.width()) / n;

@@ -4,12 +4,17 @@
 // hidden fraction. Custom painted (each step floats from the running sum).
 
 #include <optional>
+#include <vector>
 
 #include <QWidget>
 
 #include "ui/models/break_even_model.h"
 
 namespace tilepath::ui {
+
+// Axis ticks at round values (multiples of 1, 2 or 5 × 10^k) covering [lo, hi] with
+// about target intervals: the first tick at or below lo, the last at or above hi.
+std::vector<double> waterfallTicks(double lo, double hi, int target = 4);
 
 class WaterfallWidget : public QWidget {
   Q_OBJECT
