@@ -8,7 +8,8 @@ namespace tilepath::ui {
 
 namespace {
 // The CLI's filter flags (--run-id, --kv, --k-path, ...; app/cli/filter_flags.cpp) as keys.
-const char* const kAllowedKeys = "run_id, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status";
+const char* const kAllowedKeys =
+    "run_id, backend, device, kv, k_path, mode, cache, mma, batch, context, head_dim, status";
 
 int toInt(const QString& key, const QString& value) {
   bool ok = false;
