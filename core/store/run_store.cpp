@@ -417,18 +417,27 @@ std::string placeholders(std::size_t n) {
   return s;
 }
 
-std::string measurement_sql(const CaseDetail& d, const std::string& case_term) {
-  std::string sql = "SELECT " + std::string(case_term.empty() ? "case_id, " : "") +
-                    "name, value, unit FROM measurements WHERE 1" + case_term;
-  if (d.measurements) sql += " AND name IN (" + placeholders(d.measurements->size()) + ")";
-  // With a name list a case's rows come in name order (the read index's order).
-  return sql + (d.measurements ? "" : " ORDER BY id");
+// The rows of a child table for one case (case_term " AND case_id = ?") or for every case
+// (case_term "", case_id first), only those whose name_column is in names when there is a list.
+std::string child_rows_sql(const char* columns, const char* table, const char* name_column,
+                           const std::optional<std::vector<std::string>>& names, const std::string& case_term) {
+  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + columns + " FROM " + table +
+                    " WHERE 1" + case_term;
+  if (names) sql += std::string(" AND ") + name_column + " IN (" + placeholders(names->size()) + ")";
+  return sql;
 }
 
-int bind_names(Statement& s, const CaseDetail& d, int first) {
-  if (d.measurements)
-    for (const std::string& n : *d.measurements) s.bind(first++, n);
+// Binds child_rows_sql's name list from parameter `first` on; returns the next parameter.
+int bind_names(Statement& s, const std::optional<std::vector<std::string>>& names, int first) {
+  if (names)
+    for (const std::string& n : *names) s.bind(first++, n);
   return first;
+}
+
+std::string measurement_sql(const CaseDetail& d, const std::string& case_term) {
+  // With a name list a case's rows come in name order (the read index's order).
+  return child_rows_sql("name, value, unit", "measurements", "name", d.measurements, case_term) +
+         (d.measurements ? "" : " ORDER BY id");
 }
 
 std::string prediction_sql(const CaseDetail& d, const std::string& case_term) {
@@ -466,29 +475,12 @@ constexpr const char* kQualityColumns = "metric, value, threshold, passed, distr
 constexpr const char* kArtifactInfoColumns = "name, mime, size, sha256";
 
 std::string quality_sql(const CaseDetail& d, const std::string& case_term) {
-  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kQualityColumns +
-                    " FROM quality WHERE 1" + case_term;
-  if (d.quality_metrics) sql += " AND metric IN (" + placeholders(d.quality_metrics->size()) + ")";
-  return sql + " ORDER BY id";
-}
-
-int bind_quality_metrics(Statement& s, const CaseDetail& d, int first) {
-  if (d.quality_metrics)
-    for (const std::string& m : *d.quality_metrics) s.bind(first++, m);
-  return first;
+  return child_rows_sql(kQualityColumns, "quality", "metric", d.quality_metrics, case_term) + " ORDER BY id";
 }
 
 std::string artifact_info_sql(const CaseDetail& d, const std::string& case_term) {
-  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + kArtifactInfoColumns +
-                    " FROM artifacts WHERE 1" + case_term;
-  if (d.artifact_names) sql += " AND name IN (" + placeholders(d.artifact_names->size()) + ")";
-  return sql + " ORDER BY case_id, id";
-}
-
-int bind_artifact_names(Statement& s, const CaseDetail& d, int first) {
-  if (d.artifact_names)
-    for (const std::string& n : *d.artifact_names) s.bind(first++, n);
-  return first;
+  return child_rows_sql(kArtifactInfoColumns, "artifacts", "name", d.artifact_names, case_term) +
+         " ORDER BY case_id, id";
 }
 
 // Reads the child rows of one case at a time; statements are prepared once so listing
@@ -510,14 +502,14 @@ class ChildRowLoader {
     std::vector<ArtifactInfo> out;
     artifact_infos_.reset();
     artifact_infos_.bind(1, case_id);
-    bind_artifact_names(artifact_infos_, detail_, 2);
+    bind_names(artifact_infos_, detail_.artifact_names, 2);
     while (artifact_infos_.step()) out.push_back(read_artifact_info(artifact_infos_, 0));
     return out;
   }
 
   void load(CaseRecord& rec, bool with_artifacts) {
     measurements_.reset();
-    bind_names(measurements_, detail_, 2);
+    bind_names(measurements_, detail_.measurements, 2);
     measurements_.bind(1, rec.id);
     while (measurements_.step()) read_measurement(measurements_, 0, rec);
 
@@ -534,7 +526,7 @@ class ChildRowLoader {
     if (detail_.quality) {
       quality_.reset();
       quality_.bind(1, rec.id);
-      bind_quality_metrics(quality_, detail_, 2);
+      bind_names(quality_, detail_.quality_metrics, 2);
       while (quality_.step()) read_quality(quality_, 0, rec);
     }
 
@@ -598,7 +590,7 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   // Each pass fills its own member of every summary, so passes may run side by side.
   auto measurements = [&](sqlite3* c) {
     Statement q(c, path, measurement_sql(detail, ""));
-    bind_names(q, detail, 1);
+    bind_names(q, detail.measurements, 1);
     each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
     for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
   };
@@ -616,14 +608,14 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   auto quality_and_artifacts = [&](sqlite3* c) {
     if (detail.quality) {
       Statement q(c, path, quality_sql(detail, ""));
-      bind_quality_metrics(q, detail, 1);
+      bind_names(q, detail.quality_metrics, 1);
       each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
       for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
     }
     if (detail.artifact_infos) {
       // Through artifacts_listing when the file has it (ensure_read_indexes).
       Statement q(c, path, artifact_info_sql(detail, ""));
-      bind_artifact_names(q, detail, 1);
+      bind_names(q, detail.artifact_names, 1);
       each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
     }
   };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cuda/kernels/decode_wgmma.cuh"
+#include "backends/cuda/kernels/kernel_launch.cuh"
 #include "backends/cuda/kernels/variant_table.h"
 
 namespace tilepath::cuda::kernels {
@@ -56,18 +57,9 @@ template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
   if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1)
     return cudaErrorNotSupported;
-  auto* kernel = &decode_wgmma_kernel<T>;
-  static bool smem_limit_raised = false;  // the host serialises plugin calls
-  if (!smem_limit_raised) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-    if (e != cudaSuccess) return e;
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-    if (e != cudaSuccess) return e;
-    smem_limit_raised = true;
-  }
+  static bool smem_limit_raised = false;
   WgmmaParams params{};
-  const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
-  params.base = KernelParams{args, head_chunks, page_shift, 0u};
+  params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
   // The maps depend only on the pools and the shape: encoded again only when those change.
   static CUtensorMap k_map, v_map;
   static DecodeArgs encoded_for{};
@@ -85,26 +77,8 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
   params.v_map = v_map;
 
   const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
-  const dim3 block(T::kThreads);
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = T::kSmemBytes;
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
-  if (const cudaError_t e = cudaLaunchKernelEx(&config, kernel, params); e != cudaSuccess) return e;
-  if (info) {
-    info->func = reinterpret_cast<const void*>(kernel);
-    info->grid = grid;
-    info->block = block;
-    info->smem_dynamic_bytes = T::kSmemBytes;
-    info->tile_tokens = T::kTileTokens;
-  }
-  return cudaGetLastError();
+  return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
+                              smem_limit_raised, stream, info);
 }
 
 template <KOperand KO, VOperand VO, int kD>

@@ -150,21 +150,6 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
 // consumer: q_quant, qk, softmax, v_prep, pv, accum
 // ============================================================================
 
-__device__ __forceinline__ float lds_f32(std::uint32_t addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-}
-__device__ __forceinline__ void sts_f32(std::uint32_t addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-__device__ __forceinline__ void sts_u8(std::uint32_t addr, std::uint32_t v) {
-  asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ void sts_u16(std::uint32_t addr, std::uint32_t v) {
-  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-
 // One query row's part for thread tid of the warpgroup: head tid/16, the D/16 consecutive d
 // from d0 = (tid % 16)·D/16, as floats (bf16 -> f32 is exact), and the head's amax|q| over its
 // 16 threads. Rows of heads past the group are zeros.

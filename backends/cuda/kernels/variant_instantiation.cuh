@@ -9,48 +9,19 @@
 #include <vector>
 
 #include "backends/cuda/kernels/decode_kernel.cuh"
+#include "backends/cuda/kernels/kernel_launch.cuh"
 #include "backends/cuda/kernels/variant_table.h"
 
 namespace tilepath::cuda::kernels {
 
 template <class T>
 cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
-  auto* kernel = &decode_attention_kernel<T>;
-  static bool smem_limit_raised = false;  // the host serialises plugin calls
-  if (!smem_limit_raised) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-    if (e != cudaSuccess) return e;
-    // All of L1 as shared memory, so two ~100 KB rings fit per SM (the default carveout may not).
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-    if (e != cudaSuccess) return e;
-    smem_limit_raised = true;
-  }
   if (args.kv_heads % T::kKvHeadsPerCta != 0) return cudaErrorNotSupported;
+  static bool smem_limit_raised = false;
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
-  const dim3 block(T::kThreads);
-  const int page_shift = (args.page_size & (args.page_size - 1)) == 0 ? __builtin_ctz(args.page_size) : -1;
-  const KernelParams params{args, head_chunks, page_shift, 0u};
-  // Programmatic dependent launch: the CTAs become resident during the previous kernel's
-  // tail (the kernel waits on it before reading or writing anything).
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = T::kSmemBytes;
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
-  if (const cudaError_t e = cudaLaunchKernelEx(&config, kernel, params); e != cudaSuccess) return e;
-  if (info) {
-    info->func = reinterpret_cast<const void*>(kernel);
-    info->grid = grid;
-    info->block = block;
-    info->smem_dynamic_bytes = T::kSmemBytes;
-    info->tile_tokens = T::kCtaTokens;
-  }
-  return cudaGetLastError();
+  const KernelParams params{args, head_chunks, page_shift_of(args.page_size), 0u};
+  return launch_decode_kernel(&decode_attention_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes,
+                              T::kCtaTokens, smem_limit_raised, stream, info);
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1,
