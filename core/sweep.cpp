@@ -62,16 +62,19 @@ struct Explicit {
   bool mode = false;
 };
 
-void parse_base(const json& base, OperatingPoint& op, Explicit& given) {
-  as_object(base, "base", "an object of operating-point fields: " + op_field_names());
-  for (const auto& [key, value] : base.items()) {
+// base, or one entry of points (named by path): operating-point fields over op.
+void parse_point(const json& point, const std::string& path, OperatingPoint& op, Explicit& given) {
+  as_object(point, path, "an object of operating-point fields: " + op_field_names());
+  for (const auto& [key, value] : point.items()) {
     const OpField* f = find_op_field(key);
-    if (f == nullptr) fail("base." + key, "unknown field", op_field_names());
-    f->parse_json(op, value, "base." + key);
+    if (f == nullptr) fail(path + "." + key, "unknown field", op_field_names());
+    f->parse_json(op, value, path + "." + key);
     if (key == "k_path") given.k_path = true;
     if (key == "mode") given.mode = true;
   }
 }
+
+void parse_base(const json& base, OperatingPoint& op, Explicit& given) { parse_point(base, "base", op, given); }
 
 // An axis: a field and either explicit values or "all".
 struct Axis {
@@ -218,7 +221,7 @@ void parse_run_settings(const json& s, RunSettings& settings) {
 }
 
 SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
-  const std::string top_keys = "name, description, backend, settings, base, axes";
+  const std::string top_keys = "name, description, backend, settings, base, points, axes";
   as_object(j, "spec", "a JSON object with " + top_keys);
   SweepSpec spec;
   OperatingPoint base;
@@ -235,14 +238,31 @@ SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
       parse_run_settings(value, spec.settings);
     } else if (key == "base") {
       parse_base(value, base, given);
-    } else if (key != "axes") {
+    } else if (key != "axes" && key != "points") {
       fail(key, "unknown key", top_keys);
     }
   }
+  // points: base variations, each crossed with the axes (base itself when there are none).
+  std::vector<std::pair<OperatingPoint, Explicit>> starts;
+  if (j.contains("points")) {
+    const json& points = j.at("points");
+    if (!points.is_array() || points.empty())
+      fail("points", "expected a non-empty list, got " + describe(points),
+           "a list of objects of operating-point fields, each overriding base");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      OperatingPoint op = base;
+      Explicit point_given = given;
+      parse_point(points[i], "points[" + std::to_string(i) + "]", op, point_given);
+      starts.emplace_back(op, point_given);
+    }
+  } else {
+    starts.emplace_back(base, given);
+  }
   // axes last: their "all" values depend on base.
-  if (j.contains("axes")) axes = parse_axes(j.at("axes"), given);
+  Explicit given_by_axes;
+  if (j.contains("axes")) axes = parse_axes(j.at("axes"), given_by_axes);
   // Counted before expanding (saturating: the product of a few long axes overflows).
-  std::int64_t combinations = 1;
+  std::int64_t combinations = static_cast<std::int64_t>(starts.size());
   for (const Axis& axis : axes) {
     // An "all" axis counts every name of its field (its valid subset depends on the case).
     const auto n = static_cast<std::int64_t>(axis.all ? axis.field->all_names().size() : axis.values.size());
@@ -259,7 +279,13 @@ SweepSpec parse_sweep_spec(const json& j, std::int64_t max_cases) {
          "at most " + std::to_string(max_cases) + " combinations (tilepath sweep --max-cases N raises the limit)");
 
   std::set<std::string> keys;
-  expand(axes, 0, base, given, spec, keys);
+  for (auto& [start, start_given] : starts) {
+    // An axis naming k_path or mode counts for every point.
+    Explicit g = start_given;
+    g.k_path = g.k_path || given_by_axes.k_path;
+    g.mode = g.mode || given_by_axes.mode;
+    expand(axes, 0, start, g, spec, keys);
+  }
   if (spec.cases.empty())
     fail(axes.empty() ? "base" : "axes",
          "no valid operating point (" + std::to_string(spec.skipped_invalid) +

@@ -77,6 +77,12 @@ struct DecodeArgs {
   int num_pages = 0;  // pages in k_pages / v_pages
 };
 
+// A compiled kernel's occupancy and registers.
+struct KernelResources {
+  int ctas_per_sm = 0;
+  int regs_per_thread = 0;
+};
+
 // What was launched for the main kernel (for the case's metadata).
 struct KernelInfo {
   const char* name = "";       // e.g. "decode_k8v8_transform_full_d128"
@@ -107,7 +113,13 @@ int split_tokens_for(int max_len, int splits);
 // 4096, where it measured faster.
 int kv_heads_per_cta_for(const DecodeArgs& args);
 
-// Split-KV count for small batch x long context: enough CTAs to fill sm_count SMs.
-int choose_splits(int batch, int kv_heads, int max_len, int sm_count);
+// The one-kv-head main kernel for these arguments: the CTAs one SM holds at once, as the
+// runtime computes it, and its registers (cudaErrorNotSupported when no such kernel is
+// compiled in).
+cudaError_t main_kernel_resources(const DecodeArgs& args, KernelResources* out);
+
+// Split-KV count: enough CTAs to fill sm_count SMs at the main kernel's own occupancy
+// (core/perf/cuda_kernel_plan.h, choose_splits).
+int choose_splits(const DecodeArgs& args, int max_len, int sm_count);
 
 }  // namespace tilepath::cuda

@@ -149,7 +149,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/!save_tensors, kTileAboveHostBytes, *keys);
   const std::vector<int> lengths(host.lengths.begin(), host.lengths.end());
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
-  const int splits = op.splits > 0 ? op.splits : choose_splits(op.batch, op.kv_heads, max_len, sm_count_);
+  const int splits = op.splits > 0 ? op.splits : choose_splits(decode_shape_args(op, 1), max_len, sm_count_);
   report(0.1, "upload inputs");
   DecodeArgs args;
   inputs_.upload(host, splits, stream_, args);

@@ -103,7 +103,7 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
       p.limiting_stage = s;
     }
 
-  const perf::CudaKernelPlan plan = perf::plan_cuda_kernel(op, sm_count);
+  const perf::CudaKernelPlan plan = perf::plan_cuda_kernel(op, sm_count, std::max(0, rec.kernel.regs_per_thread));
   p.tile_tokens = static_cast<int>(rec.measurement("tile_tokens").value_or(plan.tile_tokens));
   p.ii_per_1k_tokens_us = p.tile_tokens > 0 ? p.ii_us * 1000.0 / p.tile_tokens : NAN;
   const double k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;

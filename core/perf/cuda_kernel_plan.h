@@ -3,7 +3,7 @@
 // kernels (backends/cuda/kernels/decode_traits.cuh), the launcher
 // (backends/cuda/kernels/decode_launch.cu) and the GPU model of our kernels
 // (core/perf/cuda_latency_model.h) share: warps and ring depth per CTA, CTAs per SM,
-// kv heads per CTA, the split-KV count and the tile size.
+// kv heads per CTA, the split-KV count and the tile size, for both matrix instruction families.
 // tests/core/test_cuda_kernel_model.cpp checks the model's plan against what the backend
 // launched for every bundled case. Header-only and dependency-free, so nvcc compiles it
 // into the kernels.
@@ -22,6 +22,8 @@ inline constexpr int kSmemPerBlockFor4PerSm = 56 * 1024;
 inline constexpr int kSmemPerSm = 228 * 1024;
 inline constexpr int kSmemReservedPerBlock = 1024;
 inline constexpr int kMaxThreadsPerSm = 2048;
+inline constexpr int kMaxCtasPerSm = 32;
+inline constexpr int kSmPartitions = 4, kRegistersPerPartition = 16384, kRegisterUnit = 256;
 inline constexpr int kWarpTokens = 32;  // tokens per warp per pipeline tile
 inline constexpr int kHeadsPerCta = 8;  // query heads one CTA holds (the n8 side of PV)
 
@@ -66,28 +68,64 @@ inline int split_tokens_for(int max_len, int splits) {
   return t < 32 ? 32 : t;
 }
 
-// Split-KV count for small batch x long context: enough CTAs to fill sm_count SMs at
-// ~4 CTAs per SM, minimising waves x (tokens per split + ~one warp tile round per split).
-inline int choose_splits(int batch, int kv_heads, int max_len, int sm_count) {
-  constexpr int kCtasPerSmGuess = 4, kMinTokensPerSplit = 256, kMaxSplits = 128;
-  if (batch < 1 || kv_heads < 1 || max_len < 1 || sm_count < 1) return 1;
-  const long long ctas = static_cast<long long>(batch) * kv_heads;
-  const long long slots = static_cast<long long>(sm_count) * kCtasPerSmGuess;
-  if (ctas >= slots) return 1;
+// CTAs per SM that shared memory, threads and (when known, > 0) registers allow, as the
+// runtime's occupancy counts them (tests/gpu check that they agree for every compiled main
+// kernel). Registers are allocated per warp in units of 256 from each of the SM's four
+// 16K-register partitions, so a partition holds whole warps only.
+constexpr int ctas_per_sm_for(int smem_bytes, int threads, int regs_per_thread = 0) {
+  threads = threads < 1 ? 1 : threads;
+  int ctas = kSmemPerSm / (smem_bytes + kSmemReservedPerBlock);
+  if (kMaxThreadsPerSm / threads < ctas) ctas = kMaxThreadsPerSm / threads;
+  if (regs_per_thread > 0) {
+    const int regs_per_warp = (regs_per_thread * 32 + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
+    const int warps = kSmPartitions * (kRegistersPerPartition / regs_per_warp);
+    const int warps_per_cta = (threads + 31) / 32;
+    if (warps / warps_per_cta < ctas) ctas = warps / warps_per_cta;
+  }
+  return ctas < kMaxCtasPerSm ? ctas : kMaxCtasPerSm;
+}
+
+// Split-KV count: `streams` CTAs per split (batch x kv heads x query-head chunks, one kv
+// head per CTA) over sm_count x ctas_per_sm resident slots, ctas_per_sm being the main
+// kernel's occupancy. Minimises waves x (tokens per split + ~one tile round per split), so a
+// grid fills the GPU whatever the kernel's occupancy: a grid smaller than one wave splits
+// until the slots are full, and one a little over a wave splits rather than run a second,
+// mostly empty wave. Splits keep at least 256 tokens (below that the combine and the
+// per-split prologue outweigh the parallelism) and are at most 128.
+inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm) {
+  constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128;
+  constexpr double kPerSplitTokens = 128.0;
+  if (streams < 1 || max_len < 1 || sm_count < 1) return 1;
+  const long long slots = static_cast<long long>(sm_count) * (ctas_per_sm < 1 ? 1 : ctas_per_sm);
   int most = max_len / kMinTokensPerSplit;
   most = most < 1 ? 1 : (most > kMaxSplits ? kMaxSplits : most);
   int best = 1;
   double best_cost = 1e300;
   for (int s = 1; s <= most; ++s) {
-    const long long cta_count = ctas * s;
-    const double waves = static_cast<double>((cta_count + slots - 1) / slots);
-    const double cost = waves * (static_cast<double>(max_len) / s + 128.0);
+    const double waves = static_cast<double>((streams * s + slots - 1) / slots);
+    const double cost = waves * (static_cast<double>(max_len) / s + kPerSplitTokens);
     if (cost < best_cost * 0.999) {
       best_cost = cost;
       best = s;
     }
   }
   return best;
+}
+
+// The wgmma kernels (backends/cuda/kernels/decode_wgmma.cuh, WgmmaTraits): 4 consumer warps
+// and a producer warp, 64-token tiles, one kv head per CTA, a ring of K and V tiles
+// (4 slots at D = 64, else 3), the Q and P operand tiles and a little bookkeeping.
+inline constexpr int kWgmmaTileTokens = 64;
+inline constexpr int kWgmmaConsumerWarps = 4;
+inline constexpr int kWgmmaThreads = 32 * (kWgmmaConsumerWarps + 1);
+constexpr int wgmma_stages(int head_dim) { return head_dim == 64 ? 4 : 3; }
+constexpr int wgmma_smem_bytes(int head_dim, bool q_fp8) {
+  const int stage = 2 * kWgmmaTileTokens * head_dim;  // an E4M3 K tile and V tile
+  const int q_tile = (8 * head_dim * (q_fp8 ? 1 : 2) + 1023) / 1024 * 1024;
+  const int p_tile = 8 * 128;
+  const int row_max = kWgmmaConsumerWarps * 8 * 4, q_scales = 8 * 4, l_sums = kWgmmaConsumerWarps * 8 * 4;
+  const int barriers = 2 * wgmma_stages(head_dim) * 8;
+  return wgmma_stages(head_dim) * stage + q_tile + p_tile + row_max + q_scales + l_sums + barriers + 1024;
 }
 
 // Kv heads one CTA covers (1 or 2). Two kv heads per CTA read the same pages: for K8/V8 at

@@ -22,8 +22,11 @@ long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count) {
-  CudaKernelPlan p;
+namespace {
+
+// The mma.sync kernels (decode_traits.cuh): MMA warps of 32-token tiles per kv head over a
+// ring of raw K/V stages (separate_kv: converter warps and staged 16-bit slots too).
+void plan_mma_sync_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
   const bool separate = op.mode == TransformMode::separate_kv;
   const int d = op.head_dim;
   const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
@@ -37,20 +40,53 @@ CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count) {
   const plan::RingShape shape = plan::choose_ring_shape(raw_stage, staged_per_warp, separate);
   p.mma_warps_per_head = shape.mma_warps;
   p.stages = shape.stages;
-
-  const int max_len = op.max_context();
-  p.splits = op.splits > 0 ? op.splits : plan::choose_splits(op.batch, op.kv_heads, max_len, sm_count);
-  p.split_tokens = plan::split_tokens_for(max_len, p.splits);
-  p.kv_heads_per_cta = plan::kv_heads_per_cta_for(op.kv == KvDtype::k8v8, separate, d, op.kv_heads, p.split_tokens);
-  const int mma_warps = p.mma_warps_per_head * p.kv_heads_per_cta;
+  p.kv_heads_per_cta = kv_heads_per_cta;
+  const int mma_warps = p.mma_warps_per_head * kv_heads_per_cta;
   p.converter_warps = separate ? mma_warps : 0;
   p.threads = 32 * (mma_warps + p.converter_warps);
   p.smem_bytes = mma_warps * (p.stages * raw_stage + staged_per_warp) + (separate ? mma_warps * 2 * 2 * 8 : 0);
   if (restores_bias_in_scores(op)) p.smem_bytes += plan::kWarpTokens * d * 2;  // the k_bias cos/sin table
-  p.ctas_per_sm = std::min(plan::kSmemPerSm / (p.smem_bytes + plan::kSmemReservedPerBlock),
-                           plan::kMaxThreadsPerSm / std::max(1, p.threads));
-  p.head_chunks = static_cast<int>(ceil_div(op.gqa_ratio(), plan::kHeadsPerCta));
   p.tile_tokens = plan::kWarpTokens * p.mma_warps_per_head;
+  p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
+}
+
+// The wgmma kernels (decode_wgmma.cuh): a consumer warpgroup and a producer warp, 64-token
+// tiles, one kv head per CTA.
+void plan_wgmma_cta(const OperatingPoint& op, int regs, CudaKernelPlan& p) {
+  p.mma_warps_per_head = plan::kWgmmaConsumerWarps;
+  p.stages = plan::wgmma_stages(op.head_dim);
+  p.kv_heads_per_cta = 1;
+  p.converter_warps = 0;
+  p.threads = plan::kWgmmaThreads;
+  p.smem_bytes = plan::wgmma_smem_bytes(op.head_dim, op.k_path == KPath::fp8_qk);
+  p.tile_tokens = plan::kWgmmaTileTokens;
+  p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
+}
+
+void plan_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
+  if (op.mma == Mma::wgmma)
+    plan_wgmma_cta(op, regs, p);
+  else
+    plan_mma_sync_cta(op, kv_heads_per_cta, regs, p);
+}
+
+}  // namespace
+
+CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs_per_thread) {
+  CudaKernelPlan p;
+  p.head_chunks = static_cast<int>(ceil_div(op.gqa_ratio(), plan::kHeadsPerCta));
+  // The split count fills the one-kv-head kernel's resident slots; a kernel holding two kv
+  // heads per CTA (chosen once a split is long) keeps the same kv-head streams per SM.
+  plan_cta(op, 1, regs_per_thread, p);
+  const int max_len = op.max_context();
+  const long long streams = static_cast<long long>(op.batch) * op.kv_heads * p.head_chunks;
+  p.splits = op.splits > 0 ? op.splits : plan::choose_splits(streams, max_len, sm_count, p.ctas_per_sm);
+  p.split_tokens = plan::split_tokens_for(max_len, p.splits);
+  const int kv_heads_per_cta =
+      op.mma == Mma::wgmma ? 1
+                           : plan::kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.mode == TransformMode::separate_kv,
+                                                        op.head_dim, op.kv_heads, p.split_tokens);
+  if (kv_heads_per_cta != 1) plan_cta(op, kv_heads_per_cta, regs_per_thread, p);
   p.tiles_per_cta = ceil_div(std::min(max_len, p.split_tokens), p.tile_tokens);
   p.ctas = static_cast<long long>(p.splits) * (op.kv_heads / p.kv_heads_per_cta) * p.head_chunks * op.batch;
   const long long slots = static_cast<long long>(sm_count) * std::max(1, p.ctas_per_sm);
@@ -150,7 +186,7 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   const double mma_flop = 2.0 * kMmaRows * step_tokens * d;  // the m16 tile of a CTA's <= 8 query heads
   // The FP8 MMAs (fp8_qk's QK, k_only's PV): mma_sync e4m3 is lowered to F16 HMMA (plus
   // F2FP conversions of its operands) on sm_90a, so it runs at the 16-bit dense rate; wgmma
-  // issues QGMMA at the FP8 dense rate (model-only: no wgmma kernel was measured).
+  // issues QGMMA at the FP8 dense rate (the fit's coefficients come from mma.sync kernels).
   const char* fp8_path = mx ? "mxf8_mxf8" : op.mma == Mma::wgmma ? "e4m3_e4m3" : "bf16_bf16";
   const double qk = mma_flop / rate(fp8_qk ? fp8_path : "bf16_bf16");
   const double pv = mma_flop / rate(fp8_pv ? fp8_path : "bf16_bf16");

@@ -32,7 +32,10 @@ struct CudaKernelPlan {
   long long tiles_per_cta = 0;
   long long ctas = 0, resident_ctas = 0, waves = 0;
 };
-CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count);
+// regs_per_thread: the registers per thread of the case's main kernel when known (a case
+// records them; the one- and two-kv-head kernels of a variant use about as many), else 0:
+// the occupancy then counts shared memory and threads only.
+CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs_per_thread = 0);
 
 // The fitted coefficients (models/fits/<gpu>.json), each with its source.
 struct CudaKernelFit {

@@ -52,6 +52,36 @@ TEST(SweepSpec, AllPathsAndModesExpandToEveryValidVariant) {
   EXPECT_EQ(spec.skipped_invalid, 0);
 }
 
+TEST(SweepSpec, PointsCrossEachBaseVariationWithTheAxes) {
+  SweepSpec spec = parse_sweep_spec(json::parse(R"({
+    "base": {"q_heads": 32, "kv_heads": 8, "head_dim": 128},
+    "points": [{"head_dim": 64}, {"q_heads": 8, "kv_heads": 1}, {"page_size": 64}],
+    "axes": {"batch": [1, 32], "context": [4096, 32768]}})"));
+  ASSERT_EQ(spec.cases.size(), 3u * 2u * 2u);
+  std::map<std::string, int> per_shape;
+  for (const OperatingPoint& op : spec.cases) {
+    per_shape[std::to_string(op.q_heads) + "/" + std::to_string(op.kv_heads) + " d" + std::to_string(op.head_dim) +
+              " p" + std::to_string(op.page_size)]++;
+  }
+  const std::map<std::string, int> expected = {{"32/8 d64 p16", 4}, {"8/1 d128 p16", 4}, {"32/8 d128 p64", 4}};
+  EXPECT_EQ(per_shape, expected);
+}
+
+TEST(SweepSpec, PointsMustBeAListOfOperatingPointFields) {
+  EXPECT_EQ(field_of_error(json::parse(R"({"points": {"head_dim": 64}})")), "points");
+  EXPECT_EQ(field_of_error(json::parse(R"({"points": []})")), "points");
+  EXPECT_EQ(field_of_error(json::parse(R"({"points": [{"head_dim": 64}, {"warp_count": 2}]})")),
+            "points[1].warp_count");
+  EXPECT_EQ(field_of_error(json::parse(R"({"points": [{"head_dim": "wide"}]})")), "points[0].head_dim");
+  // Within each point the axes' k_path still sets the paths (no default k_path added).
+  SweepSpec spec = parse_sweep_spec(
+      json::parse(R"({"points": [{"kv": "k8v8"}, {"kv": "k16v16"}], "axes": {"k_path": "all", "mode": "all"}})"));
+  std::set<std::string> variants;
+  for (const OperatingPoint& op : spec.cases) variants.insert(op.variant_label());
+  EXPECT_TRUE(variants.count("k8v8/fp8_qk/k_only")) << spec.cases.size();
+  EXPECT_TRUE(variants.count("k16v16/k16/none"));
+}
+
 TEST(SweepSpec, CartesianProductMultipliesAxes) {
   SweepSpec spec = parse_sweep_spec(json::parse(
       R"({"base": {"q_heads": 16, "kv_heads": 4}, "axes": {"kv": ["k8v8", "k16v8"], "batch": [1, 2, 3], "context": [100, 200]}})"));

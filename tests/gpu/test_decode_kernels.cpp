@@ -140,7 +140,7 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   int sm_count = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   const int max_len = *std::max_element(host.lengths.begin(), host.lengths.end());
-  const int splits = op.splits > 0 ? op.splits : choose_splits(op.batch, op.kv_heads, max_len, sm_count);
+  const int splits = op.splits > 0 ? op.splits : choose_splits(decode_shape_args(op, 1), max_len, sm_count);
   ASSERT_GE(splits, 1);
 
   cudaStream_t stream = nullptr;

@@ -53,11 +53,22 @@ cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap*
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// Whether decode_wgmma_kernel<T>'s shared-memory limit has been raised.
+template <class T>
+bool& wgmma_smem_limit_raised() {
+  static bool raised = false;
+  return raised;
+}
+
+template <class T>
+cudaError_t wgmma_resources(KernelResources* out) {
+  return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_smem_limit_raised<T>(), out);
+}
+
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
   if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1)
     return cudaErrorNotSupported;
-  static bool smem_limit_raised = false;
   WgmmaParams params{};
   params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
   // The maps depend only on the pools and the shape: encoded again only when those change.
@@ -78,7 +89,7 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
 
   const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
-                              smem_limit_raised, stream, info);
+                              wgmma_smem_limit_raised<T>(), stream, info);
 }
 
 template <KOperand KO, VOperand VO, int kD>
@@ -94,6 +105,7 @@ VariantEntry wgmma_entry(int k_path, int mode) {
   e.k_repr = TP_KREPR_PLAIN;
   e.launch = &launch_wgmma<WgmmaTraits<KO, VO, kD>>;
   e.mma = kMmaWgmma;
+  e.resources = &wgmma_resources<WgmmaTraits<KO, VO, kD>>;
   return e;
 }
 

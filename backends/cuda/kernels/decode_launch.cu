@@ -189,8 +189,20 @@ int kv_heads_per_cta_for(const DecodeArgs& args) {
 
 int split_tokens_for(int max_len, int splits) { return perf::cuda_plan::split_tokens_for(max_len, splits); }
 
-int choose_splits(int batch, int kv_heads, int max_len, int sm_count) {
-  return perf::cuda_plan::choose_splits(batch, kv_heads, max_len, sm_count);
+cudaError_t main_kernel_resources(const DecodeArgs& args, KernelResources* out) {
+  *out = KernelResources{};
+  const VariantEntry* entry = find_variant(args, Ablation{}, 1);
+  if (!entry || !entry->resources) return cudaErrorNotSupported;
+  return entry->resources(out);
+}
+
+int choose_splits(const DecodeArgs& args, int max_len, int sm_count) {
+  KernelResources kernel;
+  // No kernel for these arguments: the launch refuses the case anyway; one CTA per SM
+  // keeps the count defined.
+  if (main_kernel_resources(args, &kernel) != cudaSuccess) kernel.ctas_per_sm = 1;
+  const long long streams = static_cast<long long>(args.batch) * args.kv_heads * head_chunks_of(args);
+  return perf::cuda_plan::choose_splits(streams, max_len, sm_count, kernel.ctas_per_sm);
 }
 
 }  // namespace tilepath::cuda

@@ -42,13 +42,12 @@ struct WgmmaTraits {
   static constexpr int kKvHeadsPerCta = 1;
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // k_only: PV on E4M3
 
-  static constexpr int kTileTokens = 64;  // M of the QK wgmma
+  static constexpr int kTileTokens = perf::cuda_plan::kWgmmaTileTokens;  // M of the QK wgmma
   // Ring depth: kStages - 1 tiles in flight while one is consumed. 3 at D = 128 keeps a CTA
-  // under 56 KB of shared memory, so 4 CTAs share an SM, as the split policy (choose_splits)
-  // assumes: with 4 stages only 3 fit, and a grid sized for 4 runs a second, mostly empty
-  // wave (docs/perf-notes.md, "wgmma kernels"). 3 at D = 256 (2 CTAs per SM).
-  static constexpr int kStages = kD == 64 ? 4 : 3;
-  static constexpr int kConsumerWarps = 4;
+  // under 56 KB of shared memory, so 4 CTAs share an SM: with 4 stages only 3 fit, and the
+  // 4-slot ring was slower (docs/perf-notes.md, "wgmma kernels"). 3 at D = 256 (2 CTAs per SM).
+  static constexpr int kStages = perf::cuda_plan::wgmma_stages(kD);
+  static constexpr int kConsumerWarps = perf::cuda_plan::kWgmmaConsumerWarps;
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
 
@@ -76,9 +75,9 @@ struct WgmmaTraits {
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
   static_assert(KO == KOperand::fp8_mma || KO == KOperand::fp8_convert, "an E4M3 K cache");
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
-  // + 1 KB of static alignment per CTA: 4 CTAs per SM at D <= 128, 2 at D = 256
-  static_assert(kD == 256 ? kSmemBytes + 1024 <= kSmemPerBlockFor2PerSm : kSmemBytes + 1024 <= kSmemPerBlockFor4PerSm,
-                "the CTAs per SM of the mma.sync kernels' split policy");
+  // The GPU model's launch plan (core/perf/cuda_kernel_plan.h) sizes this kernel the same way.
+  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kQFp8), "the plan's shared memory of this kernel");
+  static_assert(kThreads == perf::cuda_plan::kWgmmaThreads, "the plan's threads of this kernel");
 };
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools

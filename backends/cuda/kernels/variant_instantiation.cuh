@@ -14,14 +14,25 @@
 
 namespace tilepath::cuda::kernels {
 
+// Whether decode_attention_kernel<T>'s shared-memory limit has been raised.
+template <class T>
+bool& main_smem_limit_raised() {
+  static bool raised = false;
+  return raised;
+}
+
 template <class T>
 cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
   if (args.kv_heads % T::kKvHeadsPerCta != 0) return cudaErrorNotSupported;
-  static bool smem_limit_raised = false;
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   const KernelParams params{args, head_chunks, page_shift_of(args.page_size), 0u};
   return launch_decode_kernel(&decode_attention_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes,
-                              T::kCtaTokens, smem_limit_raised, stream, info);
+                              T::kCtaTokens, main_smem_limit_raised<T>(), stream, info);
+}
+
+template <class T>
+cudaError_t main_resources(KernelResources* out) {
+  return kernel_resources(&decode_attention_kernel<T>, T::kThreads, T::kSmemBytes, main_smem_limit_raised<T>(), out);
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1,
@@ -29,8 +40,11 @@ template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kS
 VariantEntry variant_entry(int kv_dtype, int k_path, int mode) {
   using Plain = DecodeTraits<KO, VO, kSep, kD, kAbl, kStage, kKvPerCta>;
   using T = std::conditional_t<kPrebias, PrebiasTraits<Plain>, Plain>;
-  return {kv_dtype,       k_path, mode, kD, kAbl, kStage, kKvPerCta, kPrebias ? TP_KREPR_PREBIAS : TP_KREPR_PLAIN,
-          &launch_main<T>};
+  VariantEntry e{kv_dtype,       k_path, mode,      kD,
+                 kAbl,           kStage, kKvPerCta, kPrebias ? TP_KREPR_PREBIAS : TP_KREPR_PLAIN,
+                 &launch_main<T>};
+  e.resources = &main_resources<T>;
+  return e;
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kStage, int kKvPerCta = 1>

@@ -12,6 +12,8 @@ namespace tilepath::cuda::kernels {
 
 // Launches the main kernel of one variant (combine is launched after it when splits > 1).
 using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info);
+// The main kernel's resident CTAs per SM and registers (kernel_resources in kernel_launch.cuh).
+using ResourcesFn = cudaError_t (*)(KernelResources* out);
 
 struct VariantEntry {
   int kv_dtype;  // enum tp_kv_dtype
@@ -24,6 +26,7 @@ struct VariantEntry {
   int k_repr;  // enum tp_k_repr: plain or prebias (the k_bias stage)
   MainLaunchFn launch;
   int mma = kMmaSync;  // DecodeArgs::mma
+  ResourcesFn resources = nullptr;
 };
 
 void append_k16v16_variants(std::vector<VariantEntry>& out);

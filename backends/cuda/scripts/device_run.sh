@@ -32,7 +32,9 @@
 #                  between cases, committing what it finished (default 420)
 #   SWEEP_RESUME   a database from an earlier call to continue (the sweep skips
 #                  the cases it already holds)
-#   SWEEP_SPEC     spec to run (default data/sweeps/h200-cuda.json)
+#   SWEEP_SPEC     spec(s) to run, space separated, in order into one database (default
+#                  data/sweeps/h200-cuda.json; README.md, "The bundled database", lists the
+#                  specs of data/h200-sweep.sqlite)
 #   PEERS_SECONDS  limit for bench/peers.py (default 180)
 #   PREBIAS_BENCH_SECONDS, PREBIAS_SECONDS  limits of the prebias step's two sweeps (200, 300;
 #                  a limit of 0 skips that sweep)
@@ -95,10 +97,17 @@ run_tests() {
 run_sweep() {
   step sweep
   if [ -n "${SWEEP_RESUME:-}" ] && [ -f "$SWEEP_RESUME" ]; then cp "$SWEEP_RESUME" "$DB"; fi
-  timeout --signal=INT --kill-after=60 "${SWEEP_SECONDS:-420}" \
-    "$TILEPATH" sweep "${SWEEP_SPEC:-data/sweeps/h200-cuda.json}" --backend cuda --db "$DB" >"$LOGS/sweep.log" 2>&1
-  echo "sweep exit $?"
-  tail -n 5 "$LOGS/sweep.log"
+  # The specs in order into one database (a case already there is skipped), sharing the
+  # time limit: each gets what the ones before it left.
+  local deadline=$(($(date +%s) + ${SWEEP_SECONDS:-420})) spec left
+  for spec in ${SWEEP_SPEC:-data/sweeps/h200-cuda.json}; do
+    left=$((deadline - $(date +%s)))
+    if [ "$left" -le 5 ]; then echo "sweep: no time left for $spec"; break; fi
+    timeout --signal=INT --kill-after=60 "$left" \
+      "$TILEPATH" sweep "$spec" --backend cuda --db "$DB" >>"$LOGS/sweep.log" 2>&1
+    echo "sweep $spec exit $?"
+    tail -n 2 "$LOGS/sweep.log"
+  done
   # One self-contained file (no -wal/-shm beside it) to bring back.
   python3 - "$DB" <<'PY'
 import sqlite3, sys

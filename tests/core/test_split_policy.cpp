@@ -1,0 +1,83 @@
+// The split-KV policy (core/perf/cuda_kernel_plan.h, choose_splits): the grid fills the
+// GPU's resident CTA slots at the kernel's own occupancy, whatever the batch x kv heads.
+#include <gtest/gtest.h>
+
+#include "core/perf/cuda_kernel_plan.h"
+
+using namespace tilepath::perf::cuda_plan;
+
+namespace {
+constexpr int kH200Sms = 132;
+constexpr int kSplitsCap = 128, kMinTokens = 256;
+}  // namespace
+
+TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
+  for (int ctas_per_sm : {1, 2, 4, 6, 8})
+    for (long long streams : {1LL, 8LL, 16LL, 32LL, 64LL, 128LL, 256LL, 512LL}) {
+      const long long slots = static_cast<long long>(kH200Sms) * ctas_per_sm;
+      if (streams >= slots) continue;
+      const int s = choose_splits(streams, 65536, kH200Sms, ctas_per_sm);
+      SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM");
+      // One wave, at least 3/4 of the slots busy (or the most splits there may be).
+      EXPECT_LE(streams * s, slots);
+      if (s < kSplitsCap) EXPECT_GE(streams * s * 4, slots * 3);
+    }
+}
+
+TEST(SplitPolicy, TheKernelsOccupancySetsHowManySplitsFillTheGpu) {
+  // B = 16 x 8 kv heads at 32k tokens: 4 CTAs per SM take 4 splits (512 of 528 slots),
+  // a kernel that fits 2 per SM only 2 (256 of 264): a second wave would cost a whole split.
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 4), 4);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 2), 2);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 1), 1);
+  EXPECT_GT(choose_splits(128, 32768, kH200Sms, 8), 4);
+}
+
+TEST(SplitPolicy, AGridJustOverOneWaveSplitsRatherThanRunAnEmptySecondWave) {
+  // 600 streams on 528 slots: unsplit, a second wave of 72 CTAs takes as long as the first.
+  const int s = choose_splits(600, 32768, kH200Sms, 4);
+  EXPECT_GT(s, 1);
+  const long long slots = 4LL * kH200Sms;
+  const long long ctas = 600LL * s;
+  const double last_wave_fill = static_cast<double>(ctas - (ctas - 1) / slots * slots) / slots;
+  EXPECT_GE(last_wave_fill, 0.5);
+}
+
+TEST(SplitPolicy, FullWavesStayUnsplit) {
+  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 4), 1);    // B = 64 x 8: 512 of 528 slots
+  EXPECT_EQ(choose_splits(1024, 65536, kH200Sms, 4), 1);  // B = 128 x 8: two even waves
+  EXPECT_EQ(choose_splits(2048, 65536, kH200Sms, 4), 1);  // B = 64 x 32 kv heads
+}
+
+TEST(SplitPolicy, SplitsKeepTheirMinimumLengthAndCap) {
+  for (int len : {1, 255, 256, 1024, 4096, 65536}) {
+    const int s = choose_splits(1, len, kH200Sms, 4);
+    EXPECT_GE(s, 1);
+    EXPECT_LE(s, kSplitsCap);
+    if (s > 1) EXPECT_GE(len / s, kMinTokens - 1) << len;
+  }
+  EXPECT_EQ(choose_splits(1, 32768, kH200Sms, 4), kSplitsCap);  // B = 1, one kv head
+  EXPECT_EQ(choose_splits(0, 32768, kH200Sms, 4), 1);
+  EXPECT_EQ(choose_splits(8, 32768, 0, 4), 1);
+}
+
+TEST(SplitPolicy, RegistersLimitCtasPerSmByWholeWarpsPerPartition) {
+  // The D = 64 mma.sync kernels (2 warps, 24 KB): shared memory allows 9 CTAs; at 108 registers
+  // a 16K-register partition holds 4 warps (3584 registers each), 16 per SM: 8 CTAs, as the
+  // H200's runtime reported (occupancy 0.25); at 88 registers 5 warps per partition: 9.
+  EXPECT_EQ(ctas_per_sm_for(24576, 64), 9);
+  EXPECT_EQ(ctas_per_sm_for(24576, 64, 108), 8);
+  EXPECT_EQ(ctas_per_sm_for(24576, 64, 88), 9);
+  EXPECT_EQ(ctas_per_sm_for(49152, 32, 255), 4);  // D = 256, one warp: shared memory binds
+}
+
+TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
+  EXPECT_EQ(ctas_per_sm_for(49152, 64), 4);  // the K8/V8 ring at D = 128: 48 KB + 1 KB reserved
+  EXPECT_EQ(ctas_per_sm_for(98304, 128), 2);
+  EXPECT_EQ(ctas_per_sm_for(229504, 256), 1);
+  EXPECT_EQ(ctas_per_sm_for(1024, 1024), 2);  // threads
+  EXPECT_EQ(ctas_per_sm_for(0, 32), 32);      // the SM's block limit
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, true), kWgmmaThreads), 4);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, true), kWgmmaThreads), 6);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(256, false), kWgmmaThreads), 2);
+}
