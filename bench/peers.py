@@ -1,19 +1,30 @@
 #!/usr/bin/env python3
-"""Issue 5 peers benchmark, run on the GPU machine (backends/cuda/scripts/device_run.sh peers).
+"""Issues 5 and 18 peers benchmark, run on the GPU machine (backends/cuda/scripts/device_run.sh peers).
 
-For each shape (Hq/Hk = 32/8, D = 128, page 16, HBM-cold) it measures, in one run:
+For each shape (page 16, HBM-cold; B, S, Hq/Hk and D per row, SHAPES below) it measures, in one run:
   * tilepath's CUDA kernels through the CLI (`tilepath run --json --no-ablations`):
-    every K8/V8 path and mode (the best is reported), K16/V8 (best mode) and K16/V16,
-    and the read bandwidth of the project's streaming read kernel (same process);
+    every K8/V8 path, mode and matrix instruction family (`--mma mma_sync|wgmma`; the
+    fastest is reported, and `variant` names it; a case the backend refuses is skipped),
+    K16/V8 (best mode) and K16/V16, and the read bandwidth of the project's streaming read
+    kernel (same process);
+  * for the B=1 and few-kv-head rows, `paged_bound_us`: the split-read + merge bound of
+    the shape's K8/V8 bytes (bench/paged_read_bound.cu, its split_read_merge median), run
+    just before that row's tilepath cases (null, with a note, without --paged-read-bound or
+    when the binary fails, e.g. for a shape it does not compile in);
   * torch.nn.functional.scaled_dot_product_attention on the same shapes in BF16
     with the cuDNN and the flash backends (contiguous K/V, GQA);
   * the unfused FP8 path a user would write today: E4M3 K/V with per-head scales,
     dequantized to BF16, then SDPA (cuDNN, else the default backend).
-Peers are timed with CUDA events, median of 30 after warm-up, with L2 flushed
+Peers are timed with CUDA events, median of --repeats (30) after warm-up, with L2 flushed
 (a read of a buffer of 4x L2) before every timed launch.
-Writes a JSON list of rows (issue 5's format) to --out.
+Writes a JSON list of rows (issue 5's format, plus `variant` and `paged_bound_us`) to --out
+after every row, so a time limit keeps the rows already measured.
+
+Each row runs 13 tilepath processes and the torch peers; --shapes runs a subset, e.g.
+  --shapes 1,32768,8,1,128 32,32768,8,1,128
 """
 import argparse
+from collections import namedtuple
 import json
 import statistics
 import subprocess
@@ -21,20 +32,56 @@ import sys
 import tempfile
 
 from tilepath_names import (CACHE_HBM_COLD, KPATH_FP8_QK, KPATH_K16, KPATH_TRANSFORM, KV_K8V8, KV_K16V8,
-                            KV_K16V16, MODE_FULL, MODE_K_ONLY, MODE_NONE, MODE_SEPARATE_KV)  # bench/, beside this script
-
-SHAPES = [(64, 4096), (16, 32768), (128, 2048), (1, 32768), (4, 65536)]
-HQ, HK, D, PAGE = 32, 8, 128, 16
-K8V8_VARIANTS = [(path, mode) for path in (KPATH_TRANSFORM, KPATH_FP8_QK)
-                 for mode in (MODE_FULL, MODE_K_ONLY, MODE_SEPARATE_KV)]
-K16V8_VARIANTS = [(KPATH_K16, MODE_FULL), (KPATH_K16, MODE_SEPARATE_KV)]
+                            KV_K16V16, MMA_MMA_SYNC, MMA_WGMMA, MODE_FULL, MODE_K_ONLY, MODE_NONE,
+                            MODE_SEPARATE_KV)  # bench/, beside this script
 
 
-def tilepath_case(tilepath, db, batch, context, kv, k_path, mode):
+# One row's shape; spec() is how --shapes and paged_read_bound's --shape spell it.
+Shape = namedtuple("Shape", "batch context q_heads kv_heads head_dim")
+Shape.spec = lambda s: ",".join(map(str, s))
+
+SHAPES = [
+    # issue 5: Hq/Hk 32/8, D = 128
+    Shape(64, 4096, 32, 8, 128), Shape(16, 32768, 32, 8, 128), Shape(128, 2048, 32, 8, 128),
+    Shape(1, 32768, 32, 8, 128), Shape(4, 65536, 32, 8, 128),
+    # issue 18: other head dims and head counts at B=64, S=4096 (targets against their byte floors) ...
+    Shape(64, 4096, 32, 8, 64), Shape(64, 4096, 32, 8, 256), Shape(64, 4096, 32, 32, 128),
+    Shape(64, 4096, 64, 8, 128),
+    # ... and one kv head at S=32768 (targets against the paged split-read + merge bound)
+    Shape(1, 32768, 8, 1, 128), Shape(32, 32768, 8, 1, 128),
+]
+PAGE = 16
+# (k_path, mode, mma): every K8/V8 variant; the wgmma kernels exist for full and k_only.
+K8V8_VARIANTS = ([(path, mode, MMA_MMA_SYNC) for path in (KPATH_TRANSFORM, KPATH_FP8_QK)
+                  for mode in (MODE_FULL, MODE_K_ONLY, MODE_SEPARATE_KV)] +
+                 [(path, mode, MMA_WGMMA) for path in (KPATH_TRANSFORM, KPATH_FP8_QK)
+                  for mode in (MODE_FULL, MODE_K_ONLY)])
+K16V8_VARIANTS = [(KPATH_K16, MODE_FULL, MMA_MMA_SYNC), (KPATH_K16, MODE_SEPARATE_KV, MMA_MMA_SYNC)]
+PAGED_BOUND_READER = "split_read_merge"  # paged_read_bound's row with the plugin's structure
+PAGED_BOUND_TIMEOUT_S = 120
+
+
+def variant_label(kv, k_path, mode, mma):
+    """The variant as OperatingPoint::variant_label spells it (mma_sync, the default, unnamed)."""
+    label = f"{kv}/{k_path}"
+    if mode != MODE_NONE:
+        label += f"/{mode}"
+    if mma != MMA_MMA_SYNC:
+        label += f"/{mma}"
+    return label
+
+
+def wants_paged_bound(shape):
+    """The rows whose targets are set against the paged split-read + merge bound: B=1, few kv heads."""
+    return shape.batch == 1 or shape.kv_heads <= 2
+
+
+def tilepath_case(tilepath, db, shape, kv, k_path, mode, mma, repeats):
+    """The measurements of one `tilepath run`, or None (printed why) when it failed or was refused."""
     cmd = [tilepath, "run", "--backend", "cuda", "--db", db, "--json", "--no-ablations", "--cache", CACHE_HBM_COLD,
-           "--batch", str(batch), "--context", str(context), "--q-heads", str(HQ), "--kv-heads", str(HK),
-           "--head-dim", str(D), "--page-size", str(PAGE), "--kv", kv, "--k-path", k_path, "--mode", mode,
-           "--repeats", "30"]
+           "--batch", str(shape.batch), "--context", str(shape.context), "--q-heads", str(shape.q_heads),
+           "--kv-heads", str(shape.kv_heads), "--head-dim", str(shape.head_dim), "--page-size", str(PAGE),
+           "--kv", kv, "--k-path", k_path, "--mode", mode, "--mma", mma, "--repeats", str(repeats)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     try:
         rec = json.loads(proc.stdout)
@@ -42,30 +89,60 @@ def tilepath_case(tilepath, db, batch, context, kv, k_path, mode):
         print("tilepath failed:", " ".join(cmd), proc.stdout[-500:], proc.stderr[-500:], file=sys.stderr)
         return None
     if rec.get("status") != "ok":
-        print("tilepath case not ok:", kv, k_path, mode, rec.get("message"), file=sys.stderr)
+        print("tilepath case not ok:", variant_label(kv, k_path, mode, mma), shape.spec(), rec.get("message"),
+              file=sys.stderr)
         return None
     return rec["measurements"]
 
 
-def best(measurements):
-    ok = [m for m in measurements if m and m.get("latency_us")]
-    return min(ok, key=lambda m: m["latency_us"]) if ok else None
+def best_variant(tilepath, db, shape, kv, variants, repeats):
+    """(variant label, measurements) of the fastest of `variants` that ran, or (None, None)."""
+    runs = [(variant_label(kv, *v), tilepath_case(tilepath, db, shape, kv, *v, repeats)) for v in variants]
+    ok = [(label, m) for label, m in runs if m and m.get("latency_us")]
+    return min(ok, key=lambda r: r[1]["latency_us"]) if ok else (None, None)
 
 
-def torch_peers(batch, context):
+def paged_bound(binary, shape, repeats):
+    """(split_read_merge median us, None) of one run of bench/paged_read_bound at `shape`: the
+    paged split-read + merge bound of its K8/V8 bytes; or (None, why) when it cannot be had."""
+    if not binary:
+        return None, "paged_bound_us: no --paged-read-bound binary given"
+    if shape.head_dim != 128 or PAGE != 16:
+        return None, f"paged_bound_us: paged_read_bound reads D=128 with 16-token pages only ({shape.spec()})"
+    cmd = [binary, str(max(5, repeats)), "--shape", f"{shape.batch},{shape.context},{shape.q_heads},{shape.kv_heads}"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PAGED_BOUND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"paged_bound_us: {' '.join(cmd)} ran past {PAGED_BOUND_TIMEOUT_S} s"
+    except OSError as e:
+        return None, f"paged_bound_us: {' '.join(cmd)}: {e}"
+    try:
+        result = json.loads(proc.stdout)
+        row = next(r for r in result["rows"] if r["name"] == PAGED_BOUND_READER)
+    except (ValueError, KeyError, TypeError, StopIteration):
+        return None, f"paged_bound_us: {' '.join(cmd)} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
+    sh = result.get("shape", {})
+    print(f"paged_read_bound {shape.spec()}: {PAGED_BOUND_READER} {row['median_us']:.3f} us "
+          f"({sh.get('splits')} splits of {sh.get('split_tokens')} tokens; the plugin's on this GPU: "
+          f"{sh.get('plugin_splits')} of {sh.get('plugin_split_tokens')})", flush=True)
+    return row["median_us"], None
+
+
+def torch_peers(shape, repeats):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    batch, context, hq, hk, d = shape
     dev = torch.device("cuda")
     g = torch.Generator(device=dev).manual_seed(1234 + batch)
-    q = torch.randn(batch, HQ, 1, D, device=dev, dtype=torch.bfloat16, generator=g)
-    k = torch.randn(batch, HK, context, D, device=dev, dtype=torch.bfloat16, generator=g)
-    v = torch.randn(batch, HK, context, D, device=dev, dtype=torch.bfloat16, generator=g)
+    q = torch.randn(batch, hq, 1, d, device=dev, dtype=torch.bfloat16, generator=g)
+    k = torch.randn(batch, hk, context, d, device=dev, dtype=torch.bfloat16, generator=g)
+    v = torch.randn(batch, hk, context, d, device=dev, dtype=torch.bfloat16, generator=g)
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size
     flush_buf = torch.empty(4 * l2 // 4, dtype=torch.float32, device=dev).fill_(1.0)
 
-    def time_cold(fn, warmup=5, repeats=30):
+    def time_cold(fn, warmup=5):
         for _ in range(warmup):
             fn()
         samples = []
@@ -114,34 +191,66 @@ def torch_peers(batch, context):
     return out
 
 
+def parse_shape(text):
+    """B,S,Hq,Hk,D (Hq,Hk,D default to 32,8,128) -> Shape."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not 2 <= len(values) <= 5 or min(values, default=0) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected B,S[,Hq,Hk[,D]] (positive integers), e.g. 1,32768,8,1,128")
+    return Shape(*(values + [32, 8, 128][len(values) - 2:]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tilepath", required=True, help="path to the tilepath CLI")
     ap.add_argument("--out", required=True, help="output JSON file")
+    ap.add_argument("--paged-read-bound", metavar="PATH",
+                    help="bench/paged_read_bound built for this GPU: paged_bound_us of the B=1 and few-kv-head rows")
+    ap.add_argument("--shapes", nargs="+", type=parse_shape, metavar="B,S,Hq,Hk,D", default=SHAPES,
+                    help="the rows to run, in this order (default: all of SHAPES: " +
+                         " ".join(s.spec() for s in SHAPES) + ")")
+    ap.add_argument("--repeats", type=int, default=30,
+                    help="timed launches per tilepath case, torch peer and paged bound (default 30; the bound "
+                         "takes at least 5)")
     args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/peers.sqlite"
-        for batch, context in SHAPES:
-            k8v8 = best([tilepath_case(args.tilepath, db, batch, context, KV_K8V8, p, m) for p, m in K8V8_VARIANTS])
-            k16v8 = best([tilepath_case(args.tilepath, db, batch, context, KV_K16V8, p, m) for p, m in K16V8_VARIANTS])
-            k16v16 = tilepath_case(args.tilepath, db, batch, context, KV_K16V16, KPATH_K16, MODE_NONE)
+        for shape in args.shapes:
+            batch, context, hq, hk, d = shape
+            notes, bound_us = [], None
+            if wants_paged_bound(shape):  # first: the same call's bound, before the row's cases
+                bound_us, note = paged_bound(args.paged_read_bound, shape, args.repeats)
+                notes += [note] if note else []
+            variant, k8v8 = best_variant(args.tilepath, db, shape, KV_K8V8, K8V8_VARIANTS, args.repeats)
+            _, k16v8 = best_variant(args.tilepath, db, shape, KV_K16V8, K16V8_VARIANTS, args.repeats)
+            k16v16 = tilepath_case(args.tilepath, db, shape, KV_K16V16, KPATH_K16, MODE_NONE, MMA_MMA_SYNC,
+                                   args.repeats)
             ref = k8v8 or k16v16 or {}
             bw = ref.get("read_bandwidth_gbps")
-            row = {"batch": batch, "context": context, "q_heads": HQ, "kv_heads": HK, "head_dim": D, "page_size": PAGE,
+            row = {"batch": batch, "context": context, "q_heads": hq, "kv_heads": hk, "head_dim": d, "page_size": PAGE,
                    "floor_k8v8_us": (k8v8["bytes_moved"] / (bw * 1e3)) if (k8v8 and bw) else None,
                    "floor_k16v16_us": (k16v16["bytes_moved"] / (bw * 1e3)) if (k16v16 and bw) else None,
                    "tilepath_k8v8_us": k8v8["latency_us"] if k8v8 else None,
+                   "variant": variant,  # the K8/V8 variant of tilepath_k8v8_us
                    "tilepath_k16v8_us": k16v8["latency_us"] if k16v8 else None,
                    "tilepath_k16v16_us": k16v16["latency_us"] if k16v16 else None,
                    # the read kernel over the K8/V8 case's bytes, same cold timing: a perfect stream
                    "stream_k8v8_us": k8v8.get("stream_same_bytes_us") if k8v8 else None,
                    "read_bandwidth_gbps": bw}
+            if wants_paged_bound(shape):
+                row["paged_bound_us"] = bound_us
             try:
-                row.update(torch_peers(batch, context))
+                row.update(torch_peers(shape, args.repeats))
             except Exception as e:
                 row.update({"cudnn_us": None, "flash_us": None, "unfused_fp8_us": None,
                             "notes": [f"torch peers failed: {type(e).__name__}: {str(e)[:300]}"]})
+            if notes:
+                row["notes"] = notes + row.get("notes", [])
             print(json.dumps(row), flush=True)
             rows.append(row)
             with open(args.out, "w") as f:  # after every shape: a time limit keeps what was measured

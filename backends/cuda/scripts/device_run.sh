@@ -14,7 +14,13 @@
 #           rate, achieved occupancy, stalls per reason, shared-memory bank conflicts,
 #           instructions per pipe; each CSV is kept in logs and attached
 #           (`tilepath attach --ncu-csv`) to the matching case of the sweep database
-#   peers   bench/peers.py (issue 5), if present
+#   peers   bench/peers.py (issues 5 and 18), if present; with BUILD/bin/paged_read_bound
+#           (bench/paged_read_bound.cu, which this script does not build: build it on the build
+#           machine, from the repository root, into the build folder that is carried here:
+#             nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. \
+#               -o build-device/bin/paged_read_bound bench/paged_read_bound.cu \
+#               backends/cuda/read_bandwidth.cu backends/cuda/event_timer.cpp backends/cuda/l2_flush.cpp)
+#           the B=1 and few-kv-head rows also get the paged split-read + merge bound of their shape
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck on one small
 #           case of every kernel family (split-KV + combine, two kv heads per CTA,
 #           separate_kv, ragged lengths, D=64/256); each tool's summary line per case
@@ -35,7 +41,11 @@
 #   SWEEP_SPEC     spec(s) to run, space separated, in order into one database (default
 #                  data/sweeps/h200-cuda.json; README.md, "The bundled database", lists the
 #                  specs of data/h200-sweep.sqlite)
-#   PEERS_SECONDS  limit for bench/peers.py (default 180)
+#   PEERS_SECONDS  limit for bench/peers.py (default 540: 180 s was the limit for 5 rows of 9
+#                  tilepath processes; the 11 rows of 13 take about three times as many). The rows
+#                  already done are kept when it runs out
+#   PEERS_SHAPES   the rows of bench/peers.py to run, as its --shapes takes them (space-separated
+#                  B,S,Hq,Hk,D; default: all), to split the list over calls
 #   PREBIAS_BENCH_SECONDS, PREBIAS_SECONDS  limits of the prebias step's two sweeps (200, 300;
 #                  a limit of 0 skips that sweep)
 #   PREBIAS_RESUME a prebias database from an earlier call to continue
@@ -156,7 +166,13 @@ run_ncu() {
 run_peers() {
   step peers
   if [ -f bench/peers.py ]; then
-    PYTHONUNBUFFERED=1 timeout "${PEERS_SECONDS:-180}" python3 bench/peers.py --tilepath "$TILEPATH" --out "$OUT/h200-peers.json" >"$LOGS/peers.log" 2>&1 || status=1
+    local extra=()
+    local bound=$ROOT/$BUILD/bin/paged_read_bound
+    if [ -x "$bound" ]; then extra+=(--paged-read-bound "$bound"); else echo "no $bound: paged_bound_us will be null"; fi
+    # shellcheck disable=SC2206
+    [ -n "${PEERS_SHAPES:-}" ] && extra+=(--shapes $PEERS_SHAPES)
+    PYTHONUNBUFFERED=1 timeout "${PEERS_SECONDS:-540}" python3 bench/peers.py --tilepath "$TILEPATH" \
+      --out "$OUT/h200-peers.json" "${extra[@]}" >"$LOGS/peers.log" 2>&1 || status=1
     tail -n 20 "$LOGS/peers.log"
   fi
 }
