@@ -87,29 +87,19 @@ constexpr int ctas_per_sm_for(int smem_bytes, int threads, int regs_per_thread =
 
 // Split-KV count: `streams` CTAs per split (batch x kv heads x query-head chunks, one kv
 // head per CTA) over sm_count x ctas_per_sm resident slots, ctas_per_sm being the main
-// kernel's occupancy. Minimises waves x (tokens per split + ~one tile round per split), so a
-// grid fills the GPU whatever the kernel's occupancy: a grid smaller than one wave splits
-// until the slots are full, and one a little over a wave splits rather than run a second,
-// mostly empty wave. Splits keep at least 256 tokens (below that the combine and the
+// kernel's occupancy. A grid smaller than one wave splits until the slots are full, whatever
+// the kernel's occupancy, and stays one wave; a grid of a wave or more stays unsplit (B = 64,
+// S = 4096: two waves of half splits measured 14% slower than one wave, docs/perf-notes.md
+// "Split-KV policy"). Splits keep at least 256 tokens (below that the combine and the
 // per-split prologue outweigh the parallelism) and are at most 128.
 inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm) {
   constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128;
-  constexpr double kPerSplitTokens = 128.0;
   if (streams < 1 || max_len < 1 || sm_count < 1) return 1;
   const long long slots = static_cast<long long>(sm_count) * (ctas_per_sm < 1 ? 1 : ctas_per_sm);
-  int most = max_len / kMinTokensPerSplit;
+  const long long fill = slots / streams;
+  long long most = max_len / kMinTokensPerSplit;
   most = most < 1 ? 1 : (most > kMaxSplits ? kMaxSplits : most);
-  int best = 1;
-  double best_cost = 1e300;
-  for (int s = 1; s <= most; ++s) {
-    const double waves = static_cast<double>((streams * s + slots - 1) / slots);
-    const double cost = waves * (static_cast<double>(max_len) / s + kPerSplitTokens);
-    if (cost < best_cost * 0.999) {
-      best_cost = cost;
-      best = s;
-    }
-  }
-  return best;
+  return static_cast<int>(fill < 1 ? 1 : (fill < most ? fill : most));
 }
 
 // The wgmma kernels (backends/cuda/kernels/decode_wgmma.cuh, WgmmaTraits): 4 consumer warps

@@ -18,9 +18,9 @@ TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
       if (streams >= slots) continue;
       const int s = choose_splits(streams, 65536, kH200Sms, ctas_per_sm);
       SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM");
-      // One wave, at least 3/4 of the slots busy (or the most splits there may be).
+      // One wave, and one split more would not fit in it (or the most splits there may be).
       EXPECT_LE(streams * s, slots);
-      if (s < kSplitsCap) EXPECT_GE(streams * s * 4, slots * 3);
+      if (s < kSplitsCap) EXPECT_GT(streams * (s + 1), slots);
     }
 }
 
@@ -33,20 +33,12 @@ TEST(SplitPolicy, TheKernelsOccupancySetsHowManySplitsFillTheGpu) {
   EXPECT_GT(choose_splits(128, 32768, kH200Sms, 8), 4);
 }
 
-TEST(SplitPolicy, AGridJustOverOneWaveSplitsRatherThanRunAnEmptySecondWave) {
-  // 600 streams on 528 slots: unsplit, a second wave of 72 CTAs takes as long as the first.
-  const int s = choose_splits(600, 32768, kH200Sms, 4);
-  EXPECT_GT(s, 1);
-  const long long slots = 4LL * kH200Sms;
-  const long long ctas = 600LL * s;
-  const double last_wave_fill = static_cast<double>(ctas - (ctas - 1) / slots * slots) / slots;
-  EXPECT_GE(last_wave_fill, 0.5);
-}
-
-TEST(SplitPolicy, FullWavesStayUnsplit) {
+TEST(SplitPolicy, AWaveOrMoreStaysUnsplit) {
   EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 4), 1);    // B = 64 x 8: 512 of 528 slots
+  EXPECT_EQ(choose_splits(600, 65536, kH200Sms, 4), 1);   // a little over a wave
   EXPECT_EQ(choose_splits(1024, 65536, kH200Sms, 4), 1);  // B = 128 x 8: two even waves
   EXPECT_EQ(choose_splits(2048, 65536, kH200Sms, 4), 1);  // B = 64 x 32 kv heads
+  EXPECT_EQ(choose_splits(200, 65536, kH200Sms, 1), 1);   // separate_kv: one CTA per SM
 }
 
 TEST(SplitPolicy, SplitsKeepTheirMinimumLengthAndCap) {
