@@ -86,16 +86,22 @@ constexpr int ctas_per_sm_for(int smem_bytes, int threads, int regs_per_thread =
 }
 
 // Split-KV count: `streams` CTAs per split (batch x kv heads x query-head chunks, one kv
-// head per CTA) over sm_count x ctas_per_sm resident slots, ctas_per_sm being the main
-// kernel's occupancy. A grid smaller than one wave splits until the slots are full, whatever
-// the kernel's occupancy, and stays one wave; a grid of a wave or more stays unsplit (B = 64,
-// S = 4096: two waves of half splits measured 14% slower than one wave, docs/perf-notes.md
-// "Split-KV policy"). Splits keep at least 256 tokens (below that the combine and the
+// head per CTA) over sm_count x min(ctas_per_sm, 4) slots, ctas_per_sm being the main
+// kernel's occupancy. A grid smaller than one wave of those slots splits until they are full
+// and stays one wave; a grid of a wave or more stays unsplit (B = 64, S = 4096: two waves of
+// half splits measured 14% slower than one wave, docs/perf-notes.md "Split-KV policy").
+// A kernel that fits fewer than 4 CTAs per SM (K16/V16, separate_kv, wgmma at D = 256) gets
+// the grid of its own occupancy (separate_kv 3-27% faster than a grid sized for 4 per SM);
+// one that fits more (D = 64) is not split past 4 kv-head streams per SM, where four already
+// bring the bytes HBM can deliver (D = 64, B = 64, S = 4096: 2 splits at 8 per SM 112 us
+// against 84 unsplit). Splits keep at least 256 tokens (below that the combine and the
 // per-split prologue outweigh the parallelism) and are at most 128.
 inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm) {
-  constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128;
+  constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128, kMaxFilledCtasPerSm = 4;
   if (streams < 1 || max_len < 1 || sm_count < 1) return 1;
-  const long long slots = static_cast<long long>(sm_count) * (ctas_per_sm < 1 ? 1 : ctas_per_sm);
+  const int filled_per_sm =
+      ctas_per_sm < 1 ? 1 : (ctas_per_sm > kMaxFilledCtasPerSm ? kMaxFilledCtasPerSm : ctas_per_sm);
+  const long long slots = static_cast<long long>(sm_count) * filled_per_sm;
   const long long fill = slots / streams;
   long long most = max_len / kMinTokensPerSplit;
   most = most < 1 ? 1 : (most > kMaxSplits ? kMaxSplits : most);

@@ -28,6 +28,8 @@
 #           $OUT/prebias-vs-plain.sqlite, then data/sweeps/h200-prebias.json (post-RoPE
 #           prebias K8/V8 on Qwen-like keys, the cases merged into the bundled database)
 #           into $OUT/h200-prebias.sqlite; a CSV report of each in logs
+#   mma-stalls  ncu's CSV of K8/V8 fp8_qk/k_only on mma.sync and on wgmma at one shape
+#           (STALLS_SHAPE="B S", default "16 32768"), cold: where the time goes in each
 #   breakdown  per-kernel GPU durations (ncu gpu__time_duration, kernels serialised) of
 #           whole decode steps at the split-KV shapes and B=64, S=4096, next to the
 #           event-timed step: how much of a step is the main kernel, the combine and
@@ -279,8 +281,27 @@ run_breakdown() {
   done
 }
 
+# The same K8/V8 variant on both matrix instruction families at one shape (default B=16,
+# S=32768, cold: where wgmma is furthest behind mma.sync), ncu's CSV of each main kernel:
+# stalls per reason, instructions per pipe, DRAM bytes, L2 hit rate, occupancy.
+run_mma_stalls() {
+  step mma-stalls
+  if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
+  local shape=${STALLS_SHAPE:-"16 32768"}
+  set -- $shape
+  for mma in mma_sync wgmma; do
+    local report="$LOGS/stalls-k8v8-fp8_qk-k_only-$mma-b$1-s$2.csv"
+    timeout 180 ncu --clock-control none --csv --page raw --print-units base --metrics "$NCU_CSV_METRICS" \
+        --kernel-name regex:'decode_attention_kernel|decode_wgmma_kernel' --launch-count 1 \
+        "$TILEPATH" run --backend cuda --db /tmp/stalls.sqlite --kv k8v8 --k-path fp8_qk --mode k_only --mma "$mma" \
+        --batch "$1" --context "$2" --cache hbm_cold --repeats 1 --warmup 0 --no-ablations >"$report" 2>&1
+    echo "ncu $mma B=$1 S=$2: $(grep -c '^"[0-9]' "$report") launch row(s)"
+  done
+}
+
 for s in "$@"; do
   case "$s" in
+    mma-stalls) run_mma_stalls ;;
     sanity) run_sanity ;;
     tests) run_tests ;;
     sweep) run_sweep ;;
@@ -289,7 +310,7 @@ for s in "$@"; do
     sanitize) run_sanitize ;;
     breakdown) run_breakdown ;;
     prebias) run_prebias ;;
-    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown, prebias)"; status=2 ;;
+    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown, prebias, mma-stalls)"; status=2 ;;
   esac
 done
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
