@@ -291,10 +291,12 @@ run_mma_stalls() {
   set -- $shape
   for mma in mma_sync wgmma; do
     local report="$LOGS/stalls-k8v8-fp8_qk-k_only-$mma-b$1-s$2.csv"
+    local op=(--kv k8v8 --k-path fp8_qk --mode k_only --mma "$mma" --batch "$1" --context "$2" --q-heads 32
+              --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold)
     timeout 180 ncu --clock-control none --csv --page raw --print-units base --metrics "$NCU_CSV_METRICS" \
         --kernel-name regex:'decode_attention_kernel|decode_wgmma_kernel' --launch-count 1 \
-        "$TILEPATH" run --backend cuda --db /tmp/stalls.sqlite --kv k8v8 --k-path fp8_qk --mode k_only --mma "$mma" \
-        --batch "$1" --context "$2" --cache hbm_cold --repeats 1 --warmup 0 --no-ablations >"$report" 2>&1
+        "$TILEPATH" run --backend cuda --db /tmp/stalls.sqlite "${op[@]}" --repeats 1 --warmup 0 --no-ablations \
+        >"$report" 2>&1
     echo "ncu $mma B=$1 S=$2: $(grep -c '^"[0-9]' "$report") launch row(s)"
   done
 }
