@@ -21,6 +21,7 @@
 #include "ui/database_session.h"
 #include "ui/models/case_comparison_model.h"
 #include "ui/models/cases_model.h"
+#include "ui/qt_text.h"
 #include "ui/views/profiler_panel.h"
 #include "ui/views/runs_view.h"
 
@@ -29,26 +30,28 @@ using namespace tilepath::ui;
 
 namespace {
 
-// Does the sort arrow of the header's indicator section point up? Compares the ink in the
-// upper and the lower half of the arrow's rectangle: a ▲ has its wide end below.
+// Does the sort arrow of the header's indicator section point up? The arrow sits at the
+// section's right end: a ▲ is wider in its lowest row of ink than in its highest.
 bool sortArrowPointsUp(QHeaderView* header) {
   QImage image(header->size(), QImage::Format_ARGB32);
   image.fill(Qt::white);
   header->render(&image);
   const int section = header->sortIndicatorSection();
-  QStyleOptionHeader option;
-  option.initFrom(header);
-  option.rect = QRect(header->sectionViewportPosition(section), 0, header->sectionSize(section), header->height());
-  option.section = section;
-  option.sortIndicator = QStyleOptionHeader::SortDown;
-  const QRect arrow = header->style()->subElementRect(QStyle::SE_HeaderArrow, &option, header);
-  int upper = 0, lower = 0;
-  const int middle = arrow.center().y();
-  for (int y = arrow.top(); y <= arrow.bottom(); ++y)
-    for (int x = arrow.left(); x <= arrow.right(); ++x)
-      if (image.rect().contains(x, y) && QColor(image.pixel(x, y)).lightness() < 160) (y < middle ? upper : lower)++;
-  if (upper + lower == 0) qWarning("no arrow ink in %d,%d %dx%d", arrow.x(), arrow.y(), arrow.width(), arrow.height());
-  return lower > upper;
+  const int right = header->sectionViewportPosition(section) + header->sectionSize(section) - 2;
+  auto inkInRow = [&](int y) {
+    int ink = 0;
+    for (int x = right - 16; x < right; ++x)
+      if (QColor(image.pixel(x, y)).lightness() < 160) ++ink;
+    return ink;
+  };
+  int top = -1, bottom = -1;
+  for (int y = 2; y < image.height() - 2; ++y)
+    if (inkInRow(y) > 0) {
+      if (top < 0) top = y;
+      bottom = y;
+    }
+  if (top < 0) qWarning("no arrow ink at the right end of section %d", section);
+  return top >= 0 && inkInRow(bottom) > inkInRow(top);
 }
 
 QColor foreground(const QModelIndex& index) { return index.data(Qt::ForegroundRole).value<QBrush>().color(); }

@@ -46,7 +46,7 @@ class TestWaterfallWidget : public QObject {
     QTest::addColumn<double>("noise");
     // The bundled H200 sweep's B=64 S=4096 cold row: a zero step, a small one, a large fall.
     QTest::newRow("h200 fp8_qk") << 0.0 << 0.539 << 15.8 << 0.9;
-    QTest::newRow("rise then fall") << 15.0 << -14.0 << 0.5 << NAN;
+    QTest::newRow("rise then fall") << 15.0 << -14.0 << 0.5 << double(NAN);
     QTest::newRow("all rises") << 3.0 << 2.0 << -1.0 << 0.2;
     QTest::newRow("tiny") << 1e-4 << -2e-4 << 3e-4 << 1e-3;
     QTest::newRow("zero") << 0.0 << 0.0 << 0.0 << 0.0;
@@ -63,7 +63,7 @@ class TestWaterfallWidget : public QObject {
     row.op.context = 4096;
     row.k8v8_variant = "k8v8/fp8_qk/k_only";
     row.unit = "us_per_1k_tokens";
-    row.decomposition = BreakEven{};
+    row.decomposition = tilepath::BreakEven{};
     row.decomposition->unhidden_k8_prep_us = prep;
     row.decomposition->pipeline_penalty_us = penalty;
     row.decomposition->extra_k16_hbm_us = extra_hbm;
@@ -72,8 +72,13 @@ class TestWaterfallWidget : public QObject {
     row.v_hidden_fraction = 0.5;
     QFont large;
     large.setPointSizeF(large.pointSizeF() * 1.5);
-    for (const QFont& font : {QFont(), large}) {
-      for (const QSize size : {QSize(400, 260), QSize(700, 360), QSize(1150, 240), QSize(1150, 500)}) {
+    // The widget's minimum (400×260) and the sizes the break-even view gives it; a 1.5×
+    // font where there is room for its lines.
+    const std::pair<QFont, QSize> cases[] = {{QFont(), QSize(400, 260)},  {QFont(), QSize(700, 360)},
+                                             {QFont(), QSize(1150, 240)}, {QFont(), QSize(1150, 500)},
+                                             {large, QSize(700, 360)},    {large, QSize(1150, 500)}};
+    for (const auto& [font, size] : cases) {
+      {
         const WaterfallLayout l = layoutWaterfall(row, size, font);
         const std::vector<const WaterfallLayout::Text*> texts = l.texts();
         QCOMPARE(l.value_labels.size(), std::size_t(4));

@@ -165,7 +165,7 @@ QVariant BreakEvenModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
   // Every number column names its unit: the decomposition is per 1k KV tokens (a row whose
-  // cases did not report their tile size says "/tile" in its cells). Two-line headers: the
+  // cases did not report their tile size says "/tile" in its cells). Headers of two or three lines: the
   // table fits its width at 1440×900 with the operating-point dock open.
   static const char* names[ColumnCount] = {"Backend",
                                            "Shape",
@@ -175,9 +175,9 @@ QVariant BreakEvenModel::headerData(int section, Qt::Orientation orientation, in
                                            "T K8/V8\n(µs)",
                                            "Δ II\n(µs/1k tok)",
                                            "Noise\n(µs/1k tok)",
-                                           "Unhidden K8 prep\n(µs/1k tok)",
-                                           "Pipeline penalty\n(µs/1k tok)",
-                                           "Extra K16 HBM\n(µs/1k tok)",
+                                           "Unhidden\nK8 prep\n(µs/1k tok)",
+                                           "Pipeline\npenalty\n(µs/1k tok)",
+                                           "Extra\nK16 HBM\n(µs/1k tok)",
                                            "V hidden\n(fraction 0–1)"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
