@@ -19,7 +19,9 @@ QString csvField(QString s) {
 QString modelToCsv(const QAbstractItemModel& model) {
   QString out;
   QStringList fields;
-  for (int c = 0; c < model.columnCount(); ++c) fields << csvField(model.headerData(c, Qt::Horizontal).toString());
+  // A header's line break is layout (two-line table headers), not part of the name.
+  for (int c = 0; c < model.columnCount(); ++c)
+    fields << csvField(model.headerData(c, Qt::Horizontal).toString().replace(QLatin1Char('\n'), QLatin1Char(' ')));
   out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
   for (int r = 0; r < model.rowCount(); ++r) {
     fields.clear();

@@ -115,7 +115,7 @@ class TestModels : public QObject {
     // CSV of what is visible: a header plus one line per visible row.
     QString csv = modelToCsv(proxy);
     QCOMPARE(csv.count(QLatin1Char('\n')), proxy.rowCount() + 1);
-    QVERIFY(csv.startsWith(QStringLiteral("Case,Run,Backend")));
+    QVERIFY(csv.startsWith(QStringLiteral("Case,kv,K path,Mode,B,S,Cache,Latency (µs),Floor frac.")));
   }
 
   void comparisonModel() {
@@ -128,8 +128,8 @@ class TestModels : public QObject {
     int row = model.rowOf(QStringLiteral("Measurements"), QStringLiteral("latency_us"));
     QVERIFY(row >= 0);
     const double expected = *b.measurement("latency_us") - *a.measurement("latency_us");
-    QCOMPARE(model.index(row, CaseComparisonModel::Delta).data().toString().toDouble(),
-             QString::number(expected, 'g', 6).toDouble());
+    QCOMPARE(model.index(row, CaseComparisonModel::Difference).data(CaseComparisonModel::ValueRole).toDouble(),
+             expected);
     // k_prep exists only in the K8 case: A is empty, B has the cost.
     int prep = model.rowOf(QStringLiteral("Stage costs (µs/tile)"), QStringLiteral("k_prep (isolated)"));
     QVERIFY(prep >= 0);

@@ -127,8 +127,19 @@ QVariant CasesModel::data(const QModelIndex& index, int role) const {
       if (index.column() == GateRelL2 && analysis::gate_passed(c.record) == false) return QBrush(QColor(180, 30, 30));
       return {};
     case Qt::TextAlignmentRole:
-      if (index.column() >= Batch && index.column() != Status && index.column() != Kernel)
-        return int(Qt::AlignRight | Qt::AlignVCenter);
+      switch (index.column()) {
+        case Batch:
+        case Context:
+        case LatencyUs:
+        case FloorFraction:
+        case TileIntervalUs:
+        case QHeads:
+        case KvHeads:
+        case HeadDim:
+        case GateRelL2:
+        case KernelCheckRelL2:
+          return int(Qt::AlignRight | Qt::AlignVCenter);
+      }
       return {};
   }
   return {};
@@ -138,12 +149,9 @@ QVariant CasesModel::headerData(int section, Qt::Orientation orientation, int ro
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
   static const char* names[ColumnCount] = {
-      "Case",         "Run",          "Backend",     "Device",
-      "kv",           "K path",       "Mode",        "K repr",
-      "MMA",          "Cache",        "B",           "S",
-      "Hq",           "Hk",           "D",           "Status",
-      "Latency (µs)", "Tile II (µs)", "Floor frac.", "Check rel L2",
-      "Gate rel L2",  "Kernel",
+      "Case",        "kv",           "K path", "Mode",    "B",      "S",      "Cache", "Latency (µs)",
+      "Floor frac.", "Tile II (µs)", "Status", "K repr",  "MMA",    "Hq",     "Hk",    "D",
+      "Gate rel L2", "Check rel L2", "Run",    "Backend", "Device", "Kernel",
   };
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }

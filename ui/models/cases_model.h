@@ -17,28 +17,29 @@ namespace tilepath::ui {
 class CasesModel : public QAbstractTableModel {
   Q_OBJECT
  public:
+  // What a case is and how fast it ran first; where it ran and the kernel's name last.
   enum Column {
     Id,
-    Run,
-    Backend,
-    Device,
     Kv,
     KPath,
     Mode,
-    KRepr,
-    Mma,  // the matrix instruction family
-    Cache,
     Batch,
     Context,
+    Cache,
+    LatencyUs,
+    FloorFraction,
+    TileIntervalUs,
+    Status,
+    KRepr,
+    Mma,  // the matrix instruction family
     QHeads,
     KvHeads,
     HeadDim,
-    Status,
-    LatencyUs,
-    TileIntervalUs,
-    FloorFraction,
-    KernelCheckRelL2,  // the kernel against an emulation of its own arithmetic
     GateRelL2,         // the gate on the case's own inputs, against full precision
+    KernelCheckRelL2,  // the kernel against an emulation of its own arithmetic
+    Run,
+    Backend,
+    Device,
     Kernel,
     ColumnCount
   };

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "ui/models/break_even_model.h"
+#include "ui/views/sort_arrow_style.h"
 #include "ui/views/waterfall_widget.h"
 
 namespace tilepath::ui {
@@ -23,13 +24,20 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   proxy_->setSortRole(BreakEvenModel::SortRole);
   table_ = new QTableView;
   table_->setModel(proxy_);
+  useOrderPointingSortArrows(table_->horizontalHeader());
   table_->setSortingEnabled(true);
+  // A real initial order, so the header's indicator says what the rows show.
+  table_->sortByColumn(BreakEvenModel::Shape, Qt::AscendingOrder);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
   // Compact rows: a sweep's shapes fit above the waterfall without scrolling.
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setStretchLastSection(true);
+  // The numbers keep their width; the variant column takes what is left (elided when
+  // narrow), so the table fits its width without scrolling sideways.
+  table_->horizontalHeader()->setStretchLastSection(false);
+  table_->horizontalHeader()->setSectionResizeMode(BreakEvenModel::K8V8Variant, QHeaderView::Stretch);
+  table_->setTextElideMode(Qt::ElideMiddle);
   waterfall_ = new WaterfallWidget;
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showSelected(); });
 

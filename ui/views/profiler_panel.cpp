@@ -4,10 +4,15 @@
 #include <cmath>
 
 #include <QDialog>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QFileDialog>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTableWidget>
@@ -27,7 +32,10 @@ int group_of(const std::string& name) {
   return 4;
 }
 
-bool looks_like_text(const std::vector<std::uint8_t>& data) {
+bool looks_like_text(const Artifact& a) {
+  const std::string& mime = a.mime;
+  if (mime.rfind("text/", 0) == 0 || mime == "application/json" || mime == "application/csv") return true;
+  const std::vector<std::uint8_t>& data = a.data;
   const std::size_t n = std::min<std::size_t>(data.size(), 4096);
   for (std::size_t i = 0; i < n; ++i)
     if (data[i] == 0) return false;
@@ -45,18 +53,37 @@ ProfilerPanel::ProfilerPanel(QWidget* parent) : QWidget(parent) {
   metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   artifacts_ = new QListWidget;
   artifacts_->setMaximumHeight(90);
-  open_ = new QPushButton(tr("Open"));
-  open_->setEnabled(false);
-  connect(artifacts_, &QListWidget::currentRowChanged, this, [this](int row) { open_->setEnabled(row >= 0); });
-  connect(artifacts_, &QListWidget::itemDoubleClicked, this, [this] { openSelectedArtifact(); });
-  connect(open_, &QPushButton::clicked, this, [this] { openSelectedArtifact(); });
+  view_ = new QPushButton(tr("View"));
+  view_->setToolTip(tr("Show a text file (report, CSV, JSON) read-only"));
+  view_->setEnabled(false);
+  save_ = new QPushButton(tr("Save as…"));
+  save_->setToolTip(tr("Write the file's bytes as stored"));
+  save_->setEnabled(false);
+  connect(artifacts_, &QListWidget::currentRowChanged, this, [this] {
+    const QString name = selectedArtifactName();
+    view_->setEnabled(isTextArtifact(name));
+    save_->setEnabled(!name.isEmpty());
+  });
+  // A double click views a text file and offers to save any other.
+  connect(artifacts_, &QListWidget::itemDoubleClicked, this, [this] {
+    if (isTextArtifact(selectedArtifactName()))
+      viewSelectedArtifact();
+    else
+      saveSelectedArtifact();
+  });
+  connect(view_, &QPushButton::clicked, this, [this] { viewSelectedArtifact(); });
+  connect(save_, &QPushButton::clicked, this, [this] { saveSelectedArtifact(); });
+  auto* buttons = new QHBoxLayout;
+  buttons->addStretch(1);
+  buttons->addWidget(view_);
+  buttons->addWidget(save_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(title_);
   layout->addWidget(metrics_, 1);
   layout->addWidget(new QLabel(tr("Files kept with the case (raw reports, kernel metadata)")));
   layout->addWidget(artifacts_);
-  layout->addWidget(open_, 0, Qt::AlignRight);
+  layout->addLayout(buttons);
 }
 
 void ProfilerPanel::setCase(const CaseRecord& rec) {
@@ -77,6 +104,8 @@ void ProfilerPanel::setCase(const CaseRecord& rec) {
   }
   metrics_->resizeColumnsToContents();
   artifacts_->clear();
+  view_->setEnabled(false);
+  save_->setEnabled(false);
   for (const Artifact& a : rec.artifacts)
     artifacts_->addItem(QStringLiteral("%1  (%2, %3 B)").arg(qs(a.name), qs(a.mime)).arg(a.data.size()));
   if (rec.id == 0)
@@ -89,22 +118,33 @@ void ProfilerPanel::setCase(const CaseRecord& rec) {
     title_->setText(tr("<b>Profiler</b> — case %1: %2 ncu measurements").arg(rec.id).arg(ncu.size()));
 }
 
-QString ProfilerPanel::artifactText(const QString& name) const {
-  for (const Artifact& a : rec_.artifacts) {
-    if (qs(a.name) != name) continue;
-    if (!looks_like_text(a.data))
-      return tr("%1 is binary (%2, %3 bytes): `tilepath export` or the database holds its bytes")
-          .arg(name, qs(a.mime))
-          .arg(a.data.size());
-    return QString::fromUtf8(reinterpret_cast<const char*>(a.data.data()), static_cast<int>(a.data.size()));
-  }
-  return QString();
+const Artifact* ProfilerPanel::artifact(const QString& name) const {
+  for (const Artifact& a : rec_.artifacts)
+    if (qs(a.name) == name) return &a;
+  return nullptr;
 }
 
-void ProfilerPanel::openSelectedArtifact() {
+QString ProfilerPanel::selectedArtifactName() const {
   const int row = artifacts_->currentRow();
-  if (row < 0 || row >= static_cast<int>(rec_.artifacts.size())) return;
-  const QString name = qs(rec_.artifacts[static_cast<std::size_t>(row)].name);
+  if (row < 0 || row >= static_cast<int>(rec_.artifacts.size())) return {};
+  return qs(rec_.artifacts[static_cast<std::size_t>(row)].name);
+}
+
+bool ProfilerPanel::isTextArtifact(const QString& name) const {
+  const Artifact* a = artifact(name);
+  return a && looks_like_text(*a);
+}
+
+QString ProfilerPanel::artifactText(const QString& name) const {
+  const Artifact* a = artifact(name);
+  if (!a) return QString();
+  if (!looks_like_text(*a))
+    return tr("%1 is binary (%2, %3 bytes): Save as… writes its bytes").arg(name, qs(a->mime)).arg(a->data.size());
+  return QString::fromUtf8(reinterpret_cast<const char*>(a->data.data()), static_cast<qsizetype>(a->data.size()));
+}
+
+QDialog* ProfilerPanel::viewArtifact(const QString& name) {
+  if (!isTextArtifact(name)) return nullptr;
   auto* dialog = new QDialog(this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->setWindowTitle(tr("%1 — case %2").arg(name).arg(rec_.id));
@@ -112,10 +152,46 @@ void ProfilerPanel::openSelectedArtifact() {
   text->setReadOnly(true);
   text->setLineWrapMode(QPlainTextEdit::NoWrap);
   text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+  QPushButton* save = buttons->addButton(tr("Save as…"), QDialogButtonBox::ActionRole);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
+  connect(save, &QPushButton::clicked, dialog, [this, name] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save %1").arg(name), name);
+    QString error;
+    if (!path.isEmpty() && !saveArtifact(name, path, &error)) QMessageBox::warning(this, tr("Save"), error);
+  });
   auto* layout = new QVBoxLayout(dialog);
   layout->addWidget(text);
+  layout->addWidget(buttons);
   dialog->resize(900, 600);
   dialog->show();
+  return dialog;
+}
+
+bool ProfilerPanel::saveArtifact(const QString& name, const QString& path, QString* error) const {
+  const Artifact* a = artifact(name);
+  if (!a) {
+    if (error) *error = tr("case %1 has no file %2").arg(rec_.id).arg(name);
+    return false;
+  }
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      file.write(reinterpret_cast<const char*>(a->data.data()), static_cast<qint64>(a->data.size())) !=
+          static_cast<qint64>(a->data.size())) {
+    if (error) *error = tr("%1: cannot write (%2)").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+void ProfilerPanel::viewSelectedArtifact() { viewArtifact(selectedArtifactName()); }
+
+void ProfilerPanel::saveSelectedArtifact() {
+  const QString name = selectedArtifactName();
+  if (name.isEmpty()) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save %1 of case %2").arg(name).arg(rec_.id), name);
+  QString error;
+  if (!path.isEmpty() && !saveArtifact(name, path, &error)) QMessageBox::warning(this, tr("Save"), error);
 }
 
 }  // namespace tilepath::ui

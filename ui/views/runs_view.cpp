@@ -18,6 +18,7 @@
 #include "ui/models/runs_model.h"
 #include "ui/qt_text.h"
 #include "ui/views/profiler_panel.h"
+#include "ui/views/sort_arrow_style.h"
 
 namespace tilepath::ui {
 
@@ -71,6 +72,7 @@ namespace {
 QTableView* makeTable(QAbstractItemModel* model, bool sortable) {
   auto* t = new QTableView;
   t->setModel(model);
+  if (sortable) useOrderPointingSortArrows(t->horizontalHeader());
   t->setSortingEnabled(sortable);
   t->setSelectionBehavior(QAbstractItemView::SelectRows);
   t->verticalHeader()->hide();
@@ -97,9 +99,19 @@ RunsView::RunsView(DatabaseSession* session, QWidget* parent) : QWidget(parent),
   runs_table_->setSelectionMode(QAbstractItemView::SingleSelection);
   cases_table_ = makeTable(cases_proxy_, true);
   cases_table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  // The initial order is a real sort, so the header's indicator says what the rows show.
+  runs_table_->sortByColumn(RunsModel::Id, Qt::AscendingOrder);
+  cases_table_->sortByColumn(CasesModel::Id, Qt::AscendingOrder);
   comparison_table_ = makeTable(comparison_model_, false);
   comparison_table_->setSelectionMode(QAbstractItemView::NoSelection);
-  comparison_table_->setColumnHidden(CaseComparisonModel::Section, true);  // field names say it; saves width
+  // Field names and the differences keep their width; A and B share the rest, long texts
+  // (kernel names, hashes) elided, so the numbers stay in view without scrolling sideways.
+  QHeaderView* compare_header = comparison_table_->horizontalHeader();
+  compare_header->setStretchLastSection(false);
+  compare_header->setSectionResizeMode(QHeaderView::ResizeToContents);
+  compare_header->setSectionResizeMode(CaseComparisonModel::CaseA, QHeaderView::Stretch);
+  compare_header->setSectionResizeMode(CaseComparisonModel::CaseB, QHeaderView::Stretch);
+  comparison_table_->setTextElideMode(Qt::ElideMiddle);
 
   filter_ = new QLineEdit;
   filter_->setPlaceholderText(
@@ -189,6 +201,9 @@ void RunsView::updateCounts() {
 }
 
 void RunsView::reload() {
+  // The compared cases may be gone or changed in what was reloaded: the panes start empty.
+  comparison_model_->clear();
+  profiler_->setCase(CaseRecord{});
   runs_model_->setRuns(session_->runs(), session_->cases());
   cases_model_->setSharedCases(session_->sharedCases());
   runs_table_->resizeColumnsToContents();
@@ -223,7 +238,6 @@ void RunsView::onCaseSelectionChanged() {
   if (rows.size() >= 1) a = session_->loadCase(rows[0].data(CasesModel::CaseIdRole).toLongLong());
   if (rows.size() >= 2) b = session_->loadCase(rows[1].data(CasesModel::CaseIdRole).toLongLong());
   comparison_model_->setCases(a, b);
-  comparison_table_->resizeColumnsToContents();
   profiler_->setCase(rows.isEmpty() ? CaseRecord{}
                                     : session_->loadCase(rows[0].data(CasesModel::CaseIdRole).toLongLong(),
                                                          /*withArtifacts=*/true));

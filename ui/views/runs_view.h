@@ -1,6 +1,7 @@
 #pragma once
 // Runs view: runs table, cases table (filter + sort through a proxy), a side-by-side
-// comparison of the two selected cases and the profiler panel of the first.
+// comparison of the two selected cases (fields × A, B, B − A, B / A) and the profiler panel
+// of the first, with the files kept with it. A reload empties the comparison and the panel.
 
 #include <optional>
 
@@ -31,6 +32,7 @@ class RunsView : public QWidget {
   CaseComparisonModel* comparisonModel() const { return comparison_model_; }
   QTableView* casesTable() const { return cases_table_; }
   QTableView* runsTable() const { return runs_table_; }
+  QTableView* comparisonTable() const { return comparison_table_; }
   ProfilerPanel* profilerPanel() const { return profiler_; }
   // The cases table as the user sees it (filtered, sorted), e.g. for CSV export.
   const QAbstractItemModel* visibleCases() const;
