@@ -304,13 +304,13 @@ void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
 }
 
 void ChartsView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
-  latency_model_->setSharedCases(cases);
-  floor_model_->setSharedCases(std::move(cases));
+  // The models get the cases with their query (requery): one pass each over 100k cases.
+  cases_ = std::move(cases);
   updating_ = true;
   const QString previous = backend_->currentText();
   backend_->clear();
   backend_->addItem(tr("all"), QString());
-  for (const QString& b : latency_model_->backends()) backend_->addItem(b, b);
+  for (const QString& b : sweepBackends(*cases_)) backend_->addItem(b, b);
   // Prefer a GPU backend's data when present: it is what the charts are for.
   int keep = backend_chosen_ ? backend_->findText(previous) : -1;
   if (keep < 0) {
@@ -328,14 +328,17 @@ void ChartsView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> 
 void ChartsView::refillFilters() {
   updating_ = true;
   const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
-  const QString backend = backend_->currentData().toString();
-  latency_model_->setQuery(axis, SweepMetric::latency_us, -1, backend);
+  const std::map<int, int> counts = sweepHeldValueCounts(*cases_, axis, backend_->currentData().toString());
   const int previous = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   fixed_->clear();
-  for (int v : latency_model_->fixedValues()) fixed_->addItem(QString::number(v), v);
+  int most_common = -1, most = 0;
+  for (const auto& [value, count] : counts) {
+    fixed_->addItem(QString::number(value), value);
+    if (count > most) most = count, most_common = value;
+  }
   int keep = followed_ ? fixed_->findData(axis == SweepAxis::context ? followed_->batch : followed_->context) : -1;
   if (keep < 0) keep = fixed_->findData(previous);
-  if (keep < 0) keep = fixed_->findData(latency_model_->fixedValue());
+  if (keep < 0) keep = fixed_->findData(most_common);
   fixed_->setCurrentIndex(std::max(0, keep));
   fixed_label_->setText(axis == SweepAxis::context ? tr("batch =") : tr("context ="));
   updating_ = false;
@@ -345,8 +348,9 @@ void ChartsView::requery() {
   const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
   const int fixed = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   const QString backend = backend_->currentData().toString();
-  latency_model_->setQuery(axis, SweepMetric::latency_us, fixed, backend);
-  floor_model_->setQuery(axis, static_cast<SweepMetric>(lower_metric_->currentData().toInt()), fixed, backend);
+  latency_model_->setSharedCases(cases_, axis, SweepMetric::latency_us, fixed, backend);
+  floor_model_->setSharedCases(cases_, axis, static_cast<SweepMetric>(lower_metric_->currentData().toInt()), fixed,
+                               backend);
   rebuildChart(latency_chart_, latency_whiskers_, *latency_model_, tr("latency (µs)"), true);
   rebuildChart(floor_chart_, floor_whiskers_, *floor_model_, lower_metric_->currentText(), false);
   rebuildLegend();

@@ -63,6 +63,7 @@ class ChartsView : public QWidget, public ExportableView {
   void followOperatingPoint(const tilepath::OperatingPoint& op);
 
  private:
+  std::shared_ptr<const std::vector<CaseSummary>> cases_ = std::make_shared<const std::vector<CaseSummary>>();
   SweepSeriesModel *latency_model_, *floor_model_;
   QChart *latency_chart_, *floor_chart_;
   QChartView *latency_view_, *floor_view_;

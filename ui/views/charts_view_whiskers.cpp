@@ -23,12 +23,12 @@ ChartWhiskers::ChartWhiskers(QChart* chart) : QGraphicsObject(chart), chart_(cha
 void ChartWhiskers::setWhiskers(QXYSeries* series, std::vector<Whisker> whiskers) {
   std::erase_if(whiskers, [](const Whisker& w) { return !std::isfinite(w.low) || !std::isfinite(w.high); });
   std::erase_if(entries_, [series](const SeriesWhiskers& e) { return e.series == series; });
+  disconnect(series, nullptr, this, nullptr);
   if (!whiskers.empty()) {
     entries_.push_back({series, std::move(whiskers)});
     // Hiding a series (the legend) hides its whiskers; a series deleted with the chart's
     // rebuild takes its whiskers along.
-    connect(
-        series, &QXYSeries::visibleChanged, this, [this] { update(); }, Qt::UniqueConnection);
+    connect(series, &QXYSeries::visibleChanged, this, [this] { update(); });
     connect(series, &QObject::destroyed, this, [this, series] {
       std::erase_if(entries_, [series](const SeriesWhiskers& e) { return e.series == series; });
       update();
