@@ -144,12 +144,6 @@ void DatabaseSession::startLoad() {
         this,
         [this, generation, cases] {
           if (generation != load_generation_) return;
-#ifdef __GLIBC__
-          // The load's threads leave freed buffers (their connections' page caches, rows
-          // read and dropped) in malloc arenas this thread never allocates from: hand the
-          // pages back before the views build their tables.
-          malloc_trim(0);
-#endif
           cases_ = cases;
           loading_ = false;
           if (load_again_) startLoad();
@@ -157,6 +151,12 @@ void DatabaseSession::startLoad() {
           emit changed();
         },
         Qt::QueuedConnection);
+#ifdef __GLIBC__
+    // The load's threads leave freed buffers (their connections' page caches, rows read
+    // and dropped) in malloc arenas the GUI thread never allocates from: hand the pages
+    // back here, beside the views filling on the GUI thread rather than before them.
+    malloc_trim(0);
+#endif
   });
 }
 

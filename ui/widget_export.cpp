@@ -25,23 +25,40 @@ QImage renderWidget(QWidget& widget) {
   return image;
 }
 
+QImage renderForExport(QWidget& widget) {
+  auto* view = dynamic_cast<ExportableView*>(&widget);
+  if (!view) return renderWidget(widget);
+  const qreal ratio = widget.devicePixelRatioF();
+  QImage image((QSizeF(view->exportSize()) * ratio).toSize(), QImage::Format_ARGB32);
+  image.setDevicePixelRatio(ratio);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  view->renderExport(painter);
+  return image;
+}
+
 bool exportWidget(QWidget& widget, const QString& path, QString* error) {
+  auto* view = dynamic_cast<ExportableView*>(&widget);
   if (QFileInfo(path).suffix().compare(QLatin1String("svg"), Qt::CaseInsensitive) == 0) {
+    const QSize size = view ? view->exportSize() : widget.size();
     QSvgGenerator svg;
     svg.setFileName(path);
-    svg.setSize(widget.size());
-    svg.setViewBox(QRect(QPoint(0, 0), widget.size()));
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setTitle(widget.windowTitle());
     QPainter painter;
     if (!painter.begin(&svg)) {
       if (error) *error = QStringLiteral("%1: cannot write SVG").arg(path);
       return false;
     }
-    widget.render(&painter);
+    if (view)
+      view->renderExport(painter);
+    else
+      widget.render(&painter);
     painter.end();
     return true;
   }
-  if (!renderWidget(widget).save(path, "PNG")) {
+  if (!renderForExport(widget).save(path, "PNG")) {
     if (error) *error = QStringLiteral("%1: cannot write PNG").arg(path);
     return false;
   }

@@ -4,6 +4,8 @@
 
 #include <QAbstractSeries>
 #include <QChart>
+#include <QChartView>
+#include <QComboBox>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QLogValueAxis>
@@ -15,7 +17,9 @@
 #include "fixture_db.h"
 #include "ui/models/sweep_series_model.h"
 #include "ui/views/charts_view.h"
+#include "ui/views/charts_view_whiskers.h"
 #include "ui/views/variant_palette.h"
+#include "ui/widget_export.h"
 
 using namespace tilepath;
 using namespace tilepath::ui;
@@ -191,6 +195,100 @@ class TestChartsView : public QObject {
     QCOMPARE(markerShapeOf(QStringLiteral("k8v8/fp8_qk/k_only/prebias")), MarkerShape::square);
     QCOMPARE(markerShapeOf(QStringLiteral("k8v8/transform/separate_kv")), MarkerShape::triangle);
     QCOMPARE(markerShapeOf(QStringLiteral("k16v16/k16")), MarkerShape::diamond);
+  }
+
+  void latencyPointsCarryWhiskersOfTheirRepeats() {
+    // Each case's repeats ran from 0.9× to 1.25× of its latency.
+    std::vector<CaseSummary> cases = RunStore::open_read_only(db_).cases();
+    for (CaseSummary& c : cases) {
+      const double latency = *c.record.measurement("latency_us");
+      c.record.measurements.push_back({"latency_min_us", 0.9 * latency, "us"});
+      c.record.measurements.push_back({"latency_max_us", 1.25 * latency, "us"});
+    }
+    ChartsView view;
+    view.resize(1100, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setCases(cases);
+    const ChartWhiskers* whiskers = view.latencyWhiskers();
+    QVERIFY(whiskers);
+    std::size_t points = 0;
+    double highest = 0;
+    for (const SweepSeries& s : view.latencyModel()->series()) {
+      auto* line = qobject_cast<QXYSeries*>(seriesNamed(view.latencyChart(), s.name));
+      const std::vector<Whisker> drawn = whiskers->whiskersOf(line);
+      QCOMPARE(drawn.size(), s.points.size());
+      for (std::size_t i = 0; i < drawn.size(); ++i) {
+        QCOMPARE(drawn[i].x, s.points[i].x());
+        QVERIFY(qFuzzyCompare(drawn[i].low, 0.9 * s.points[i].y()));
+        QVERIFY(qFuzzyCompare(drawn[i].high, 1.25 * s.points[i].y()));
+        highest = std::max(highest, drawn[i].high);
+      }
+      points += drawn.size();
+    }
+    QVERIFY(points > 0);
+    // Every whisker is drawn, upwards from the fastest repeat, and inside the y range.
+    std::vector<QLineF> strokes = whiskers->drawnStrokes();
+    QCOMPARE(strokes.size(), points);
+    for (const QLineF& stroke : strokes) QVERIFY(stroke.p1().y() > stroke.p2().y());
+    QVERIFY(yAxisMax(view.latencyChart()) >= highest);
+    // And they reach the screen: the chart differs where they are.
+    QChartView* chart_view = nullptr;
+    for (QChartView* v : view.findChildren<QChartView*>())
+      if (v->chart() == view.latencyChart()) chart_view = v;
+    QVERIFY(chart_view);
+    const QImage with = renderWidget(*chart_view);
+    const_cast<ChartWhiskers*>(whiskers)->setVisible(false);
+    const QImage without = renderWidget(*chart_view);
+    const_cast<ChartWhiskers*>(whiskers)->setVisible(true);
+    int differing = 0;
+    for (int y = 0; y < with.height(); ++y)
+      for (int x = 0; x < with.width(); ++x) differing += with.pixel(x, y) != without.pixel(x, y);
+    QVERIFY2(differing > 100, qPrintable(QStringLiteral("%1 pixels differ").arg(differing)));
+    // A hidden series hides its whiskers.
+    const SweepSeries& first = view.latencyModel()->series().front();
+    view.showOnlySeries(first.name);
+    QCOMPARE(whiskers->drawnStrokes().size(), first.points.size());
+    // Without stored min/max there is nothing to draw.
+    view.setCases(RunStore::open_read_only(db_).cases());
+    QVERIFY(whiskers->drawnStrokes().empty());
+  }
+
+  void exportHoldsTheChartsAlone() {
+    ChartsView view;
+    view.resize(1100, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setCases(RunStore::open_read_only(db_).cases());
+    const QList<QChartView*> charts = view.findChildren<QChartView*>();
+    QCOMPARE(charts.size(), 2);
+    const QImage exported = renderForExport(view).convertToFormat(QImage::Format_ARGB32);
+    QCOMPARE(exported.size() / exported.devicePixelRatio(), view.exportSize());
+    // As tall as the two charts (no control row above them) and narrower than the view
+    // with its check-box legend.
+    QCOMPARE(view.exportSize().height(), charts[0]->height() + charts[1]->height());
+    QVERIFY(view.exportSize().height() < view.height());
+    auto* combo = view.findChild<QComboBox*>();
+    QVERIFY(combo && combo->isVisible());
+    // Its top left is the latency chart, pixel for pixel: no combo box is drawn over it.
+    QChartView* latency = charts[0]->chart() == view.latencyChart() ? charts[0] : charts[1];
+    const QImage chart = renderWidget(*latency).convertToFormat(QImage::Format_ARGB32);
+    QCOMPARE(exported.copy(QRect(QPoint(0, 0), chart.size())), chart);
+
+    QTemporaryDir out;
+    QString error;
+    const QString png = out.filePath(QStringLiteral("charts.png"));
+    QVERIFY2(exportWidget(view, png, &error), qPrintable(error));
+    QCOMPARE(QImage(png).size(), exported.size());
+    const QString svg = out.filePath(QStringLiteral("charts.svg"));
+    QVERIFY2(exportWidget(view, svg, &error), qPrintable(error));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    QVERIFY(text.contains(QStringLiteral("viewBox=\"0 0 %1 %2\"")
+                              .arg(view.exportSize().width())
+                              .arg(view.exportSize().height())
+                              .toUtf8()));
   }
 
   void lowerChartShowsTheChosenFraction() {

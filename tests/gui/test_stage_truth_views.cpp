@@ -6,6 +6,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsView>
 #include <QListWidget>
 #include <QTableWidget>
 #include <QtTest>
@@ -15,6 +16,7 @@
 #include "ui/views/profiler_panel.h"
 #include "ui/views/stage_graph_scene.h"
 #include "ui/views/timeline_scene.h"
+#include "ui/views/timeline_view.h"
 
 using namespace tilepath;
 using namespace tilepath::ui;
@@ -163,6 +165,31 @@ class TestStageTruthViews : public QObject {
       if (item->data(kTimelineIILabelKey).isValid()) labels << item->sceneBoundingRect();
     QCOMPARE(labels.size(), 2);
     QVERIFY2(!labels[0].intersects(labels[1]), "the predicted and measured II labels overlap");
+  }
+
+  void timelineFillsItsCanvas() {
+    // The lanes stood at a fixed height: on a tall window half the canvas stayed blank.
+    const CaseSummary c = cuda_case();
+    for (const QSize size : {QSize(1200, 900), QSize(1600, 600)}) {
+      TimelineView view;
+      view.resize(size);
+      view.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&view));
+      view.setAnalysis(analysis::analyze_variant(c.record.op, c));
+      auto* graphics = view.findChild<QGraphicsView*>();
+      QVERIFY(graphics);
+      const QSize viewport = graphics->viewport()->size();
+      const QRectF drawn = view.scene()->itemsBoundingRect();
+      QVERIFY2(drawn.width() >= 0.9 * viewport.width() && drawn.height() >= 0.85 * viewport.height(),
+               qPrintable(QStringLiteral("drawing %1×%2 in a %3×%4 viewport")
+                              .arg(drawn.width())
+                              .arg(drawn.height())
+                              .arg(viewport.width())
+                              .arg(viewport.height())));
+      // Not by scaling: text is drawn at its own size, and nothing needs a scroll bar.
+      QVERIFY(graphics->transform().isIdentity());
+      QVERIFY(drawn.width() <= viewport.width() && drawn.height() <= viewport.height());
+    }
   }
 
   void profilerPanelListsNcuMetricsStallsFirstByCostAndOpensTheRawReport() {

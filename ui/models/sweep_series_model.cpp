@@ -22,6 +22,18 @@ void SweepSeriesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSumm
   endResetModel();
 }
 
+void SweepSeriesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases, SweepAxis axis,
+                                      SweepMetric metric, int fixedValue, const QString& backend) {
+  beginResetModel();
+  cases_ = std::move(cases);
+  axis_ = axis;
+  metric_ = metric;
+  fixed_requested_ = fixedValue;
+  backend_ = backend;
+  rebuild();
+  endResetModel();
+}
+
 void SweepSeriesModel::setQuery(SweepAxis axis, SweepMetric metric, int fixedValue, const QString& backend) {
   beginResetModel();
   axis_ = axis;
@@ -33,32 +45,46 @@ void SweepSeriesModel::setQuery(SweepAxis axis, SweepMetric metric, int fixedVal
 }
 
 namespace {
-bool usable(const CaseSummary& c, const QString& backend) {
-  return c.record.status == CaseStatus::ok && (backend.isEmpty() || qs(c.backend) == backend);
+// Compared as std::string: 100k cases are not converted to QString on every pass.
+bool usable(const CaseSummary& c, const std::string& backend) {
+  return c.record.status == CaseStatus::ok && (backend.empty() || c.backend == backend);
+}
+int heldValue(const CaseSummary& c, SweepAxis axis) {
+  return axis == SweepAxis::context ? c.record.op.batch : c.record.op.context;
 }
 }  // namespace
 
-QList<int> SweepSeriesModel::fixedValues() const {
-  std::set<int> values;
-  for (const CaseSummary& c : *cases_)
-    if (usable(c, backend_)) values.insert(axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context);
-  return QList<int>(values.begin(), values.end());
+QStringList sweepBackends(const std::vector<CaseSummary>& cases) {
+  std::set<std::string> names;
+  for (const CaseSummary& c : cases) names.insert(c.backend);
+  QStringList out;
+  for (const std::string& name : names) out << qs(name);
+  return out;
 }
 
-QStringList SweepSeriesModel::backends() const {
-  std::set<QString> names;
-  for (const CaseSummary& c : *cases_) names.insert(qs(c.backend));
-  return QStringList(names.begin(), names.end());
+std::map<int, int> sweepHeldValueCounts(const std::vector<CaseSummary>& cases, SweepAxis axis, const QString& backend) {
+  const std::string wanted = ss(backend);
+  std::map<int, int> counts;
+  for (const CaseSummary& c : cases)
+    if (usable(c, wanted)) ++counts[heldValue(c, axis)];
+  return counts;
 }
+
+QList<int> SweepSeriesModel::fixedValues() const {
+  QList<int> values;
+  for (const auto& [value, count] : sweepHeldValueCounts(*cases_, axis_, backend_)) values << value;
+  return values;
+}
+
+QStringList SweepSeriesModel::backends() const { return sweepBackends(*cases_); }
 
 void SweepSeriesModel::rebuild() {
   series_.clear();
   points_.clear();
+  const std::string backend = ss(backend_);
 
   // The held dimension: the requested value, else the one with the most cases.
-  std::map<int, int> held_counts;
-  for (const CaseSummary& c : *cases_)
-    if (usable(c, backend_)) ++held_counts[axis_ == SweepAxis::context ? c.record.op.batch : c.record.op.context];
+  const std::map<int, int> held_counts = sweepHeldValueCounts(*cases_, axis_, backend_);
   fixed_effective_ = -1;
   if (held_counts.count(fixed_requested_)) {
     fixed_effective_ = fixed_requested_;
@@ -68,21 +94,26 @@ void SweepSeriesModel::rebuild() {
       if (count > best) best = count, fixed_effective_ = value;
   }
 
-  const bool many_backends = backend_.isEmpty() && backends().size() > 1;
   const char* metric_name = metric_ == SweepMetric::latency_us       ? "latency_us"
                             : metric_ == SweepMetric::floor_fraction ? "floor_fraction"
                                                                      : "stream_same_bytes_fraction";
-  auto shown = [&](const CaseSummary& c) {
-    const OperatingPoint& op = c.record.op;
-    const int held = axis_ == SweepAxis::context ? op.batch : op.context;
-    const std::optional<double> y = c.record.measurement(metric_name);
-    return usable(c, backend_) && held == fixed_effective_ && y && std::isfinite(*y);
+  // The cases of the held slice with a finite value, and which backends and mma families they hold.
+  struct Shown {
+    const CaseSummary* c;
+    double y;
   };
+  std::vector<Shown> shown;
+  std::set<tilepath::Mma> families;
+  for (const CaseSummary& c : *cases_) {
+    if (!usable(c, backend) || heldValue(c, axis_) != fixed_effective_) continue;
+    const std::optional<double> y = c.record.measurement(metric_name);
+    if (!y || !std::isfinite(*y)) continue;
+    shown.push_back({&c, *y});
+    families.insert(c.record.op.mma);
+  }
+  const bool many_backends = backend_.isEmpty() && sweepBackends(*cases_).size() > 1;
   // The variant label names mma only when it is not mma_sync; where the chart holds both
   // families, every series names its own.
-  std::set<tilepath::Mma> families;
-  for (const CaseSummary& c : *cases_)
-    if (shown(c)) families.insert(c.record.op.mma);
   const bool name_mma = families.size() > 1;
   // (series name) -> (x -> (case id, y)); the newest case wins for a repeated point.
   std::map<QString, SweepSeries> by_name;
@@ -91,10 +122,10 @@ void SweepSeriesModel::rebuild() {
     double y, low, high;
   };
   std::map<QString, std::map<double, Value>> values;
-  for (const CaseSummary& c : *cases_) {
-    if (!shown(c)) continue;
+  const bool latency = metric_ == SweepMetric::latency_us;
+  for (const auto& [c_ptr, y] : shown) {
+    const CaseSummary& c = *c_ptr;
     const OperatingPoint& op = c.record.op;
-    const double y = *c.record.measurement(metric_name);
     const bool warm = op.cache == CacheState::l2_warm;
     QString variant = qs(op.variant_label());
     if (name_mma && op.mma == tilepath::Mma::mma_sync) variant += QLatin1Char('/') + qs(to_string(op.mma));
@@ -106,7 +137,6 @@ void SweepSeriesModel::rebuild() {
     s.variant = variant;
     s.warm = warm;
     double x = axis_ == SweepAxis::context ? op.context : op.batch;
-    const bool latency = metric_ == SweepMetric::latency_us;
     const double low = latency ? c.record.measurement("latency_min_us").value_or(NAN) : NAN;
     const double high = latency ? c.record.measurement("latency_max_us").value_or(NAN) : NAN;
     auto [slot, added] = values[name].try_emplace(x, Value{c.case_id, y, low, high});

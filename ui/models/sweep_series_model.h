@@ -4,6 +4,7 @@
 // backend × variant (dtype/path/mode, and mma where the chart holds both families) ×
 // cache state. One row per point.
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct SweepSeries {
 // repeats (the whiskers) where the case stored it.
 QString sweepPointToolTip(const SweepSeries& s, std::size_t i, SweepAxis axis, SweepMetric metric);
 
+// The backends of cases, sorted.
+QStringList sweepBackends(const std::vector<CaseSummary>& cases);
+// How many usable cases (status ok, of backend; "" = all) hold each value of the held
+// dimension: batch for axis=context, context for axis=batch.
+std::map<int, int> sweepHeldValueCounts(const std::vector<CaseSummary>& cases, SweepAxis axis, const QString& backend);
+
 class SweepSeriesModel : public QAbstractTableModel {
   Q_OBJECT
  public:
@@ -45,6 +52,9 @@ class SweepSeriesModel : public QAbstractTableModel {
   // fixedValue: the batch (axis=context) or context (axis=batch) to hold; -1 = the
   // most common one. backend "" = all backends.
   void setQuery(SweepAxis axis, SweepMetric metric, int fixedValue = -1, const QString& backend = {});
+  // Both at once: one pass over the cases instead of two.
+  void setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases, SweepAxis axis, SweepMetric metric,
+                      int fixedValue, const QString& backend);
 
   SweepAxis axis() const { return axis_; }
   SweepMetric metric() const { return metric_; }

@@ -10,6 +10,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QCursor>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -27,6 +28,7 @@
 #include <QValueAxis>
 
 #include "ui/models/sweep_series_model.h"
+#include "ui/views/charts_view_whiskers.h"
 #include "ui/views/variant_palette.h"
 
 namespace tilepath::ui {
@@ -111,6 +113,8 @@ ChartsView::ChartsView(QWidget* parent) : QWidget(parent) {
   latency_view_ = new QChartView(latency_chart_);
   floor_view_ = new QChartView(floor_chart_);
   for (QChartView* v : {latency_view_, floor_view_}) v->setRenderHint(QPainter::Antialiasing);
+  latency_whiskers_ = new ChartWhiskers(latency_chart_);
+  floor_whiskers_ = new ChartWhiskers(floor_chart_);
 
   axis_ = new QComboBox;
   axis_->addItems({tr("vs context (hold batch)"), tr("vs batch (hold context)")});
@@ -248,6 +252,8 @@ void ChartsView::applyVisibility() {
   }
   rescaleY(latency_chart_, *latency_model_, true);
   rescaleY(floor_chart_, *floor_model_, false);
+  latency_whiskers_->update();
+  floor_whiskers_->update();
 }
 
 // The y range covers the visible series only: hiding a slow series lets the rest fill the chart.
@@ -255,9 +261,12 @@ void ChartsView::rescaleY(QChart* chart, const SweepSeriesModel& model, bool log
   double ymin = INFINITY, ymax = -INFINITY;
   for (const SweepSeries& s : model.series()) {
     if (hidden_.count(s.name)) continue;
-    for (const QPointF& p : s.points) {
-      ymin = std::min(ymin, p.y());
-      ymax = std::max(ymax, p.y());
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      // The whiskers too: the slowest repeat stays inside the chart.
+      const double low = i < s.low.size() && std::isfinite(s.low[i]) ? s.low[i] : s.points[i].y();
+      const double high = i < s.high.size() && std::isfinite(s.high[i]) ? s.high[i] : s.points[i].y();
+      ymin = std::min({ymin, s.points[i].y(), low});
+      ymax = std::max({ymax, s.points[i].y(), high});
     }
   }
   if (!std::isfinite(ymin)) return;  // nothing visible: keep the last range
@@ -295,13 +304,13 @@ void ChartsView::setCases(const std::vector<CaseSummary>& cases) {
 }
 
 void ChartsView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases) {
-  latency_model_->setSharedCases(cases);
-  floor_model_->setSharedCases(std::move(cases));
+  // The models get the cases with their query (requery): one pass each over 100k cases.
+  cases_ = std::move(cases);
   updating_ = true;
   const QString previous = backend_->currentText();
   backend_->clear();
   backend_->addItem(tr("all"), QString());
-  for (const QString& b : latency_model_->backends()) backend_->addItem(b, b);
+  for (const QString& b : sweepBackends(*cases_)) backend_->addItem(b, b);
   // Prefer a GPU backend's data when present: it is what the charts are for.
   int keep = backend_chosen_ ? backend_->findText(previous) : -1;
   if (keep < 0) {
@@ -319,14 +328,17 @@ void ChartsView::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> 
 void ChartsView::refillFilters() {
   updating_ = true;
   const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
-  const QString backend = backend_->currentData().toString();
-  latency_model_->setQuery(axis, SweepMetric::latency_us, -1, backend);
+  const std::map<int, int> counts = sweepHeldValueCounts(*cases_, axis, backend_->currentData().toString());
   const int previous = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   fixed_->clear();
-  for (int v : latency_model_->fixedValues()) fixed_->addItem(QString::number(v), v);
+  int most_common = -1, most = 0;
+  for (const auto& [value, count] : counts) {
+    fixed_->addItem(QString::number(value), value);
+    if (count > most) most = count, most_common = value;
+  }
   int keep = followed_ ? fixed_->findData(axis == SweepAxis::context ? followed_->batch : followed_->context) : -1;
   if (keep < 0) keep = fixed_->findData(previous);
-  if (keep < 0) keep = fixed_->findData(latency_model_->fixedValue());
+  if (keep < 0) keep = fixed_->findData(most_common);
   fixed_->setCurrentIndex(std::max(0, keep));
   fixed_label_->setText(axis == SweepAxis::context ? tr("batch =") : tr("context ="));
   updating_ = false;
@@ -336,15 +348,18 @@ void ChartsView::requery() {
   const SweepAxis axis = axis_->currentIndex() == 0 ? SweepAxis::context : SweepAxis::batch;
   const int fixed = fixed_->currentData().isValid() ? fixed_->currentData().toInt() : -1;
   const QString backend = backend_->currentData().toString();
-  latency_model_->setQuery(axis, SweepMetric::latency_us, fixed, backend);
-  floor_model_->setQuery(axis, static_cast<SweepMetric>(lower_metric_->currentData().toInt()), fixed, backend);
-  rebuildChart(latency_chart_, *latency_model_, tr("latency (µs)"), true);
-  rebuildChart(floor_chart_, *floor_model_, lower_metric_->currentText(), false);
+  latency_model_->setSharedCases(cases_, axis, SweepMetric::latency_us, fixed, backend);
+  floor_model_->setSharedCases(cases_, axis, static_cast<SweepMetric>(lower_metric_->currentData().toInt()), fixed,
+                               backend);
+  rebuildChart(latency_chart_, latency_whiskers_, *latency_model_, tr("latency (µs)"), true);
+  rebuildChart(floor_chart_, floor_whiskers_, *floor_model_, lower_metric_->currentText(), false);
   rebuildLegend();
   applyVisibility();
 }
 
-void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, const QString& yTitle, bool logY) {
+void ChartsView::rebuildChart(QChart* chart, ChartWhiskers* whiskers, const SweepSeriesModel& model,
+                              const QString& yTitle, bool logY) {
+  whiskers->clear();
   chart->removeAllSeries();
   for (QAbstractAxis* a : chart->axes()) {
     chart->removeAxis(a);
@@ -407,6 +422,10 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
     chart->addSeries(line);
     line->attachAxis(x_axis);
     line->attachAxis(y_axis);
+    std::vector<Whisker> spread;
+    for (std::size_t i = 0; i < s.points.size() && i < s.low.size() && i < s.high.size(); ++i)
+      spread.push_back({s.points[i].x(), s.low[i], s.high[i]});
+    whiskers->setWhiskers(line, std::move(spread));
   }
   if (std::isfinite(xmin)) {
     x_axis->setRange(xmin / 1.4, xmax * 1.4);
@@ -416,6 +435,53 @@ void ChartsView::rebuildChart(QChart* chart, const SweepSeriesModel& model, cons
   }
   // One legend for both charts (the list beside them): 20+ series do not fit a QChart legend.
   chart->legend()->hide();
+}
+
+namespace {
+int exportLegendRow(const QListWidget& legend) {
+  return std::max(legend.fontMetrics().height(), legend.iconSize().height()) + 4;
+}
+}  // namespace
+
+// The legend of an export: the visible series, one swatch and name a row.
+QSize ChartsView::exportLegendSize() const {
+  int widest = 0, rows = 0;
+  for (int i = 0; i < legend_->count(); ++i)
+    if (legend_->item(i)->checkState() == Qt::Checked) {
+      widest = std::max(widest, legend_->fontMetrics().horizontalAdvance(legend_->item(i)->text()));
+      ++rows;
+    }
+  if (rows == 0) return {};
+  return QSize(legend_->iconSize().width() + widest + 24, rows * exportLegendRow(*legend_) + 24);
+}
+
+QSize ChartsView::exportSize() const {
+  const QSize legend = exportLegendSize();
+  return QSize(latency_view_->width() + legend.width(),
+               std::max(latency_view_->height() + floor_view_->height(), legend.height()));
+}
+
+void ChartsView::renderExport(QPainter& painter) {
+  // As widgets (frame and all, as the screen shows them), not QGraphicsView's scene render.
+  latency_view_->QWidget::render(&painter, QPoint(0, 0));
+  floor_view_->QWidget::render(&painter, QPoint(0, latency_view_->height()));
+  const QFontMetrics fm = legend_->fontMetrics();
+  const QSize icon = legend_->iconSize();
+  const int row = exportLegendRow(*legend_);
+  int y = 12;
+  painter.save();
+  painter.setFont(legend_->font());
+  painter.setPen(Qt::black);
+  for (int i = 0; i < legend_->count(); ++i) {
+    const QListWidgetItem* item = legend_->item(i);
+    if (item->checkState() != Qt::Checked) continue;
+    const int x = latency_view_->width() + 8;
+    painter.drawPixmap(x, y + (row - icon.height()) / 2, item->icon().pixmap(icon));
+    painter.drawText(QRect(x + icon.width() + 6, y, fm.horizontalAdvance(item->text()) + 4, row), Qt::AlignVCenter,
+                     item->text());
+    y += row;
+  }
+  painter.restore();
 }
 
 }  // namespace tilepath::ui

@@ -1,5 +1,6 @@
 #include "ui/views/timeline_scene.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -16,7 +17,8 @@
 namespace tilepath::ui {
 
 namespace {
-constexpr double kLaneH = 58, kLaneGap = 12, kLabelW = 150, kTop = 60;
+constexpr double kLaneGap = 12, kLabelW = 150, kTop = 60, kRightMargin = 16;
+constexpr double kMinLaneH = 40, kMaxLaneH = 150;
 
 // A "nice" tick step (1, 2, 5 × 10^k) giving about `target` ticks over span.
 double tickStep(double span, int target) {
@@ -28,7 +30,7 @@ double tickStep(double span, int target) {
 }
 }  // namespace
 
-void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double width_px) {
+void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, QSizeF area) {
   scene.clear();
   QFont bold;
   bold.setBold(true);
@@ -60,9 +62,14 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
   std::vector<Agent> lanes;
   for (Agent agent : kAllAgents)
     if (used.count(agent)) lanes.push_back(agent);
+  const double width_px = std::max(300.0, area.width() - kLabelW - kRightMargin);
+  // Below the lanes: the time axis and the summary (46), the unknown-stage note, the legend row.
+  const double below_lanes = 46 + (a.unknownStages().empty() ? 0 : 18) + 24 + 18;
+  const double lane_h =
+      std::clamp((area.height() - kTop - below_lanes) / double(lanes.size()) - kLaneGap, kMinLaneH, kMaxLaneH);
   auto laneY = [&](Agent agent) {
     for (size_t i = 0; i < lanes.size(); ++i)
-      if (lanes[i] == agent) return kTop + i * (kLaneH + kLaneGap);
+      if (lanes[i] == agent) return kTop + i * (lane_h + kLaneGap);
     return kTop;
   };
   const double t0 = sched.stages.front().start_us;
@@ -71,15 +78,15 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
   const double span = std::max(1e-9, t_end - t0);
   const double scale = width_px / span;
   auto xOf = [&](double t) { return kLabelW + (t - t0) * scale; };
-  const double lanes_bottom = kTop + lanes.size() * (kLaneH + kLaneGap);
+  const double lanes_bottom = kTop + lanes.size() * (lane_h + kLaneGap);
 
   for (Agent agent : lanes) {
     double y = laneY(agent);
-    scene.addRect(QRectF(kLabelW, y, width_px, kLaneH), QPen(Qt::NoPen), QBrush(QColor(245, 245, 245)));
+    scene.addRect(QRectF(kLabelW, y, width_px, lane_h), QPen(Qt::NoPen), QBrush(QColor(245, 245, 245)));
     auto* label = scene.addSimpleText(agentTitle(agent), small);
     label->setBrush(agentColour(agent).darker(140));
-    label->setPos(0, y + kLaneH / 2 - 8);
-    scene.addRect(QRectF(kLabelW - 12, y + 8, 6, kLaneH - 16), QPen(Qt::NoPen), QBrush(agentColour(agent)));
+    label->setPos(0, y + lane_h / 2 - 8);
+    scene.addRect(QRectF(kLabelW - 12, y + 8, 6, lane_h - 16), QPen(Qt::NoPen), QBrush(agentColour(agent)));
   }
 
   // Time axis.
@@ -99,7 +106,7 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, double 
     double w = std::max(1.5, x1 - x0);
     double y = laneY(s.agent) + 4;
     auto* block =
-        scene.addRect(QRectF(x0, y, w, kLaneH - 8),
+        scene.addRect(QRectF(x0, y, w, lane_h - 8),
                       QPen(s.critical ? QColor(20, 20, 20) : stageColour(s.stage).darker(150), s.critical ? 2 : 1),
                       QBrush(stageColour(s.stage)));
     block->setData(kTimelineStageKey, qs(to_string(s.stage)));

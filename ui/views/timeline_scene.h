@@ -4,6 +4,8 @@
 // the predicted II as solid vertical lines and the measured II as dashed ones; where the
 // measured interval is longer than the prediction, the remainder as its own bar.
 
+#include <QSizeF>
+
 #include "ui/variant_analysis.h"
 
 class QGraphicsScene;
@@ -18,7 +20,9 @@ inline constexpr int kTimelineUnexplainedKey = 2;
 // The "predicted II …" / "measured II …" labels carry which II they name under this key.
 inline constexpr int kTimelineIILabelKey = 3;
 
-void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& analysis, double width_px = 1500);
+// Fills about `area` (the view's visible size): the time axis spans its width after the lane
+// labels, the lanes share its height (within a readable minimum and maximum lane height).
+void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& analysis, QSizeF area = QSizeF(1650, 560));
 // Number of stage blocks drawn (for tests).
 int timelineBlockCount(const QGraphicsScene& scene);
 // Width in µs of the unexplained-remainder bar; 0 when none is drawn.

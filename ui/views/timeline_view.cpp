@@ -42,16 +42,18 @@ void TimelineView::setAnalysis(const VariantAnalysis& analysis) {
   redraw();
 }
 
-// Drawn at the viewport's width (1:1, top-left) so text keeps its size; only a
-// viewport narrower than the minimum scales the drawing down.
+// Drawn at the viewport's size (1:1, top-left) so text keeps its size and the lanes fill
+// the height; only a viewport smaller than the drawing's minimum scales it down.
 void TimelineView::redraw() {
   if (!analysis_) return;
-  const double width = std::max(600, view_->viewport()->width() - 200);
-  buildTimelineScene(*scene_, *analysis_, width);
-  QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+  constexpr double kMargin = 10;  // around the drawing, inside the viewport
+  const QSizeF area = QSizeF(view_->viewport()->size()) - QSizeF(2 * kMargin + 2, 2 * kMargin + 2);
+  buildTimelineScene(*scene_, *analysis_, area);
+  QRectF r = scene_->itemsBoundingRect().adjusted(-kMargin, -kMargin, kMargin, kMargin);
   scene_->setSceneRect(r);
   view_->resetTransform();
-  if (r.width() > view_->viewport()->width()) view_->fitInView(r, Qt::KeepAspectRatio);
+  if (r.width() > view_->viewport()->width() || r.height() > view_->viewport()->height())
+    view_->fitInView(r, Qt::KeepAspectRatio);
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {

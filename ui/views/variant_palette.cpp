@@ -1,40 +1,26 @@
 #include "ui/views/variant_palette.h"
 
 #include <cstdint>
-#include <iterator>
+#include <utility>
+
+#include <QStringList>
 
 namespace tilepath::ui {
 
 namespace {
 
-struct VariantColour {
-  const char* label;
-  QColor colour;
+struct HueFamily {
+  const char* dtype;
+  int hue_low, hue_high;  // degrees; the families never overlap
+  double saturation;
 };
 
-// The K8/V8 variants (the usual winners) get the strongest contrasts, the controls the rest.
-const VariantColour kFixed[] = {
-    {"k8v8/fp8_qk/full", QColor(0x00, 0x67, 0xa5)},                     // blue
-    {"k8v8/fp8_qk/k_only", QColor(0xf3, 0x84, 0x00)},                   // orange
-    {"k8v8/fp8_qk/separate_kv", QColor(0xf3, 0xc3, 0x00)},              // yellow
-    {"k8v8/transform/full", QColor(0x00, 0x88, 0x56)},                  // green
-    {"k8v8/transform/k_only", QColor(0xbe, 0x00, 0x32)},                // red
-    {"k8v8/transform/separate_kv", QColor(0x87, 0x56, 0x92)},           // purple
-    {"k16v8/k16/full", QColor(0xc2, 0xb2, 0x80)},                       // buff
-    {"k16v8/k16/separate_kv", QColor(0x88, 0x2d, 0x17)},                // reddish brown
-    {"k8v16/transform/full", QColor(0xa1, 0xca, 0xf1)},                 // light blue
-    {"k8v16/transform/separate_kv", QColor(0x60, 0x4e, 0x97)},          // violet
-    {"k8v16/fp8_qk", QColor(0xe6, 0x8f, 0xac)},                         // purplish pink
-    {"k16v16/k16", QColor(0x84, 0x84, 0x82)},                           // grey
-    {"k8v8/fp8_qk/full/prebias", QColor(0xf9, 0x93, 0x79)},             // yellowish pink
-    {"k8v8/fp8_qk/k_only/prebias", QColor(0xf6, 0xa6, 0x00)},           // orange yellow
-    {"k8v8/fp8_qk/separate_kv/prebias", QColor(0xdc, 0xd3, 0x00)},      // greenish yellow
-    {"k8v8/transform/full/prebias", QColor(0x8d, 0xb6, 0x00)},          // yellow green
-    {"k8v8/transform/k_only/prebias", QColor(0xb3, 0x44, 0x6c)},        // purplish red
-    {"k8v8/transform/separate_kv/prebias", QColor(0x65, 0x45, 0x22)},   // yellowish brown
-    {"k8v16/transform/full/prebias", QColor(0xe2, 0x58, 0x22)},         // reddish orange
-    {"k8v16/fp8_qk/prebias", QColor(0x2b, 0x3d, 0x26)},                 // olive green
-    {"k8v16/transform/separate_kv/prebias", QColor(0x17, 0xbe, 0xcf)},  // teal (Kelly's list has no 21st)
+// K8/V8 (the usual winners) gets the widest band; the controls take the bands furthest from it.
+const HueFamily kFamilies[] = {
+    {"k8v8", 185, 255, 0.85},
+    {"k8v16", 75, 160, 0.80},
+    {"k16v8", 10, 48, 0.90},
+    {"k16v16", 280, 330, 0.55},
 };
 
 // FNV-1a: stable across runs and platforms, unlike qHash (seeded per process).
@@ -47,12 +33,55 @@ std::uint32_t stableHash(const QString& text) {
   return h;
 }
 
+const HueFamily* familyOf(const QString& label) {
+  const QString dtype = label.section(QLatin1Char('/'), 0, 0);
+  for (const HueFamily& f : kFamilies)
+    if (dtype == QLatin1String(f.dtype)) return &f;
+  return nullptr;
+}
+
 }  // namespace
 
+std::pair<int, int> variantHueFamily(const QString& label) {
+  const HueFamily* f = familyOf(label);
+  return f ? std::pair{f->hue_low, f->hue_high} : std::pair{-1, -1};
+}
+
 QColor variantColour(const QString& label) {
-  for (const VariantColour& v : kFixed)
-    if (label == QLatin1String(v.label)) return v.colour;
-  return kFixed[stableHash(label) % std::size(kFixed)].colour.darker(160);
+  const HueFamily* family = familyOf(label);
+  // As 8-bit RGB: what an image pixel of the colour reads back as.
+  if (!family) return QColor(QColor::fromHslF((stableHash(label) % 360) / 360.0, 0.35, 0.42).rgb());
+
+  bool fp8_qk = false, prebias = false, wgmma = false;
+  double lightness = 0.40;  // no mode (K16 paths, fp8_qk of K8/V16)
+  QStringList rest;         // what the label holds beyond dtype/path/mode/prebias/mma
+  const QStringList parts = label.split(QLatin1Char('/'));
+  for (qsizetype i = 1; i < parts.size(); ++i) {
+    const QString& part = parts[i];
+    if (part == QLatin1String("fp8_qk"))
+      fp8_qk = true;
+    else if (part == QLatin1String("transform") || part == QLatin1String("k16") || part == QLatin1String("mma_sync") ||
+             part == QLatin1String("plain"))
+      continue;
+    else if (part == QLatin1String("full"))
+      lightness = 0.30;
+    else if (part == QLatin1String("k_only"))
+      lightness = 0.45;
+    else if (part == QLatin1String("separate_kv"))
+      lightness = 0.60;
+    else if (part == QLatin1String("prebias"))
+      prebias = true;
+    else if (part == QLatin1String("wgmma"))
+      wgmma = true;
+    else
+      rest << part;
+  }
+  // Four hue bands per family: (transform or k16, fp8_qk) × (plain, pre-biased K).
+  const double band = (family->hue_high - family->hue_low) / 4.0;
+  double hue = family->hue_low + band * ((fp8_qk ? 2 : 0) + (prebias ? 1 : 0)) + band / 2;
+  if (!rest.isEmpty()) hue += band * ((stableHash(rest.join(QLatin1Char('/'))) % 5) - 2) / 6.0;
+  if (wgmma) lightness += 0.07;
+  return QColor(QColor::fromHslF(hue / 360.0, family->saturation, lightness).rgb());
 }
 
 QColor textColourOn(const QColor& fill) {
