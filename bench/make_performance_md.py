@@ -289,9 +289,8 @@ def x_floor(c):
     return f(1 / ff, 3) if ff else ABSENT
 
 
-def wgmma_section(root, w):
-    """The wgmma kernels beside the mma.sync ones, from the same-run database data/h200-wgmma.sqlite."""
-    path = os.path.join(root, "data/h200-wgmma.sqlite")
+def wgmma_section(root, w, path):
+    """The wgmma kernels beside the mma.sync ones, from the bundled database (both families, one run)."""
     w("## wgmma: Hopper's FP8 tensor-core path (`--mma wgmma`)")
     w("")
     if not os.path.exists(path):
@@ -365,7 +364,7 @@ def wgmma_section(root, w):
     w("")
     dims = sorted({k[6] for k in cases if k[6] != 128})
     if dims:
-        w("Head dims " + ", ".join(str(d) for d in dims) + " (HBM-cold, `data/sweeps/h200-cuda-head-dims.json`): "
+        w("Head dims " + ", ".join(str(d) for d in dims) + " (HBM-cold, `data/sweeps/h200-cuda-grid.json`): "
           "mma.sync us / wgmma us (the wgmma kernel's x floor):")
         w("")
         rows = []
@@ -386,6 +385,120 @@ def wgmma_section(root, w):
     w("")
 
 
+# ----------------------------------------------------------------------------- grid
+def grid_cases(con):
+    """(q_heads, kv_heads, head_dim, page, kv, k_path, mode, mma, B, S, cache) -> measurements, ok plain cases."""
+    out = {}
+    for r in con.execute("SELECT * FROM cases WHERE status = 'ok' AND k_repr = 'plain' "
+                         "AND context_lengths IN ('[]', '')"):
+        m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (r["id"],))}
+        out[(r["q_heads"], r["kv_heads"], r["head_dim"], r["page_size"], r["kv"], r["k_path"], r["mode"], r["mma"],
+             r["batch"], r["context"], r["cache"])] = dict(m=m, splits=r["splits_used"])
+    return out
+
+
+def peer_row(peers, B, S, hq=32, hk=8, d=128):
+    return next((p for p in peers if (p["batch"], p["context"], p.get("q_heads", 32), p.get("kv_heads", 8),
+                                      p.get("head_dim", 128)) == (B, S, hq, hk, d)), None)
+
+
+def grid_section(root, w, con, peers):
+    """Issue 18's targets from the peers file, and the grid subset of the bundled database."""
+    w("## Issue 18: the grid and its targets")
+    w("")
+    w("From `bench/results/h200-peers.json` (each row one call of `bench/peers.py`: the fastest K8/V8 variant "
+      "of both matrix instruction families, `full` and `k_only`, its byte floor at the same process's read "
+      "bandwidth, cuDNN SDPA in BF16 and, for the B = 1 and one-kv-head rows, the split-read + merge bound of "
+      "`bench/paged_read_bound` measured just before; HBM-cold):")
+    w("")
+
+    def verdict(ok):
+        return ABSENT if ok is None else ("**MET**" if ok else "**NOT MET**")
+
+    rows = []
+
+    def floor_target(name, B, S, hq, hk, d, limit):
+        p = peer_row(peers, B, S, hq, hk, d)
+        if not p or not p.get("tilepath_k8v8_us") or not p.get("floor_k8v8_us"):
+            rows.append([name, f"B={B}, S={S}, Hq/Hk {hq}/{hk}, D={d}", ABSENT, ABSENT, ABSENT])
+            return
+        x = p["tilepath_k8v8_us"] / p["floor_k8v8_us"]
+        rows.append([name, f"B={B}, S={S}, Hq/Hk {hq}/{hk}, D={d}",
+                     f"{f(p['tilepath_k8v8_us'])} us / {f(p['floor_k8v8_us'])} us = {f(x, 3)}x",
+                     p.get("variant", ABSENT), verdict(x <= limit)])
+
+    for B, S in [(64, 4096), (16, 32768), (4, 65536)]:
+        floor_target("K8/V8 <= 1.05x its byte floor", B, S, 32, 8, 128, 1.05)
+    floor_target("K8/V8 <= 1.08x its byte floor", 128, 2048, 32, 8, 128, 1.08)
+    for hq, hk, d in [(32, 8, 64), (32, 8, 256), (32, 32, 128), (64, 8, 128)]:
+        floor_target("K8/V8 <= 1.15x its byte floor", 64, 4096, hq, hk, d, 1.15)
+    for B, S, hq, hk, limit in [(1, 32768, 32, 8, 0.90), (1, 32768, 8, 1, 0.80), (32, 32768, 8, 1, 0.80)]:
+        p = peer_row(peers, B, S, hq, hk, 128)
+        if not p or not p.get("paged_bound_us") or not p.get("tilepath_k8v8_us"):
+            rows.append([f">= {limit:.2f} of the paged split-read + merge bound", f"B={B}, S={S}, Hq/Hk {hq}/{hk}",
+                         ABSENT, ABSENT, ABSENT])
+            continue
+        frac = p["paged_bound_us"] / p["tilepath_k8v8_us"]
+        rows.append([f">= {limit:.2f} of the paged split-read + merge bound", f"B={B}, S={S}, Hq/Hk {hq}/{hk}",
+                     f"{f(p['paged_bound_us'])} us / {f(p['tilepath_k8v8_us'])} us = {f(frac, 3)}",
+                     p.get("variant", ABSENT), verdict(frac >= limit)])
+    p = peer_row(peers, 64, 4096)
+    if p and p.get("cudnn_us") and p.get("tilepath_k8v8_us"):
+        x = p["cudnn_us"] / p["tilepath_k8v8_us"]
+        rows.append([">= 1.9x faster than cuDNN BF16 SDPA", "B=64, S=4096",
+                     f"{f(p['cudnn_us'])} us / {f(p['tilepath_k8v8_us'])} us = {f(x, 2)}x", p.get("variant", ABSENT),
+                     verdict(x >= 1.9)])
+    w(table(["target", "shape", "measured", "K8/V8 variant", "verdict"], rows))
+    w("")
+    w("Every bundled shape with B x S >= 128k tokens (D = 128, Hq/Hk 32/8, page 16, cold), the fastest "
+      "K8/V8 case of the sweep against its own byte floor (target <= 1.10x):")
+    w("")
+    cases = grid_cases(con)
+    rows = []
+    for B in (1, 4, 16, 64, 128):
+        for S in (1024, 2048, 4096, 8192, 16384, 32768, 65536):
+            if B * S < 128 * 1024:
+                continue
+            best = min(((v["m"]["latency_us"], k, v) for k, v in cases.items()
+                        if k[:5] == (32, 8, 128, 16, "k8v8") and k[8:] == (B, S, CACHE_HBM_COLD)
+                        and v["m"].get("latency_us")), default=None, key=lambda t: t[0])
+            if not best:
+                continue
+            ff = best[2]["m"].get("floor_fraction")
+            x = 1 / ff if ff else None
+            rows.append([f"B={B}, S={S}", f"{best[1][5]}/{best[1][6]}" + ("/wgmma" if best[1][7] == "wgmma" else ""),
+                         f(best[0]), f(x, 3) if x else ABSENT, verdict(x <= 1.10 if x else None)])
+    w(table(["shape", "fastest K8/V8", "latency us", "x floor", "<= 1.10x"], rows))
+    w("")
+    w("The grid subset (`data/sweeps/h200-cuda-grid.json`, `h200-cuda-grid-k16v16.json`; cold): per shape the "
+      "fastest K8/V8 case and K16/V16, latency us (x its byte floor, split count):")
+    w("")
+    shapes = [(32, 8, 64, 16), (32, 8, 256, 16), (32, 32, 128, 16), (64, 8, 128, 16), (8, 1, 128, 16),
+              (16, 2, 128, 16), (32, 8, 128, 1), (32, 8, 128, 64)]
+    rows = []
+    for hq, hk, d, page in shapes:
+        for B in (1, 32, 64):
+            for S in (4096, 32768):
+                k8 = min(((v["m"]["latency_us"], k, v) for k, v in cases.items()
+                          if k[:5] == (hq, hk, d, page, "k8v8") and k[8:] == (B, S, CACHE_HBM_COLD)
+                          and v["m"].get("latency_us")), default=None, key=lambda t: t[0])
+                k16 = cases.get((hq, hk, d, page, "k16v16", "k16", "none", "mma_sync", B, S, CACHE_HBM_COLD))
+                if not k8:
+                    continue
+
+                def cell(lat, v):
+                    ff = v["m"].get("floor_fraction")
+                    return f"{f(lat)} ({f(1 / ff, 3) if ff else ABSENT}x, {v['splits']})"
+                rows.append([f"Hq/Hk {hq}/{hk}, D={d}, page {page}", f"B={B}, S={S}",
+                             f"{k8[1][5]}/{k8[1][6]}" + ("/wgmma" if k8[1][7] == "wgmma" else ""), cell(k8[0], k8[2]),
+                             cell(k16["m"]["latency_us"], k16) if k16 else ABSENT])
+    w(table(["shape", "B, S", "fastest K8/V8", "K8/V8", "K16/V16"], rows))
+    w("")
+    w("What was measured about the targets that are not met: docs/perf-notes.md and "
+      "`bench/results/grid/README.md`.")
+    w("")
+
+
 # ----------------------------------------------------------------------------- document
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -398,7 +511,10 @@ def main():
     db_path = args.db or os.path.join(root, "data/h200-sweep.sqlite")
     devrun = os.path.join(root, "bench/results/h200-device-run")
 
-    peers = load_peers(root)
+    # The issue-5 sections read the rows of their shape (Hq/Hk 32/8, D = 128); the grid section all.
+    all_peers = load_peers(root) or []
+    peers = [p for p in all_peers
+             if (p.get("q_heads", 32), p.get("kv_heads", 8), p.get("head_dim", 128)) == (32, 8, 128)]
     con = open_db(db_path)
     # The main sweep's runs (plain K); the prebias sweep's runs have a section of their own.
     run = con.execute("SELECT * FROM runs WHERE id IN (SELECT run_id FROM cases WHERE k_repr = 'plain') "
@@ -1011,7 +1127,10 @@ def main():
         w("")
 
     # ---- wgmma
-    wgmma_section(root, w)
+    wgmma_section(root, w, db_path)
+
+    # ---- issue 18: the grid beyond D = 128 and its targets
+    grid_section(root, w, con, all_peers)
 
     # ---- prebias
     prebias_bench = load_json(os.path.join(root, "bench/results/prebias/prebias-vs-plain.json"))

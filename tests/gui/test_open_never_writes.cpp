@@ -254,7 +254,7 @@ class OpenNeverWritesTest : public QObject {
     }
     window.session()->waitForLoad();
     QCOMPARE(window.session()->runs().size(), runs + 1);
-    QCOMPARE(window.session()->cases().size(), std::size_t{1122});
+    QCOMPARE(window.session()->cases().size(), std::size_t{1882});
   }
 };
 
