@@ -154,7 +154,9 @@ void add_crossovers(DispatchGroup& g, const std::string& axis) {
           x.margin_lo = to_lo->latency_us / previous->winner()->latency_us - 1;
           x.margin_hi = from_hi->latency_us / cell->winner()->latency_us - 1;
           const double t = d_lo / (d_lo - d_hi);
-          x.at = std::exp(std::log(double(x.lo)) + t * (std::log(double(x.hi)) - std::log(double(x.lo))));
+          // Kept within [lo, hi]: at a tie (t = 0) exp(log(lo)) may round just below lo.
+          x.at = std::clamp(std::exp(std::log(double(x.lo)) + t * (std::log(double(x.hi)) - std::log(double(x.lo)))),
+                            double(x.lo), double(x.hi));
         } else {
           x.at = std::sqrt(double(x.lo) * x.hi);  // one side unmeasured: the geometric middle
         }

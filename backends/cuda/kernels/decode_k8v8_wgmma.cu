@@ -34,9 +34,16 @@ cudaError_t encode_tiled_fn(EncodeTiledFn* fn) {
 // The page pool [num_pages][page_size][kv_heads][D] of E4M3 as a 4-D tensor (innermost
 // first), boxes of (one column block of d, 1 head, box tokens, 1 page), written into shared
 // memory in the swizzle the wgmma descriptors read (SwizzledTile: 128 bytes, or 64 at D = 64);
-// coordinates past the pool read zeros. No L2 promotion: a box row is one kv head's D bytes,
-// and a 256-byte promotion also fetched the next head's row, which its own CTA rarely found
-// still in L2 (ncu, B = 16, S = 32768: 1222 MB read from DRAM for 1074 MB of K and V).
+// coordinates past the pool read zeros. L2 promotion by head dim, as measured on the H200
+// (bench/results/grid/README.md): a box row is one kv head's D bytes. At D = 128 a 256-byte
+// promotion also fetched the next head's row, which its own CTA rarely found still in L2 (B = 16,
+// S = 32768: 1222 MB read from DRAM for 1074 MB of K and V; without it 1074 MB, 284 -> 252 us),
+// and D = 256 is faster without it too; at D = 64 four heads' rows share 256 bytes and B = 64,
+// S = 32768 took 547 us with it against 716 without (B = 32: 353 against 396).
+inline CUtensorMapL2promotion l2_promotion_for(int head_dim) {
+  return head_dim == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+}
+
 template <class Tile>
 cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap* map) {
   EncodeTiledFn encode = nullptr;
@@ -51,7 +58,7 @@ cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap*
   const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(pool), dims, strides, box,
                             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             Tile::kSwizzleBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
-                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            l2_promotion_for(a.head_dim), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
