@@ -20,10 +20,6 @@ constexpr double kSoftmaxFp32OpsPerScore = 5;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-}  // namespace
-
-namespace {
-
 // The mma.sync kernels (decode_traits.cuh): MMA warps of 32-token tiles per kv head over a
 // ring of raw K/V stages (separate_kv: converter warps and staged 16-bit slots too).
 void plan_mma_sync_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
