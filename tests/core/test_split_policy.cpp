@@ -22,7 +22,9 @@ TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
       SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM");
       // One wave, and one split more would not fit in it (or the most splits there may be).
       EXPECT_LE(streams * s, slots);
-      if (s < kSplitsCap) EXPECT_GT(streams * (s + 1), slots);
+      if (s < kSplitsCap) {
+        EXPECT_GT(streams * (s + 1), slots);
+      }
     }
 }
 
@@ -50,7 +52,9 @@ TEST(SplitPolicy, SplitsKeepTheirMinimumLengthAndCap) {
     const int s = choose_splits(1, len, kH200Sms, 4);
     EXPECT_GE(s, 1);
     EXPECT_LE(s, kSplitsCap);
-    if (s > 1) EXPECT_GE(len / s, kMinTokens - 1) << len;
+    if (s > 1) {
+      EXPECT_GE(len / s, kMinTokens - 1) << len;
+    }
   }
   EXPECT_EQ(choose_splits(1, 32768, kH200Sms, 4), kSplitsCap);  // B = 1, one kv head
   EXPECT_EQ(choose_splits(0, 32768, kH200Sms, 4), 1);
