@@ -24,14 +24,8 @@ void SweepSeriesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSumm
 
 void SweepSeriesModel::setSharedCases(std::shared_ptr<const std::vector<CaseSummary>> cases, SweepAxis axis,
                                       SweepMetric metric, int fixedValue, const QString& backend) {
-  beginResetModel();
-  cases_ = std::move(cases);
-  axis_ = axis;
-  metric_ = metric;
-  fixed_requested_ = fixedValue;
-  backend_ = backend;
-  rebuild();
-  endResetModel();
+  cases_ = std::move(cases);  // no signal in between: setQuery's reset covers the new cases
+  setQuery(axis, metric, fixedValue, backend);
 }
 
 void SweepSeriesModel::setQuery(SweepAxis axis, SweepMetric metric, int fixedValue, const QString& backend) {
