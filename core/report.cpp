@@ -11,8 +11,6 @@
 #include <sstream>
 #include <string>
 
-#include <sqlite3.h>
-
 #include "core/analysis/gate_table.h"
 
 namespace tilepath {
@@ -229,67 +227,100 @@ const std::vector<std::string>& report_columns() {
 
 namespace {
 
-// The cases the report lists, with what the columns read and nothing else: a case holds
-// ~60 measurements and a prediction's detail, and a report of 100k cases must not read
-// them all.
-std::vector<CaseSummary> report_cases(const RunStore& store, const CaseFilter& filter) {
-  // Pages mapped rather than copied through read(): a report reads every case once, and a
-  // 100k-case one spends a tenth of its time copying pages otherwise. (Not for the GUI,
-  // whose resident set would count every mapped page it touched.)
-  sqlite3_exec(store.handle(), "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
+// Cases per batch: a few MB of summaries, and few enough queries that batching costs nothing.
+constexpr std::size_t kCasesPerBatch = 4096;
+
+// The cases the report lists, a batch at a time, with what the columns read and nothing
+// else: a case holds ~60 measurements and a prediction's detail, and a report of 100k cases
+// must not read them all.
+void for_each_report_case(const RunStore& store, const CaseFilter& filter,
+                          const std::function<void(const CaseSummary&)>& visit) {
   CaseDetail detail;
   detail.measurements = {"latency_us",       "latency_min_us",    "latency_max_us",
                          "tile_interval_us", "bytes_moved",       "read_bandwidth_gbps",
                          "floor_fraction",   "gate_rows_checked", "gate_rows_total"};
   detail.stage_costs = false;
   detail.prediction_detail_json = false;
-  return store.cases(filter, detail);
+  store.for_each_case_batch(filter, detail, kCasesPerBatch, [&](std::vector<CaseSummary>& batch) {
+    for (const CaseSummary& summary : batch) visit(summary);
+  });
+}
+
+// The table as text, handed to `emit` a batch of rows at a time.
+void write_table(const RunStore& store, ReportFormat format, const CaseFilter& filter,
+                 const std::function<void(const std::string&)>& emit) {
+  const auto& header = report_columns();
+  std::vector<std::size_t> shown;
+  if (format == ReportFormat::csv) {
+    for (std::size_t i = 0; i < header.size(); ++i) shown.push_back(i);
+  } else {
+    // The run UUID and free-text message make the table unreadable; CSV keeps them.
+    static const std::vector<std::string> skip = {"run_uuid", "message", "cubin_sha256", "grid", "block"};
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (std::find(skip.begin(), skip.end(), header[i]) == skip.end()) shown.push_back(i);
+  }
+  std::string text;
+  if (format == ReportFormat::csv) {
+    for (std::size_t n = 0; n < shown.size(); ++n) (text += n ? "," : "") += header[shown[n]];
+    text += "\n";
+  } else {
+    text = "|";
+    for (std::size_t i : shown) ((text += " ") += header[i]) += " |";
+    text += "\n|";
+    for (std::size_t n = 0; n < shown.size(); ++n) text += "---|";
+    text += "\n";
+  }
+  constexpr std::size_t kFlushBytes = 1 << 20;
+  for_each_report_case(store, filter, [&](const CaseSummary& summary) {
+    if (format == ReportFormat::csv) {
+      for (std::size_t n = 0; n < shown.size(); ++n)
+        (text += n ? "," : "") += csv_field(columns()[shown[n]].cell(summary));
+      text += "\n";
+    } else {
+      text += "|";
+      for (std::size_t i : shown) ((text += " ") += markdown_cell(columns()[i].cell(summary))) += " |";
+      text += "\n";
+    }
+    if (text.size() >= kFlushBytes) {
+      emit(text);
+      text.clear();
+    }
+  });
+  emit(text);
 }
 
 }  // namespace
 
+void for_each_report_row(const RunStore& store, const CaseFilter& filter,
+                         const std::function<void(const std::vector<std::string>&)>& row) {
+  std::vector<std::string> cells;
+  cells.reserve(columns().size());
+  for_each_report_case(store, filter, [&](const CaseSummary& summary) {
+    cells.clear();
+    for (const Column& c : columns()) cells.push_back(c.cell(summary));
+    row(cells);
+  });
+}
+
 std::vector<std::vector<std::string>> report_rows(const RunStore& store, const CaseFilter& filter) {
   std::vector<std::vector<std::string>> rows;
-  for (const CaseSummary& summary : report_cases(store, filter)) {
-    std::vector<std::string> row;
-    row.reserve(columns().size());
-    for (const Column& c : columns()) row.push_back(c.cell(summary));
-    rows.push_back(std::move(row));
-  }
+  for_each_report_row(store, filter, [&](const std::vector<std::string>& cells) { rows.push_back(cells); });
   return rows;
 }
 
-// Both tables are built cell by cell into one string (no table of 100k rows of strings).
+void write_report(std::FILE* out, const RunStore& store, ReportFormat format, const CaseFilter& filter) {
+  write_table(store, format, filter, [&](const std::string& text) { std::fwrite(text.data(), 1, text.size(), out); });
+}
+
 std::string report_csv(const RunStore& store, const CaseFilter& filter) {
   std::string out;
-  const auto& header = report_columns();
-  for (std::size_t i = 0; i < header.size(); ++i) (out += i ? "," : "") += header[i];
-  out += "\n";
-  for (const CaseSummary& summary : report_cases(store, filter)) {
-    for (std::size_t i = 0; i < columns().size(); ++i) (out += i ? "," : "") += csv_field(columns()[i].cell(summary));
-    out += "\n";
-  }
+  write_table(store, ReportFormat::csv, filter, [&](const std::string& text) { out += text; });
   return out;
 }
 
 std::string report_markdown(const RunStore& store, const CaseFilter& filter) {
-  // The run UUID and free-text message make the table unreadable; CSV keeps them.
-  static const std::vector<std::string> skip = {"run_uuid", "message", "cubin_sha256", "grid", "block"};
-  const auto& header = report_columns();
-  std::vector<std::size_t> shown;
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (std::find(skip.begin(), skip.end(), header[i]) == skip.end()) shown.push_back(i);
-
-  std::string out = "|";
-  for (std::size_t i : shown) ((out += " ") += header[i]) += " |";
-  out += "\n|";
-  for (std::size_t n = 0; n < shown.size(); ++n) out += "---|";
-  out += "\n";
-  for (const CaseSummary& summary : report_cases(store, filter)) {
-    out += "|";
-    for (std::size_t i : shown) ((out += " ") += markdown_cell(columns()[i].cell(summary))) += " |";
-    out += "\n";
-  }
+  std::string out;
+  write_table(store, ReportFormat::markdown, filter, [&](const std::string& text) { out += text; });
   return out;
 }
 

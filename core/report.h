@@ -1,6 +1,8 @@
 #pragma once
 // Flat per-case tables (CSV / Markdown / JSON) over a run store.
 
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,8 +12,15 @@ namespace tilepath {
 
 // Column names, in order (the CSV header).
 const std::vector<std::string>& report_columns();
-// One row per case; "" where a backend has no value.
+// One row per case, in case order; "" where a backend has no value. The cases are read a
+// batch at a time (RunStore::for_each_case_batch): a report of 100k cases never holds them all.
+void for_each_report_row(const RunStore& store, const CaseFilter& filter,
+                         const std::function<void(const std::vector<std::string>&)>& row);
 std::vector<std::vector<std::string>> report_rows(const RunStore& store, const CaseFilter& filter = {});
+
+enum class ReportFormat { markdown, csv };
+// The table, written to `out` as it is read.
+void write_report(std::FILE* out, const RunStore& store, ReportFormat format, const CaseFilter& filter = {});
 std::string report_csv(const RunStore& store, const CaseFilter& filter = {});
 std::string report_markdown(const RunStore& store, const CaseFilter& filter = {});
 

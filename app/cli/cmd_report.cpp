@@ -25,17 +25,24 @@ int report(const ReportFlags& f) {
   require_existing(f.db, "--db");
   RunStore store = RunStore::open_read_only(f.db);
   if (f.json) {
+    // As nlohmann::json's dump(2) of an array of the row objects, written a row at a time.
     const auto& columns = report_columns();
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : report_rows(store, filter)) {
+    bool first = true;
+    for_each_report_row(store, filter, [&](const std::vector<std::string>& row) {
       nlohmann::json object = nlohmann::json::object();
       for (std::size_t i = 0; i < columns.size(); ++i) object[columns[i]] = row[i];
-      rows.push_back(object);
-    }
-    std::printf("%s\n", rows.dump(2).c_str());
+      std::string text = object.dump(2);
+      std::string indented = first ? "[\n  " : ",\n  ";
+      for (char c : text) {
+        indented += c;
+        if (c == '\n') indented += "  ";
+      }
+      std::fwrite(indented.data(), 1, indented.size(), stdout);
+      first = false;
+    });
+    std::printf("%s\n", first ? "[]" : "\n]");
   } else {
-    std::string text = f.format == "csv" ? report_csv(store, filter) : report_markdown(store, filter);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    write_report(stdout, store, f.format == "csv" ? ReportFormat::csv : ReportFormat::markdown, filter);
   }
   return kExitOk;
 }

@@ -417,12 +417,46 @@ std::string placeholders(std::size_t n) {
   return s;
 }
 
-// The rows of a child table for one case (case_term " AND case_id = ?") or for every case
-// (case_term "", case_id first), only those whose name_column is in names when there is a list.
+// Which cases a child-row query reads: one (its id the first parameter), every case, or the
+// cases of an id range (the first two parameters, inclusive). The last two lead each row with
+// the case id.
+enum class CaseScope { one, all, range };
+
+std::string scope_columns(CaseScope scope) { return scope == CaseScope::one ? "" : "case_id, "; }
+
+std::string scope_term(CaseScope scope) {
+  switch (scope) {
+    case CaseScope::one:
+      return " AND case_id = ?";
+    case CaseScope::range:
+      return " AND case_id BETWEEN ? AND ?";
+    case CaseScope::all:
+      break;
+  }
+  return "";
+}
+
+// The order of a child query's rows: a case's rows in the order they were stored. A range
+// reads them through the table's case index, in case order (sorting a range by id alone costs
+// a temporary B-tree, twice the time of the read).
+std::string scope_order(CaseScope scope) {
+  return scope == CaseScope::range ? " ORDER BY case_id, id" : " ORDER BY id";
+}
+
+// The first parameter after the scope's own.
+int after_scope(CaseScope scope) { return scope == CaseScope::one ? 2 : scope == CaseScope::range ? 3 : 1; }
+
+// Binds the scope's parameters (none for every case).
+void bind_scope(Statement& s, CaseScope scope, std::int64_t first_id, std::int64_t last_id) {
+  if (scope == CaseScope::all) return;
+  s.bind(1, first_id);
+  if (scope == CaseScope::range) s.bind(2, last_id);
+}
+
+// The rows of a child table in `scope`, only those whose name_column is in names when there is a list.
 std::string child_rows_sql(const char* columns, const char* table, const char* name_column,
-                           const std::optional<std::vector<std::string>>& names, const std::string& case_term) {
-  std::string sql = std::string("SELECT ") + (case_term.empty() ? "case_id, " : "") + columns + " FROM " + table +
-                    " WHERE 1" + case_term;
+                           const std::optional<std::vector<std::string>>& names, CaseScope scope) {
+  std::string sql = "SELECT " + scope_columns(scope) + columns + " FROM " + table + " WHERE 1" + scope_term(scope);
   if (names) sql += std::string(" AND ") + name_column + " IN (" + placeholders(names->size()) + ")";
   return sql;
 }
@@ -434,17 +468,16 @@ int bind_names(Statement& s, const std::optional<std::vector<std::string>>& name
   return first;
 }
 
-std::string measurement_sql(const CaseDetail& d, const std::string& case_term) {
+std::string measurement_sql(const CaseDetail& d, CaseScope scope) {
   // With a name list a case's rows come in name order (the read index's order).
-  return child_rows_sql("name, value, unit", "measurements", "name", d.measurements, case_term) +
-         (d.measurements ? "" : " ORDER BY id");
+  return child_rows_sql("name, value, unit", "measurements", "name", d.measurements, scope) +
+         (d.measurements ? "" : scope_order(scope));
 }
 
-std::string prediction_sql(const CaseDetail& d, const std::string& case_term) {
-  return "SELECT " + std::string(case_term.empty() ? "case_id, " : "") +
-         "ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, " +
-         (d.prediction_detail_json ? "detail_json" : "''") + ", unknown_stages FROM predictions WHERE 1" + case_term +
-         " ORDER BY id";
+std::string prediction_sql(const CaseDetail& d, CaseScope scope) {
+  return "SELECT " + scope_columns(scope) + "ii_us, limiting_stage, limiting_agent, overlap_efficiency, model, " +
+         (d.prediction_detail_json ? "detail_json" : "''") + ", unknown_stages FROM predictions WHERE 1" +
+         scope_term(scope) + scope_order(scope);
 }
 
 // The columns after the case id of each child query, read into a record.
@@ -474,13 +507,17 @@ constexpr const char* kStageCostColumns = "stage, method, cost_us";
 constexpr const char* kQualityColumns = "metric, value, threshold, passed, distribution";
 constexpr const char* kArtifactInfoColumns = "name, mime, size, sha256";
 
-std::string quality_sql(const CaseDetail& d, const std::string& case_term) {
-  return child_rows_sql(kQualityColumns, "quality", "metric", d.quality_metrics, case_term) + " ORDER BY id";
+std::string stage_cost_sql(CaseScope scope) {
+  return "SELECT " + scope_columns(scope) + kStageCostColumns + " FROM stage_costs WHERE 1" + scope_term(scope) +
+         scope_order(scope);
 }
 
-std::string artifact_info_sql(const CaseDetail& d, const std::string& case_term) {
-  return child_rows_sql(kArtifactInfoColumns, "artifacts", "name", d.artifact_names, case_term) +
-         " ORDER BY case_id, id";
+std::string quality_sql(const CaseDetail& d, CaseScope scope) {
+  return child_rows_sql(kQualityColumns, "quality", "metric", d.quality_metrics, scope) + scope_order(scope);
+}
+
+std::string artifact_info_sql(const CaseDetail& d, CaseScope scope) {
+  return child_rows_sql(kArtifactInfoColumns, "artifacts", "name", d.artifact_names, scope) + " ORDER BY case_id, id";
 }
 
 // Reads the child rows of one case at a time; statements are prepared once so listing
@@ -490,13 +527,12 @@ class ChildRowLoader {
   ChildRowLoader(sqlite3* db, const std::string& path, const CaseDetail& detail = {})
       : path_(path),
         detail_(detail),
-        measurements_(db, path, measurement_sql(detail, " AND case_id = ?")),
-        stage_costs_(db, path,
-                     std::string("SELECT ") + kStageCostColumns + " FROM stage_costs WHERE case_id = ? ORDER BY id"),
-        predictions_(db, path, prediction_sql(detail, " AND case_id = ?")),
-        quality_(db, path, quality_sql(detail, " AND case_id = ?")),
+        measurements_(db, path, measurement_sql(detail, CaseScope::one)),
+        stage_costs_(db, path, stage_cost_sql(CaseScope::one)),
+        predictions_(db, path, prediction_sql(detail, CaseScope::one)),
+        quality_(db, path, quality_sql(detail, CaseScope::one)),
         artifacts_(db, path, "SELECT name, mime, data, sha256 FROM artifacts WHERE case_id = ? ORDER BY id"),
-        artifact_infos_(db, path, artifact_info_sql(detail, " AND case_id = ?")) {}
+        artifact_infos_(db, path, artifact_info_sql(detail, CaseScope::one)) {}
 
   std::vector<ArtifactInfo> artifact_infos(std::int64_t case_id) {
     std::vector<ArtifactInfo> out;
@@ -553,14 +589,23 @@ class ChildRowLoader {
   Statement measurements_, stage_costs_, predictions_, quality_, artifacts_, artifact_infos_;
 };
 
-// Reads the child rows of every case at once: one pass over each child table instead of
-// one lookup per case and table (100k cases: 500k statements). `out` is ordered by case id.
+// An inclusive range of case ids.
+struct CaseIdRange {
+  std::int64_t first = 0, last = 0;
+};
+
+// Reads the child rows of the listed cases at once: one pass over each child table (or over
+// its rows of `range`, which holds every listed case) instead of one lookup per case and
+// table (100k cases: 500k statements). `out` is ordered by case id.
 // `parallel`: the passes over the tables run on three threads, two of them with
 // read-only connections of their own. Their snapshots may be newer than the case list's;
 // a case and its child rows are stored in one transaction, so a listed case's rows are
 // in every later snapshot, and rows of cases stored since are skipped.
 void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& detail, std::vector<CaseSummary>& out,
-                       bool parallel) {
+                       bool parallel, std::optional<CaseIdRange> range = std::nullopt) {
+  const CaseScope scope = range ? CaseScope::range : CaseScope::all;
+  const std::int64_t first_id = range ? range->first : 0, last_id = range ? range->last : 0;
+  const int first_name = after_scope(scope);
   std::vector<std::int64_t> ids;
   ids.reserve(out.size());
   for (const CaseSummary& s : out) ids.push_back(s.case_id);
@@ -589,33 +634,38 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   }
   // Each pass fills its own member of every summary, so passes may run side by side.
   auto measurements = [&](sqlite3* c) {
-    Statement q(c, path, measurement_sql(detail, ""));
-    bind_names(q, detail.measurements, 1);
+    Statement q(c, path, measurement_sql(detail, scope));
+    bind_scope(q, scope, first_id, last_id);
+    bind_names(q, detail.measurements, first_name);
     each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
     for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
   };
   auto stage_costs_and_predictions = [&](sqlite3* c) {
     if (detail.stage_costs) {
-      Statement q(c, path, std::string("SELECT case_id, ") + kStageCostColumns + " FROM stage_costs ORDER BY id");
+      Statement q(c, path, stage_cost_sql(scope));
+      bind_scope(q, scope, first_id, last_id);
       each_row(q, [&](CaseSummary& s) { read_stage_cost(q, 1, s.record, path); });
       for (CaseSummary& s : out) s.record.stage_costs.shrink_to_fit();
     }
     if (detail.predictions) {
-      Statement q(c, path, prediction_sql(detail, ""));
+      Statement q(c, path, prediction_sql(detail, scope));
+      bind_scope(q, scope, first_id, last_id);
       each_row(q, [&](CaseSummary& s) { read_prediction(q, 1, s.record, path); });
     }
   };
   auto quality_and_artifacts = [&](sqlite3* c) {
     if (detail.quality) {
-      Statement q(c, path, quality_sql(detail, ""));
-      bind_names(q, detail.quality_metrics, 1);
+      Statement q(c, path, quality_sql(detail, scope));
+      bind_scope(q, scope, first_id, last_id);
+      bind_names(q, detail.quality_metrics, first_name);
       each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
       for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
     }
     if (detail.artifact_infos) {
       // Through artifacts_listing when the file has it (ensure_read_indexes).
-      Statement q(c, path, artifact_info_sql(detail, ""));
-      bind_names(q, detail.artifact_names, 1);
+      Statement q(c, path, artifact_info_sql(detail, scope));
+      bind_scope(q, scope, first_id, last_id);
+      bind_names(q, detail.artifact_names, first_name);
       each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
     }
   };
@@ -1358,36 +1408,48 @@ std::optional<RunInfo> RunStore::run(std::int64_t run_id) const {
   return read_run_columns(q);
 }
 
-std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDetail& detail) const {
-  const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
-  // A read transaction so the list and the child rows come from one snapshot
-  // even while a sweep in another process keeps committing cases.
-  // (Only when no transaction is open already, e.g. one a caller began on handle().)
-  const bool own_read_transaction = sqlite3_get_autocommit(db_) != 0;
-  if (own_read_transaction) exec(db_, path_, "BEGIN");
-  struct EndRead {
-    sqlite3* db;
-    bool active;
-    ~EndRead() {
-      if (active) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-    }
-  } end_read{db_, own_read_transaction};
+namespace {
 
-  std::string columns = case_columns(db_, path_);
+// A read transaction for the life of a listing, so that the list and the child rows come from
+// one snapshot even while a sweep in another process keeps committing cases. None when a
+// transaction is open already (one a caller began on handle()).
+class ReadSnapshot {
+ public:
+  ReadSnapshot(sqlite3* db, const std::string& path) : db_(db), own_(sqlite3_get_autocommit(db) != 0) {
+    if (own_) exec(db_, path, "BEGIN");
+  }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot() {
+    if (own_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  bool owned() const { return own_; }
+
+ private:
+  sqlite3* db_;
+  bool own_;
+};
+
+// The case and run columns of the cases `f` lists, in id order; within `range` when given.
+std::vector<CaseSummary> read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f,
+                                        const CaseDetail& detail, std::optional<CaseIdRange> range,
+                                        std::size_t expected) {
+  std::string columns = case_columns(db, path);
   if (!detail.case_texts)
     for (const std::string column : {"c.message", "c.finished_at", "c.cubin_sha256"})
       columns.replace(columns.find(column), column.size(), "''");
-  Statement q(db_, path_,
+  Statement q(db, path,
               "SELECT " + columns +
                   ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
-                  " ORDER BY c.id");
-  f.bind(q, 1);
+                  (range ? " AND c.id BETWEEN ? AND ?" : "") + " ORDER BY c.id");
+  const int next = f.bind(q, 1);
+  if (range) q.bind(next, range->first).bind(next + 1, range->last);
   std::vector<CaseSummary> out;
-  if (f.values.empty()) out.reserve(static_cast<std::size_t>(case_count()));  // no regrowth of 100k summaries
+  out.reserve(expected);  // no regrowth of 100k summaries
   while (q.step()) {
     CaseSummary s;
     int c = 0;
-    s.record = read_case_columns(q, path_, c);
+    s.record = read_case_columns(q, path, c);
     s.run_uuid = q.text(c++);
     s.backend = q.text(c++);
     s.device = q.text(c++);
@@ -1395,12 +1457,22 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDet
     s.run_id = s.record.run_id;
     out.push_back(std::move(s));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDetail& detail) const {
+  const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
+  const ReadSnapshot snapshot(db_, path_);
+  std::vector<CaseSummary> out = read_case_list(db_, path_, f, detail, std::nullopt,
+                                                f.values.empty() ? static_cast<std::size_t>(case_count()) : 0);
   // Every case: a pass over each child table. A subset: the rows of each of its cases.
   if (f.values.empty()) {
     // Threads pay for themselves on large lists only, and other connections would not see
     // what a caller's own open transaction wrote.
     constexpr std::size_t kParallelFrom = 20000;
-    const bool parallel = own_read_transaction && sqlite3_db_readonly(db_, "main") == 1 && out.size() >= kParallelFrom;
+    const bool parallel = snapshot.owned() && sqlite3_db_readonly(db_, "main") == 1 && out.size() >= kParallelFrom;
     load_all_children(db_, path_, detail, out, parallel);
     return out;
   }
@@ -1410,6 +1482,32 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDet
     if (detail.artifact_infos) s.artifacts = children.artifact_infos(s.case_id);
   }
   return out;
+}
+
+void RunStore::for_each_case_batch(const CaseFilter& filter, const CaseDetail& detail, std::size_t batch_size,
+                                   const std::function<void(std::vector<CaseSummary>&)>& visit) const {
+  const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
+  const ReadSnapshot snapshot(db_, path_);
+  std::vector<std::int64_t> ids;
+  {
+    Statement q(db_, path_,
+                "SELECT c.id FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where + " ORDER BY c.id");
+    f.bind(q, 1);
+    while (q.step()) ids.push_back(q.int64(0));
+  }
+  batch_size = std::max<std::size_t>(batch_size, 1);
+  // A batch is the listed cases of an id range; their child rows are the range's rows,
+  // those of cases the filter leaves out skipped.
+  auto read_batch = [&](std::size_t first) {
+    const CaseIdRange range{ids[first], ids[std::min(first + batch_size, ids.size()) - 1]};
+    std::vector<CaseSummary> batch = read_case_list(db_, path_, f, detail, range, batch_size);
+    load_all_children(db_, path_, detail, batch, false, range);
+    return batch;
+  };
+  for (std::size_t first = 0; first < ids.size(); first += batch_size) {
+    std::vector<CaseSummary> batch = read_batch(first);
+    visit(batch);
+  }
 }
 
 CaseRecord RunStore::load_case(std::int64_t case_id, bool with_artifacts) const {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -240,6 +241,10 @@ class RunStore {
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t run_id) const;
   std::vector<CaseSummary> cases(const CaseFilter& filter = {}, const CaseDetail& detail = {}) const;
+  // The cases of cases(), `batch_size` at a time in case order, all from one snapshot: a reader
+  // that passes over them once (tilepath report) holds a batch rather than every case.
+  void for_each_case_batch(const CaseFilter& filter, const CaseDetail& detail, std::size_t batch_size,
+                           const std::function<void(std::vector<CaseSummary>&)>& visit) const;
   CaseRecord load_case(std::int64_t case_id, bool with_artifacts = false) const;
   std::int64_t case_count() const;
   // The case's artifacts without their bytes, in the order they were stored.

@@ -1,6 +1,6 @@
 // RunStore::cases() with a CaseDetail: every case read in one pass per child table gives
-// the same records as reading them case by case; a name list reads only those
-// measurements; the read indexes come with a writer and never with a reader.
+// the same records as reading them case by case, and so do batches of the list; a name list
+// reads only those measurements; the read indexes come with a writer and never with a reader.
 
 #include <gtest/gtest.h>
 
@@ -98,6 +98,46 @@ TEST(CaseDetail, ANameListReadsOnlyThoseMeasurementsAndSkipsWhatIsOff) {
       }
     }
   }
+}
+
+// for_each_case_batch hands over the cases of cases() in order, a batch at a time, with
+// the same child rows: with and without a filter, and batches that split a run.
+TEST(CaseDetail, BatchesHoldTheCasesOfTheListInOrder) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  const RunStore store = RunStore::open_read_only(path);
+  CaseFilter second_run;
+  second_run.run_id = store.runs().back().id;
+  CaseDetail detail;
+  detail.measurements = std::vector<std::string>{"latency_us", "bytes_moved"};
+  for (const CaseFilter& filter : {CaseFilter{}, second_run})
+    for (const CaseDetail& d : {CaseDetail{}, detail})
+      for (std::size_t batch_size : {std::size_t{1}, std::size_t{4}, std::size_t{100}}) {
+        SCOPED_TRACE("batch size " + std::to_string(batch_size) + (filter.run_id ? ", one run" : ", every run"));
+        const std::vector<CaseSummary> listed = store.cases(filter, d);
+        ASSERT_FALSE(listed.empty());
+        std::vector<CaseSummary> batched;
+        int batches = 0;
+        store.for_each_case_batch(filter, d, batch_size, [&](std::vector<CaseSummary>& batch) {
+          EXPECT_GE(batch.size(), 1u);
+          EXPECT_LE(batch.size(), batch_size);
+          ++batches;
+          for (CaseSummary& s : batch) batched.push_back(std::move(s));
+        });
+        EXPECT_EQ(batches, static_cast<int>((listed.size() + batch_size - 1) / batch_size));
+        ASSERT_EQ(batched.size(), listed.size());
+        for (std::size_t i = 0; i < listed.size(); ++i) {
+          SCOPED_TRACE("case " + std::to_string(listed[i].case_id));
+          EXPECT_EQ(batched[i].case_id, listed[i].case_id);
+          EXPECT_EQ(batched[i].run_uuid, listed[i].run_uuid);
+          store_test::expect_same_case(batched[i].record, listed[i].record, false);
+          EXPECT_EQ(batched[i].record.measurements.size(), listed[i].record.measurements.size());
+          EXPECT_EQ(batched[i].artifacts.size(), listed[i].artifacts.size());
+        }
+      }
+  CaseFilter none;
+  none.run_id = 999;
+  store.for_each_case_batch(none, {}, 4, [](std::vector<CaseSummary>&) { ADD_FAILURE() << "no case is listed"; });
 }
 
 // Copies the cases of path (and every child row) until it holds at least `cases`, each
