@@ -283,7 +283,7 @@ TEST_F(CliTest, SigintMidSweepFinishesCleanlyAndTheRerunResumesWithoutDuplicates
                          {"backend", "cpu"},
                          {"settings", {{"warmup", 1}, {"repeats", 3}, {"seed", 3}}},
                          {"base", {{"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}}},
-                         {"axes", {{"kv", {"k8v8", "k16v8"}}, {"batch", {2, 3}}, {"context", {4000, 6000, 8000}}}}});
+                         {"axes", {{"kv", {"k8v8", "k16v8"}}, {"batch", {2, 3}}, {"context", {1000, 2000, 3000}}}}});
   const int total = 12;
   std::string db = path("resume.sqlite");
   CliProcess sweep({"sweep", s, "--db", db});
