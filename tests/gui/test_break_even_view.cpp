@@ -169,8 +169,6 @@ class TestBreakEvenView : public QObject {
     QTableView* table = view->table();
     QVERIFY(table->model()->rowCount() > 10);
     QTest::qWait(100);  // the header lays out its stretched section on a timer
-    // Known gap: the columns still need ~1460 px of the 1143 px the table gets here.
-    QEXPECT_FAIL("", "issue 20 item 5: the break-even table is still wider than 1440x900 leaves it", Continue);
     QVERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
              qPrintable(QStringLiteral("the columns need %1 px of a %2 px viewport")
                             .arg(table->horizontalHeader()->length())

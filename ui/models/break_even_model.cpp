@@ -111,11 +111,17 @@ QVariant BreakEvenModel::data(const QModelIndex& index, int role) const {
     return {};
   }
   auto num = [&](double v) -> QVariant { return sort ? numberOrNull(v) : QVariant(formatNumber(v, 3)); };
+  // The decomposition and the V fraction to three significant digits: their differences
+  // are of the order of the noise column, and the table fits its width at 1440×900.
+  auto short_num = [&](double v) -> QVariant {
+    if (sort || !std::isfinite(v)) return num(v);
+    return QString::number(v, 'g', 3);
+  };
   // The decomposition's columns are per 1k tokens; a row whose cases did not report
   // their tile size is per tile, and says so.
   auto per = [&](double v) -> QVariant {
-    if (sort || r.unit == "us_per_1k_tokens" || !std::isfinite(v)) return num(v);
-    return formatNumber(v, 3) + QStringLiteral(" /tile");
+    if (sort || r.unit == "us_per_1k_tokens" || !std::isfinite(v)) return short_num(v);
+    return QString::number(v, 'g', 3) + QStringLiteral(" /tile");
   };
   switch (index.column()) {
     case Backend:
@@ -147,7 +153,7 @@ QVariant BreakEvenModel::data(const QModelIndex& index, int role) const {
     case ExtraK16HbmUs:
       return per(d ? d->extra_k16_hbm_us : NAN);
     case VHiddenFraction:
-      return num(r.v_hidden_fraction);
+      return short_num(r.v_hidden_fraction);
   }
   return {};
 }
@@ -173,12 +179,12 @@ QVariant BreakEvenModel::headerData(int section, Qt::Orientation orientation, in
                                            "T K16/V16\n(µs)",
                                            "T K16/V8\n(µs)",
                                            "T K8/V8\n(µs)",
-                                           "Δ II\n(µs/1k tok)",
-                                           "Noise\n(µs/1k tok)",
-                                           "Unhidden\nK8 prep\n(µs/1k tok)",
-                                           "Pipeline\npenalty\n(µs/1k tok)",
-                                           "Extra\nK16 HBM\n(µs/1k tok)",
-                                           "V hidden\n(fraction 0–1)"};
+                                           "Δ II\n(µs/1k)",
+                                           "Noise\n(µs/1k)",
+                                           "Unhidden\nK8 prep\n(µs/1k)",
+                                           "Pipeline\npenalty\n(µs/1k)",
+                                           "Extra\nK16 HBM\n(µs/1k)",
+                                           "V hidden\n(0–1)"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
 }
 

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "ui/models/break_even_model.h"
+#include "ui/views/compact_sort_header.h"
 #include "ui/views/sort_arrow_style.h"
 #include "ui/views/waterfall_widget.h"
 
@@ -23,6 +24,7 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(BreakEvenModel::SortRole);
   table_ = new QTableView;
+  table_->setHorizontalHeader(new CompactSortHeader(table_));
   table_->setModel(proxy_);
   useOrderPointingSortArrows(table_->horizontalHeader());
   table_->setSortingEnabled(true);
