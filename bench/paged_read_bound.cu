@@ -623,9 +623,10 @@ void run_shape(int repeats) {
   TP_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device));
   // What the plugin would run here; the probe's splits are those of 132 SMs (an H200).
-  // (4 CTAs per SM: the occupancy of the plugin's K8/V8 kernels at D = 128.)
-  const int plugin_splits = tilepath::perf::cuda_plan::choose_splits(static_cast<long long>(S::kBatch) * S::kKvHeads,
-                                                                     S::kContext, d.sm_count, 4);
+  // (4 CTAs per SM: the occupancy of the plugin's K8/V8 mma.sync kernels at D = 128.)
+  const int plugin_splits =
+      tilepath::perf::cuda_plan::choose_splits(static_cast<long long>(S::kBatch) * S::kKvHeads, S::kContext, d.sm_count,
+                                               4, tilepath::perf::cuda_plan::MmaFamily::mma_sync);
   const int plugin_split_tokens = tilepath::perf::cuda_plan::split_tokens_for(S::kContext, plugin_splits);
   if (plugin_split_tokens != S::kSplitTokens)
     std::fprintf(stderr, "paged_read_bound: on %d SMs the plugin splits into %d tokens, the probe into %d\n",

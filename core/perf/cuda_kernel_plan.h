@@ -85,22 +85,33 @@ constexpr int ctas_per_sm_for(int smem_bytes, int threads, int regs_per_thread =
   return ctas < kMaxCtasPerSm ? ctas : kMaxCtasPerSm;
 }
 
+// The matrix instruction family of a kernel (OperatingPoint::mma, DecodeArgs::mma).
+enum class MmaFamily { mma_sync, wgmma };
+
+// CTAs per SM a split grid fills at most: past these, more CTAs bring no more bytes from
+// HBM, only a shorter pipeline per CTA and more partials to combine.
+// - mma.sync: 4 (D = 64 fits 8 per SM: B = 64, S = 4096 split to fill 8 took 112 us against
+//   84 unsplit).
+// - wgmma: 2 (its TMA ring keeps three 64-token K and V tiles in flight per CTA). At
+//   S = 32768, cold: Hq/Hk 32/8 B = 1, 32 splits 25.5 us against 27.3 at the 66 that fill 4
+//   per SM; 8/1 B = 32, 8 splits 73.1 us against 75.4 at 16 (fp8_qk/k_only; the transform
+//   path alike: bench/results/splits).
+constexpr int max_filled_ctas_per_sm(MmaFamily family) { return family == MmaFamily::wgmma ? 2 : 4; }
+
 // Split-KV count: `streams` CTAs per split (batch x kv heads x query-head chunks, one kv
-// head per CTA) over sm_count x min(ctas_per_sm, 4) slots, ctas_per_sm being the main
-// kernel's occupancy. A grid smaller than one wave of those slots splits until they are full
-// and stays one wave; a grid of a wave or more stays unsplit (B = 64, S = 4096: two waves of
-// half splits measured 14% slower than one wave, docs/perf-notes.md "Split-KV policy").
-// A kernel that fits fewer than 4 CTAs per SM (K16/V16, separate_kv, wgmma at D = 256) gets
-// the grid of its own occupancy (separate_kv 3-27% faster than a grid sized for 4 per SM);
-// one that fits more (D = 64) is not split past 4 kv-head streams per SM, where four already
-// bring the bytes HBM can deliver (D = 64, B = 64, S = 4096: 2 splits at 8 per SM 112 us
-// against 84 unsplit). Splits keep at least 256 tokens (below that the combine and the
-// per-split prologue outweigh the parallelism) and are at most 128.
-inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm) {
-  constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128, kMaxFilledCtasPerSm = 4;
+// head per CTA) over sm_count x min(ctas_per_sm, max_filled_ctas_per_sm(family)) slots,
+// ctas_per_sm being the main kernel's occupancy. A grid smaller than one wave of those slots
+// splits until they are full and stays one wave; a grid of a wave or more stays unsplit
+// (B = 64, S = 4096: two waves of half splits measured 14% slower than one wave,
+// docs/perf-notes.md "Split-KV policy"). A kernel that fits fewer CTAs per SM (K16/V16,
+// separate_kv, wgmma at D = 256) gets the grid of its own occupancy (separate_kv 3-27%
+// faster than a grid sized for 4 per SM). Splits keep at least 256 tokens (below that the
+// combine and the per-split prologue outweigh the parallelism) and are at most 128.
+inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm, MmaFamily family) {
+  constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128;
   if (streams < 1 || max_len < 1 || sm_count < 1) return 1;
-  const int filled_per_sm =
-      ctas_per_sm < 1 ? 1 : (ctas_per_sm > kMaxFilledCtasPerSm ? kMaxFilledCtasPerSm : ctas_per_sm);
+  const int cap = max_filled_ctas_per_sm(family);
+  const int filled_per_sm = ctas_per_sm < 1 ? 1 : (ctas_per_sm > cap ? cap : ctas_per_sm);
   const long long slots = static_cast<long long>(sm_count) * filled_per_sm;
   const long long fill = slots / streams;
   long long most = max_len / kMinTokensPerSplit;

@@ -76,7 +76,8 @@ CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs
   plan_cta(op, 1, regs_per_thread, p);
   const int max_len = op.max_context();
   const long long streams = static_cast<long long>(op.batch) * op.kv_heads * p.head_chunks;
-  p.splits = op.splits > 0 ? op.splits : plan::choose_splits(streams, max_len, sm_count, p.ctas_per_sm);
+  const auto family = op.mma == Mma::wgmma ? plan::MmaFamily::wgmma : plan::MmaFamily::mma_sync;
+  p.splits = op.splits > 0 ? op.splits : plan::choose_splits(streams, max_len, sm_count, p.ctas_per_sm, family);
   p.split_tokens = plan::split_tokens_for(max_len, p.splits);
   const int kv_heads_per_cta =
       op.mma == Mma::wgmma ? 1

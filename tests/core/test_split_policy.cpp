@@ -11,6 +11,7 @@ using namespace tilepath::perf::cuda_plan;
 namespace {
 constexpr int kH200Sms = 132;
 constexpr int kSplitsCap = 128, kMinTokens = 256;
+constexpr MmaFamily kMmaSync = MmaFamily::mma_sync, kWgmma = MmaFamily::wgmma;
 }  // namespace
 
 TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
@@ -18,7 +19,7 @@ TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
     for (long long streams : {1LL, 8LL, 16LL, 32LL, 64LL, 128LL, 256LL, 512LL}) {
       const long long slots = static_cast<long long>(kH200Sms) * std::min(ctas_per_sm, 4);
       if (streams >= slots) continue;
-      const int s = choose_splits(streams, 65536, kH200Sms, ctas_per_sm);
+      const int s = choose_splits(streams, 65536, kH200Sms, ctas_per_sm, kMmaSync);
       SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM");
       // One wave, and one split more would not fit in it (or the most splits there may be).
       EXPECT_LE(streams * s, slots);
@@ -31,34 +32,50 @@ TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
 TEST(SplitPolicy, TheKernelsOccupancySetsHowManySplitsFillTheGpu) {
   // B = 16 x 8 kv heads at 32k tokens: 4 CTAs per SM take 4 splits (512 of 528 slots),
   // a kernel that fits 2 per SM only 2 (256 of 264): a second wave would cost a whole split.
-  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 4), 4);
-  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 2), 2);
-  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 1), 1);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 4, kMmaSync), 4);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 2, kMmaSync), 2);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 1, kMmaSync), 1);
   // Past 4 per SM the grid is not split further: 4 streams per SM already bring what HBM delivers.
-  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 8), 4);
-  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 8), 1);
+  EXPECT_EQ(choose_splits(128, 32768, kH200Sms, 8, kMmaSync), 4);
+  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 8, kMmaSync), 1);
+}
+
+TEST(SplitPolicy, WgmmaKernelsFillTwoCtasPerSm) {
+  // The wgmma kernels at D = 128 fit 4 per SM and fill 2: Hq/Hk 32/8 at B = 1 takes 33 splits
+  // where mma.sync takes 66; 8/1 at B = 32, 8 where mma.sync takes 16.
+  const int wgmma_d128 = ctas_per_sm_for(wgmma_smem_bytes(128, true), kWgmmaThreads);
+  ASSERT_EQ(wgmma_d128, 4);
+  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, wgmma_d128, kWgmma), 33);
+  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, 4, kMmaSync), 66);
+  EXPECT_EQ(choose_splits(32, 32768, kH200Sms, wgmma_d128, kWgmma), 8);
+  EXPECT_EQ(choose_splits(32, 32768, kH200Sms, 4, kMmaSync), 16);
+  // A wgmma kernel that fits fewer than 2 per SM fills its own occupancy: 1 per SM, 32 streams, 4 splits.
+  EXPECT_EQ(choose_splits(32, 32768, kH200Sms, 1, kWgmma), 4);
+  // The splits' length and count limits hold for both families.
+  EXPECT_EQ(choose_splits(1, 32768, kH200Sms, wgmma_d128, kWgmma), kSplitsCap);
+  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, wgmma_d128, kWgmma), 1);
 }
 
 TEST(SplitPolicy, AWaveOrMoreStaysUnsplit) {
-  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 4), 1);    // B = 64 x 8: 512 of 528 slots
-  EXPECT_EQ(choose_splits(600, 65536, kH200Sms, 4), 1);   // a little over a wave
-  EXPECT_EQ(choose_splits(1024, 65536, kH200Sms, 4), 1);  // B = 128 x 8: two even waves
-  EXPECT_EQ(choose_splits(2048, 65536, kH200Sms, 4), 1);  // B = 64 x 32 kv heads
-  EXPECT_EQ(choose_splits(200, 65536, kH200Sms, 1), 1);   // separate_kv: one CTA per SM
+  EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 4, kMmaSync), 1);    // B = 64 x 8: 512 of 528 slots
+  EXPECT_EQ(choose_splits(600, 65536, kH200Sms, 4, kMmaSync), 1);   // a little over a wave
+  EXPECT_EQ(choose_splits(1024, 65536, kH200Sms, 4, kMmaSync), 1);  // B = 128 x 8: two even waves
+  EXPECT_EQ(choose_splits(2048, 65536, kH200Sms, 4, kMmaSync), 1);  // B = 64 x 32 kv heads
+  EXPECT_EQ(choose_splits(200, 65536, kH200Sms, 1, kMmaSync), 1);   // separate_kv: one CTA per SM
 }
 
 TEST(SplitPolicy, SplitsKeepTheirMinimumLengthAndCap) {
   for (int len : {1, 255, 256, 1024, 4096, 65536}) {
-    const int s = choose_splits(1, len, kH200Sms, 4);
+    const int s = choose_splits(1, len, kH200Sms, 4, kMmaSync);
     EXPECT_GE(s, 1);
     EXPECT_LE(s, kSplitsCap);
     if (s > 1) {
       EXPECT_GE(len / s, kMinTokens - 1) << len;
     }
   }
-  EXPECT_EQ(choose_splits(1, 32768, kH200Sms, 4), kSplitsCap);  // B = 1, one kv head
-  EXPECT_EQ(choose_splits(0, 32768, kH200Sms, 4), 1);
-  EXPECT_EQ(choose_splits(8, 32768, 0, 4), 1);
+  EXPECT_EQ(choose_splits(1, 32768, kH200Sms, 4, kMmaSync), kSplitsCap);  // B = 1, one kv head
+  EXPECT_EQ(choose_splits(0, 32768, kH200Sms, 4, kMmaSync), 1);
+  EXPECT_EQ(choose_splits(8, 32768, 0, 4, kMmaSync), 1);
 }
 
 TEST(SplitPolicy, RegistersLimitCtasPerSmByWholeWarpsPerPartition) {

@@ -202,7 +202,8 @@ int choose_splits(const DecodeArgs& args, int max_len, int sm_count) {
   // keeps the count defined.
   if (main_kernel_resources(args, &kernel) != cudaSuccess) kernel.ctas_per_sm = 1;
   const long long streams = static_cast<long long>(args.batch) * args.kv_heads * head_chunks_of(args);
-  return perf::cuda_plan::choose_splits(streams, max_len, sm_count, kernel.ctas_per_sm);
+  const auto family = args.mma == kMmaWgmma ? perf::cuda_plan::MmaFamily::wgmma : perf::cuda_plan::MmaFamily::mma_sync;
+  return perf::cuda_plan::choose_splits(streams, max_len, sm_count, kernel.ctas_per_sm, family);
 }
 
 }  // namespace tilepath::cuda
