@@ -246,7 +246,7 @@ void for_each_report_case(const RunStore& store, const CaseFilter& filter,
   });
 }
 
-// The table as text, handed to `emit` a batch of rows at a time.
+// The table as text, handed to `emit` in pieces of about 1 MB as the cases are read.
 void write_table(const RunStore& store, ReportFormat format, const CaseFilter& filter,
                  const std::function<void(const std::string&)>& emit) {
   const auto& header = report_columns();
