@@ -260,27 +260,25 @@ void write_table(const RunStore& store, ReportFormat format, const CaseFilter& f
       if (std::find(skip.begin(), skip.end(), header[i]) == skip.end()) shown.push_back(i);
   }
   std::string text;
-  if (format == ReportFormat::csv) {
-    for (std::size_t n = 0; n < shown.size(); ++n) (text += n ? "," : "") += header[shown[n]];
+  // One line of the table, cell(i) the text of column i.
+  auto append_line = [&](auto&& cell) {
+    if (format == ReportFormat::csv) {
+      for (std::size_t n = 0; n < shown.size(); ++n) (text += n ? "," : "") += csv_field(cell(shown[n]));
+    } else {
+      text += "|";
+      for (std::size_t i : shown) ((text += " ") += markdown_cell(cell(i))) += " |";
+    }
     text += "\n";
-  } else {
-    text = "|";
-    for (std::size_t i : shown) ((text += " ") += header[i]) += " |";
-    text += "\n|";
+  };
+  append_line([&](std::size_t i) { return header[i]; });
+  if (format == ReportFormat::markdown) {
+    text += "|";
     for (std::size_t n = 0; n < shown.size(); ++n) text += "---|";
     text += "\n";
   }
   constexpr std::size_t kFlushBytes = 1 << 20;
   for_each_report_case(store, filter, [&](const CaseSummary& summary) {
-    if (format == ReportFormat::csv) {
-      for (std::size_t n = 0; n < shown.size(); ++n)
-        (text += n ? "," : "") += csv_field(columns()[shown[n]].cell(summary));
-      text += "\n";
-    } else {
-      text += "|";
-      for (std::size_t i : shown) ((text += " ") += markdown_cell(columns()[i].cell(summary))) += " |";
-      text += "\n";
-    }
+    append_line([&](std::size_t i) { return columns()[i].cell(summary); });
     if (text.size() >= kFlushBytes) {
       emit(text);
       text.clear();

@@ -443,14 +443,13 @@ std::string scope_order(CaseScope scope) {
   return scope == CaseScope::range ? " ORDER BY case_id, id" : " ORDER BY id";
 }
 
-// The first parameter after the scope's own.
-int after_scope(CaseScope scope) { return scope == CaseScope::one ? 2 : scope == CaseScope::range ? 3 : 1; }
-
-// Binds the scope's parameters (none for every case).
-void bind_scope(Statement& s, CaseScope scope, std::int64_t first_id, std::int64_t last_id) {
-  if (scope == CaseScope::all) return;
+// Binds the scope's parameters (none for every case); returns the next parameter.
+int bind_scope(Statement& s, CaseScope scope, std::int64_t first_id, std::int64_t last_id) {
+  if (scope == CaseScope::all) return 1;
   s.bind(1, first_id);
-  if (scope == CaseScope::range) s.bind(2, last_id);
+  if (scope == CaseScope::one) return 2;
+  s.bind(2, last_id);
+  return 3;
 }
 
 // The rows of a child table in `scope`, only those whose name_column is in names when there is a list.
@@ -605,7 +604,6 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
                        bool parallel, std::optional<CaseIdRange> range = std::nullopt) {
   const CaseScope scope = range ? CaseScope::range : CaseScope::all;
   const std::int64_t first_id = range ? range->first : 0, last_id = range ? range->last : 0;
-  const int first_name = after_scope(scope);
   std::vector<std::int64_t> ids;
   ids.reserve(out.size());
   for (const CaseSummary& s : out) ids.push_back(s.case_id);
@@ -635,8 +633,7 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   // Each pass fills its own member of every summary, so passes may run side by side.
   auto measurements = [&](sqlite3* c) {
     Statement q(c, path, measurement_sql(detail, scope));
-    bind_scope(q, scope, first_id, last_id);
-    bind_names(q, detail.measurements, first_name);
+    bind_names(q, detail.measurements, bind_scope(q, scope, first_id, last_id));
     each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
     for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
   };
@@ -656,16 +653,14 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   auto quality_and_artifacts = [&](sqlite3* c) {
     if (detail.quality) {
       Statement q(c, path, quality_sql(detail, scope));
-      bind_scope(q, scope, first_id, last_id);
-      bind_names(q, detail.quality_metrics, first_name);
+      bind_names(q, detail.quality_metrics, bind_scope(q, scope, first_id, last_id));
       each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
       for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
     }
     if (detail.artifact_infos) {
       // Through artifacts_listing when the file has it (ensure_read_indexes).
       Statement q(c, path, artifact_info_sql(detail, scope));
-      bind_scope(q, scope, first_id, last_id);
-      bind_names(q, detail.artifact_names, first_name);
+      bind_names(q, detail.artifact_names, bind_scope(q, scope, first_id, last_id));
       each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
     }
   };

@@ -121,7 +121,7 @@ QVariant BreakEvenModel::data(const QModelIndex& index, int role) const {
   // their tile size is per tile, and says so.
   auto per = [&](double v) -> QVariant {
     if (sort || r.unit == "us_per_1k_tokens" || !std::isfinite(v)) return short_num(v);
-    return QString::number(v, 'g', 3) + QStringLiteral(" /tile");
+    return short_num(v).toString() + QStringLiteral(" /tile");
   };
   switch (index.column()) {
     case Backend:
