@@ -8,33 +8,48 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "core/analysis/gate_table.h"
 
 namespace tilepath {
 namespace {
 
-std::string number(double v) {
-  if (!std::isfinite(v)) return "";
-  // As printf's %.6g (to_chars is specified so), without its locale and buffer machinery:
-  // a 100k-case report formats a million numbers.
+// Every cell appends its text to `out`: a 100k-case report writes ~5M cells, too many for a
+// string of its own per cell and another per escaped cell.
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) return;
+  // As printf's %.6g (to_chars is specified so), without its locale and buffer machinery.
   char buf[32];
   const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6).ptr;
-  return std::string(buf, end);
+  out.append(buf, end);
 }
 
-std::string number(std::optional<double> v) { return v ? number(*v) : ""; }
-
-std::string positive_int(int v) { return v >= 0 ? std::to_string(v) : ""; }
-
-std::string dims(const int (&d)[3]) {
-  if (d[0] <= 0) return "";
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+void append_number(std::string& out, std::optional<double> v) {
+  if (v) append_number(out, *v);
 }
 
-const QualityRow* quality(const CaseRecord& r, const char* metric) {
+void append_int(std::string& out, long long v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out.append(buf, end);
+}
+
+void append_positive_int(std::string& out, int v) {
+  if (v >= 0) append_int(out, v);
+}
+
+void append_dims(std::string& out, const int (&d)[3]) {
+  if (d[0] <= 0) return;
+  append_int(out, d[0]);
+  out += 'x';
+  append_int(out, d[1]);
+  out += 'x';
+  append_int(out, d[2]);
+}
+
+const QualityRow* quality(const CaseRecord& r, std::string_view metric) {
   for (const QualityRow& q : r.quality)
     if (q.metric == metric) return &q;
   return nullptr;
@@ -44,174 +59,186 @@ const PredictionRow* prediction(const CaseRecord& r) {
   return r.predictions.empty() ? nullptr : &r.predictions.front();
 }
 
-std::string contexts(const OperatingPoint& op) {
-  if (op.context_lengths.empty()) return std::to_string(op.context);
-  std::string s;
-  for (std::size_t i = 0; i < op.context_lengths.size(); ++i)
-    s += (i ? ";" : "") + std::to_string(op.context_lengths[i]);
-  return s;
+void append_contexts(std::string& out, const OperatingPoint& op) {
+  if (op.context_lengths.empty()) return append_int(out, op.context);
+  for (std::size_t i = 0; i < op.context_lengths.size(); ++i) {
+    if (i) out += ';';
+    append_int(out, op.context_lengths[i]);
+  }
 }
 
-using Cell = std::function<std::string(const CaseSummary&)>;
+// A column's cell: appends the case's text (nothing where a backend has no value).
+using Cell = void (*)(const CaseSummary&, std::string& out);
 
 struct Column {
   std::string name;
   Cell cell;
 };
 
+// The value of the case's quality row of one metric.
+template <const char* metric>
+void quality_value(const CaseSummary& c, std::string& out) {
+  if (const QualityRow* q = quality(c.record, metric)) append_number(out, q->value);
+}
+
+// The case's measurement of one name.
+template <const char* name>
+void measurement_value(const CaseSummary& c, std::string& out) {
+  append_number(out, c.record.measurement(name));
+}
+
+constexpr char kLatencyUs[] = "latency_us", kLatencyMinUs[] = "latency_min_us", kLatencyMaxUs[] = "latency_max_us",
+               kTileIntervalUs[] = "tile_interval_us", kBytesMoved[] = "bytes_moved",
+               kReadBandwidthGbps[] = "read_bandwidth_gbps", kFloorFraction[] = "floor_fraction",
+               kKernelCheckRelL2[] = "kernel_check_rel_l2", kKernelCheckMaxAbs[] = "kernel_check_max_abs",
+               kRelL2[] = "rel_l2", kKl[] = "kl";
+
 const std::vector<Column>& columns() {
   static const std::vector<Column> table = {
-      {"run_uuid", [](const CaseSummary& c) { return c.run_uuid; }},
-      {"case_id", [](const CaseSummary& c) { return std::to_string(c.case_id); }},
-      {"backend", [](const CaseSummary& c) { return c.backend; }},
-      {"device", [](const CaseSummary& c) { return c.device; }},
-      {"kv", [](const CaseSummary& c) { return std::string(to_string(c.record.op.kv)); }},
-      {"k_path", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_path)); }},
-      {"mode", [](const CaseSummary& c) { return std::string(to_string(c.record.op.mode)); }},
-      {"mma", [](const CaseSummary& c) { return std::string(to_string(c.record.op.mma)); }},
-      {"k_repr", [](const CaseSummary& c) { return std::string(to_string(c.record.op.k_repr)); }},
-      {"rope", [](const CaseSummary& c) { return std::string(to_string(c.record.op.rope)); }},
-      {"scale", [](const CaseSummary& c) { return std::string(to_string(c.record.op.scale)); }},
-      {"cache", [](const CaseSummary& c) { return std::string(to_string(c.record.op.cache)); }},
-      {"batch", [](const CaseSummary& c) { return std::to_string(c.record.op.batch); }},
-      {"context", [](const CaseSummary& c) { return contexts(c.record.op); }},
-      {"q_heads", [](const CaseSummary& c) { return std::to_string(c.record.op.q_heads); }},
-      {"kv_heads", [](const CaseSummary& c) { return std::to_string(c.record.op.kv_heads); }},
-      {"head_dim", [](const CaseSummary& c) { return std::to_string(c.record.op.head_dim); }},
-      {"page_size", [](const CaseSummary& c) { return std::to_string(c.record.op.page_size); }},
+      {"run_uuid", [](const CaseSummary& c, std::string& out) { out += c.run_uuid; }},
+      {"case_id", [](const CaseSummary& c, std::string& out) { append_int(out, c.case_id); }},
+      {"backend", [](const CaseSummary& c, std::string& out) { out += c.backend; }},
+      {"device", [](const CaseSummary& c, std::string& out) { out += c.device; }},
+      {"kv", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.kv); }},
+      {"k_path", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.k_path); }},
+      {"mode", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.mode); }},
+      {"mma", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.mma); }},
+      {"k_repr", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.k_repr); }},
+      {"rope", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.rope); }},
+      {"scale", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.scale); }},
+      {"cache", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.cache); }},
+      {"batch", [](const CaseSummary& c, std::string& out) { append_int(out, c.record.op.batch); }},
+      {"context", [](const CaseSummary& c, std::string& out) { append_contexts(out, c.record.op); }},
+      {"q_heads", [](const CaseSummary& c, std::string& out) { append_int(out, c.record.op.q_heads); }},
+      {"kv_heads", [](const CaseSummary& c, std::string& out) { append_int(out, c.record.op.kv_heads); }},
+      {"head_dim", [](const CaseSummary& c, std::string& out) { append_int(out, c.record.op.head_dim); }},
+      {"page_size", [](const CaseSummary& c, std::string& out) { append_int(out, c.record.op.page_size); }},
       {"splits",
-       [](const CaseSummary& c) {
+       [](const CaseSummary& c, std::string& out) {
          // the count actually used when the backend reported it, else the request (0 = auto)
-         return std::to_string(c.record.kernel.splits > 0 ? c.record.kernel.splits : c.record.op.splits);
+         append_int(out, c.record.kernel.splits > 0 ? c.record.kernel.splits : c.record.op.splits);
        }},
-      {"status", [](const CaseSummary& c) { return std::string(to_string(c.record.status)); }},
-      {"latency_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_us")); }},
-      {"latency_min_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_min_us")); }},
-      {"latency_max_us", [](const CaseSummary& c) { return number(c.record.measurement("latency_max_us")); }},
-      {"tile_interval_us", [](const CaseSummary& c) { return number(c.record.measurement("tile_interval_us")); }},
-      {"bytes_moved", [](const CaseSummary& c) { return number(c.record.measurement("bytes_moved")); }},
-      {"read_bandwidth_gbps", [](const CaseSummary& c) { return number(c.record.measurement("read_bandwidth_gbps")); }},
-      {"floor_fraction", [](const CaseSummary& c) { return number(c.record.measurement("floor_fraction")); }},
+      {"status", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.status); }},
+      {"latency_us", measurement_value<kLatencyUs>},
+      {"latency_min_us", measurement_value<kLatencyMinUs>},
+      {"latency_max_us", measurement_value<kLatencyMaxUs>},
+      {"tile_interval_us", measurement_value<kTileIntervalUs>},
+      {"bytes_moved", measurement_value<kBytesMoved>},
+      {"read_bandwidth_gbps", measurement_value<kReadBandwidthGbps>},
+      {"floor_fraction", measurement_value<kFloorFraction>},
       {"predicted_ii_us",
-       [](const CaseSummary& c) {
-         const PredictionRow* p = prediction(c.record);
-         return p ? number(p->ii_us) : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const PredictionRow* p = prediction(c.record)) append_number(out, p->ii_us);
        }},
       {"limiting_stage",
-       [](const CaseSummary& c) {
-         const PredictionRow* p = prediction(c.record);
-         return p ? p->limiting_stage : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const PredictionRow* p = prediction(c.record)) out += p->limiting_stage;
        }},
       {"limiting_agent",
-       [](const CaseSummary& c) {
-         const PredictionRow* p = prediction(c.record);
-         return p ? p->limiting_agent : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const PredictionRow* p = prediction(c.record)) out += p->limiting_agent;
        }},
       {"unknown_stages",
-       [](const CaseSummary& c) {
+       [](const CaseSummary& c, std::string& out) {
          // Stages counted as 0 because nothing measured them; "not recorded" for a
          // prediction derived before they were tracked (`tilepath db reanalyze`).
          const PredictionRow* p = prediction(c.record);
-         if (p == nullptr) return std::string();
-         if (!p->unknown_stages) return std::string("not recorded");
-         if (p->unknown_stages->empty()) return std::string("none");
-         std::string s;
-         for (const std::string& stage : *p->unknown_stages) s += (s.empty() ? "" : ";") + stage;
-         return s;
+         if (p == nullptr) return;
+         if (!p->unknown_stages) {
+           out += "not recorded";
+         } else if (p->unknown_stages->empty()) {
+           out += "none";
+         } else {
+           const std::size_t start = out.size();
+           for (const std::string& stage : *p->unknown_stages) (out += out.size() == start ? "" : ";") += stage;
+         }
        }},
       {"overlap_efficiency",
-       [](const CaseSummary& c) {
-         const PredictionRow* p = prediction(c.record);
-         return p ? number(p->overlap_efficiency) : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const PredictionRow* p = prediction(c.record)) append_number(out, p->overlap_efficiency);
        }},
-      {"kernel", [](const CaseSummary& c) { return c.record.kernel.kernel_name; }},
-      {"cubin_sha256", [](const CaseSummary& c) { return c.record.kernel.cubin_sha256; }},
-      {"regs", [](const CaseSummary& c) { return positive_int(c.record.kernel.regs_per_thread); }},
-      {"smem_static_bytes", [](const CaseSummary& c) { return positive_int(c.record.kernel.smem_static_bytes); }},
-      {"smem_dynamic_bytes", [](const CaseSummary& c) { return positive_int(c.record.kernel.smem_dynamic_bytes); }},
-      {"occupancy_theoretical", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_theoretical); }},
-      {"occupancy_achieved", [](const CaseSummary& c) { return number(c.record.kernel.occupancy_achieved); }},
-      {"grid", [](const CaseSummary& c) { return dims(c.record.kernel.grid); }},
-      {"block", [](const CaseSummary& c) { return dims(c.record.kernel.block); }},
+      {"kernel", [](const CaseSummary& c, std::string& out) { out += c.record.kernel.kernel_name; }},
+      {"cubin_sha256", [](const CaseSummary& c, std::string& out) { out += c.record.kernel.cubin_sha256; }},
+      {"regs", [](const CaseSummary& c, std::string& out) { append_positive_int(out, c.record.kernel.regs_per_thread); }},
+      {"smem_static_bytes",
+       [](const CaseSummary& c, std::string& out) { append_positive_int(out, c.record.kernel.smem_static_bytes); }},
+      {"smem_dynamic_bytes",
+       [](const CaseSummary& c, std::string& out) { append_positive_int(out, c.record.kernel.smem_dynamic_bytes); }},
+      {"occupancy_theoretical",
+       [](const CaseSummary& c, std::string& out) { append_number(out, c.record.kernel.occupancy_theoretical); }},
+      {"occupancy_achieved",
+       [](const CaseSummary& c, std::string& out) { append_number(out, c.record.kernel.occupancy_achieved); }},
+      {"grid", [](const CaseSummary& c, std::string& out) { append_dims(out, c.record.kernel.grid); }},
+      {"block", [](const CaseSummary& c, std::string& out) { append_dims(out, c.record.kernel.block); }},
       // The kernel check: the kernel against an emulation of its own arithmetic.
-      {"kernel_check_rel_l2",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "kernel_check_rel_l2");
-         return q ? number(q->value) : std::string();
-       }},
-      {"kernel_check_max_abs",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "kernel_check_max_abs");
-         return q ? number(q->value) : std::string();
-       }},
+      {"kernel_check_rel_l2", quality_value<kKernelCheckRelL2>},
+      {"kernel_check_max_abs", quality_value<kKernelCheckMaxAbs>},
       {"kernel_check_tolerance",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "kernel_check_rel_l2");
-         return q ? number(q->threshold) : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const QualityRow* q = quality(c.record, kKernelCheckRelL2)) append_number(out, q->threshold);
        }},
       // The gate on the case's own inputs: against attention at full precision.
       {"gate_distribution",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "rel_l2");
-         return q ? q->distribution : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const QualityRow* q = quality(c.record, kRelL2)) out += q->distribution;
        }},
-      {"gate_rel_l2",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "rel_l2");
-         return q ? number(q->value) : std::string();
-       }},
-      {"gate_kl",
-       [](const CaseSummary& c) {
-         const QualityRow* q = quality(c.record, "kl");
-         return q ? number(q->value) : std::string();
-       }},
+      {"gate_rel_l2", quality_value<kRelL2>},
+      {"gate_kl", quality_value<kKl>},
       {"gate_passed",
-       [](const CaseSummary& c) {
-         const std::optional<bool> passed = analysis::gate_passed(c.record);
-         return passed ? std::string(*passed ? "yes" : "no") : std::string();
+       [](const CaseSummary& c, std::string& out) {
+         if (const std::optional<bool> passed = analysis::gate_passed(c.record)) out += *passed ? "yes" : "no";
        }},
       {"gate_rows",
-       [](const CaseSummary& c) {
+       [](const CaseSummary& c, std::string& out) {
          // "16/16": the (request, kv head) rows the gate compared, of all the case's rows.
          const auto checked = c.record.measurement("gate_rows_checked");
          const auto total = c.record.measurement("gate_rows_total");
-         if (!checked || !total) return std::string();
-         return positive_int(static_cast<int>(*checked)) + "/" + positive_int(static_cast<int>(*total));
+         if (!checked || !total) return;
+         append_positive_int(out, static_cast<int>(*checked));
+         out += '/';
+         append_positive_int(out, static_cast<int>(*total));
        }},
-      {"message", [](const CaseSummary& c) { return c.record.message; }},
+      {"message", [](const CaseSummary& c, std::string& out) { out += c.record.message; }},
       {"artifacts",
-       [](const CaseSummary& c) {
+       [](const CaseSummary& c, std::string& out) {
          // "kernel.json (758 B); ncu-k8v8-transform-k_only.txt (10803 B)"
-         std::string s;
-         for (const ArtifactInfo& a : c.artifacts)
-           s += (s.empty() ? "" : "; ") + a.name + " (" + std::to_string(a.size) + " B)";
-         return s;
+         for (std::size_t i = 0; i < c.artifacts.size(); ++i) {
+           ((out += i ? "; " : "") += c.artifacts[i].name) += " (";
+           append_int(out, c.artifacts[i].size);
+           out += " B)";
+         }
        }},
   };
   return table;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
+// The first of s's characters from `at` that a format escapes, or npos. A loop, not
+// find_first_of, which calls memchr on the set for every character of the cell.
+template <char... special>
+std::size_t find_special(std::string_view s, std::size_t at = 0) {
+  for (; at < s.size(); ++at)
+    if (((s[at] == special) || ...)) return at;
+  return std::string_view::npos;
+}
+
+std::string& append_csv_field(std::string& out, std::string_view s) {
+  if (find_special<',', '"', '\n', '\r'>(s) == std::string_view::npos) return out += s;
+  out += '"';
   for (char c : s) {
     if (c == '"') out += '"';
     out += c;
   }
-  return out + "\"";
+  return out += '"';
 }
 
-std::string markdown_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
+std::string& append_markdown_cell(std::string& out, std::string_view s) {
+  for (std::size_t at = 0;;) {
+    const std::size_t special = find_special<'|', '\n', '\r'>(s, at);
+    out += s.substr(at, special - at);
+    if (special == std::string_view::npos) return out;
+    out += s[special] == '|' ? "\\|" : " ";
+    at = special + 1;
   }
-  return out;
 }
 
 }  // namespace
@@ -263,22 +290,27 @@ void write_table(const RunStore& store, ReportFormat format, const CaseFilter& f
   // One line of the table, cell(i) the text of column i.
   auto append_line = [&](auto&& cell) {
     if (format == ReportFormat::csv) {
-      for (std::size_t n = 0; n < shown.size(); ++n) (text += n ? "," : "") += csv_field(cell(shown[n]));
+      for (std::size_t n = 0; n < shown.size(); ++n) append_csv_field(text += n ? "," : "", cell(shown[n]));
     } else {
       text += "|";
-      for (std::size_t i : shown) ((text += " ") += markdown_cell(cell(i))) += " |";
+      for (std::size_t i : shown) append_markdown_cell(text += " ", cell(i)) += " |";
     }
     text += "\n";
   };
-  append_line([&](std::size_t i) { return header[i]; });
+  append_line([&](std::size_t i) { return std::string_view(header[i]); });
   if (format == ReportFormat::markdown) {
     text += "|";
     for (std::size_t n = 0; n < shown.size(); ++n) text += "---|";
     text += "\n";
   }
   constexpr std::size_t kFlushBytes = 1 << 20;
+  std::string cell_text;
   for_each_report_case(store, filter, [&](const CaseSummary& summary) {
-    append_line([&](std::size_t i) { return columns()[i].cell(summary); });
+    append_line([&](std::size_t i) {
+      cell_text.clear();
+      columns()[i].cell(summary, cell_text);
+      return std::string_view(cell_text);
+    });
     if (text.size() >= kFlushBytes) {
       emit(text);
       text.clear();
@@ -291,11 +323,12 @@ void write_table(const RunStore& store, ReportFormat format, const CaseFilter& f
 
 void for_each_report_row(const RunStore& store, const CaseFilter& filter,
                          const std::function<void(const std::vector<std::string>&)>& row) {
-  std::vector<std::string> cells;
-  cells.reserve(columns().size());
+  std::vector<std::string> cells(columns().size());
   for_each_report_case(store, filter, [&](const CaseSummary& summary) {
-    cells.clear();
-    for (const Column& c : columns()) cells.push_back(c.cell(summary));
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      cells[i].clear();
+      columns()[i].cell(summary, cells[i]);
+    }
     row(cells);
   });
 }

@@ -1,7 +1,9 @@
 #include "core/analysis/gate_table.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -80,13 +82,20 @@ std::optional<bool> gate_passed(const CaseRecord& rec) {
 }
 
 std::vector<GateCaseResult> gate_results(const CaseSummary& c) {
+  // gate_<metric>_median, by GateMetric: looked up for every gate row of 100k cases.
+  static const std::array<std::string, 5> kMedianNames = [] {
+    std::array<std::string, 5> names;
+    for (GateMetric m : kGateMetrics) names[index(m)] = "gate_" + std::string(to_string(m)) + "_median";
+    return names;
+  }();
   const CaseRecord& rec = c.record;
-  std::map<std::string, GateCaseResult> by_distribution;
+  std::vector<GateCaseResult> out;  // one per distribution (a case has one or a few)
   for (const QualityRow& q : rec.quality) {
     if (!is_gate_row(q)) continue;
-    auto [it, added] = by_distribution.try_emplace(q.distribution);
-    GateCaseResult& r = it->second;
-    if (added) {
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const GateCaseResult& r) { return r.distribution == q.distribution; });
+    if (it == out.end()) {
+      GateCaseResult& r = out.emplace_back();
       r.case_id = c.case_id;
       r.run_id = c.run_id;
       r.backend = c.backend;
@@ -99,17 +108,20 @@ std::vector<GateCaseResult> gate_results(const CaseSummary& c) {
       r.rows_checked = static_cast<int>(rec.measurement("gate_rows_checked").value_or(-1));
       r.rows_total = static_cast<int>(rec.measurement("gate_rows_total").value_or(-1));
       for (const ArtifactInfo& a : c.artifacts) r.has_gate_json = r.has_gate_json || a.name == "gate.json";
+      it = std::prev(out.end());
     }
-    GateMetricResult& m = r.metrics[index(*parse_gate_metric(q.metric))];
+    GateCaseResult& r = *it;
+    const GateMetric metric = *parse_gate_metric(q.metric);
+    GateMetricResult& m = r.metrics[index(metric)];
     m.stored = true;
     m.worst = q.value;
     m.threshold = q.threshold;
     m.passed = q.passed;
-    m.median = rec.measurement("gate_" + q.metric + "_median").value_or(NAN);
+    m.median = rec.measurement(kMedianNames[index(metric)]).value_or(NAN);
     r.passed = r.passed && q.passed;
   }
-  std::vector<GateCaseResult> out;
-  for (auto& [distribution, r] : by_distribution) out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(),
+            [](const GateCaseResult& a, const GateCaseResult& b) { return a.distribution < b.distribution; });
   return out;
 }
 
@@ -167,9 +179,10 @@ GateTable build_gate_table(const std::vector<CaseSummary>& cases, const GateJson
     for (GateCaseResult& r : gate_results(c)) {
       distributions.insert(r.distribution);
       shapes.emplace(r.op.head_dim, r.op.q_heads, r.op.kv_heads);
-      GateRow& row = rows[row_key(r)];
-      row.key = row_key(r);
-      row.context_series[r.distribution].push_back(std::move(r));
+      GateRowKey key = row_key(r);
+      auto [at, added] = rows.try_emplace(key);
+      if (added) at->second.key = std::move(key);
+      at->second.context_series[r.distribution].push_back(std::move(r));
     }
   table.distributions.assign(distributions.begin(), distributions.end());
 

@@ -37,11 +37,12 @@ bool is_gate_row(const QualityRow& q);
 // Whether every gate row of the record passed; nullopt when it has none.
 std::optional<bool> gate_passed(const CaseRecord& rec);
 
+// The flags after the numbers: a GUI table of 100k cases holds five of these per case.
 struct GateMetricResult {
-  bool stored = false;     // the case has this metric's row
   double worst = NAN;      // the row's value: the worst (request, kv head) row
   double median = NAN;     // gate_<metric>_median; NaN when not stored
   double threshold = NAN;  // NaN: not gated
+  bool stored = false;     // the case has this metric's row
   bool passed = true;
 };
 
@@ -53,10 +54,10 @@ struct GateCaseResult {
   std::string representation;  // quality::representation_label(op)
   std::string distribution;
   std::optional<std::uint64_t> seed;        // the case key's "|seed=N"
-  int steps = 0;                            // the case key's "|steps=N": decode steps after the context
   std::array<GateMetricResult, 5> metrics;  // indexed by GateMetric
-  bool passed = true;                       // every stored row passed
+  int steps = 0;                            // the case key's "|steps=N": decode steps after the context
   int rows_checked = -1, rows_total = -1;   // gate_rows_checked / gate_rows_total; -1 when not stored
+  bool passed = true;                       // every stored row passed
   bool has_gate_json = false;               // the case lists a gate.json artifact
 
   const GateMetricResult& metric(GateMetric m) const { return metrics[static_cast<std::size_t>(m)]; }

@@ -268,12 +268,14 @@ std::string random_uuid_v4() {
 
 std::string context_lengths_json(const std::vector<int>& lengths) { return nlohmann::json(lengths).dump(); }
 
-std::vector<int> parse_context_lengths(const std::string& text, const std::string& where) {
+// `where` names the case in an error: built only for one.
+template <class Where>
+std::vector<int> parse_context_lengths(std::string_view text, const Where& where) {
   if (text.empty() || text == "[]") return {};  // every uniform batch: no JSON parser per case
   try {
-    return nlohmann::json::parse(text.empty() ? "[]" : text).get<std::vector<int>>();
+    return nlohmann::json::parse(text).get<std::vector<int>>();
   } catch (const std::exception& e) {
-    throw StoreError(where + ": context_lengths is not a JSON list of integers: " + e.what());
+    throw StoreError(where() + ": context_lengths is not a JSON list of integers: " + e.what());
   }
 }
 
@@ -352,39 +354,40 @@ std::string case_columns(sqlite3* db, const std::string& path) {
   return std::string(kCaseColumns) + ", " + case_mma_column(db, path);
 }
 
-// Reads the case_columns starting at column c; leaves c after the last one.
-CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c) {
-  CaseRecord rec;
+// Reads the case_columns starting at column c into rec, over what it held (a record reused by
+// the next batch keeps its strings' buffers); leaves c after the last one and rec's child rows as
+// they were.
+void read_case_columns(const Statement& q, const std::string& path, int& c, CaseRecord& rec) {
   rec.id = q.int64(c++);
   rec.run_id = q.int64(c++);
-  const std::string where = path + ": case " + std::to_string(rec.id);
+  const auto where = [&] { return path + ": case " + std::to_string(rec.id); };
   try {
-    rec.case_key = q.text(c++);
-    rec.status = parse_case_status(q.text(c++));
-    rec.message = q.text(c++);
-    rec.finished_at = q.text(c++);
+    q.text_to(c++, rec.case_key);
+    rec.status = parse_case_status(q.text_view(c++));
+    q.text_to(c++, rec.message);
+    q.text_to(c++, rec.finished_at);
     OperatingPoint& op = rec.op;
     op.batch = q.integer(c++);
     op.context = q.integer(c++);
-    op.context_lengths = parse_context_lengths(q.text(c++), where);
+    op.context_lengths = parse_context_lengths(q.text_view(c++), where);
     op.q_heads = q.integer(c++);
     op.kv_heads = q.integer(c++);
     op.head_dim = q.integer(c++);
     op.page_size = q.integer(c++);
-    op.kv = parse_kv_dtype(q.text(c++));
-    op.k_path = parse_k_path(q.text(c++));
-    op.mode = parse_transform_mode(q.text(c++));
-    op.k_repr = parse_k_repr(q.text(c++));
-    op.rope = parse_rope_layout(q.text(c++));
-    op.scale = parse_scale_granularity(q.text(c++));
-    op.cache = parse_cache_state(q.text(c++));
+    op.kv = parse_kv_dtype(q.text_view(c++));
+    op.k_path = parse_k_path(q.text_view(c++));
+    op.mode = parse_transform_mode(q.text_view(c++));
+    op.k_repr = parse_k_repr(q.text_view(c++));
+    op.rope = parse_rope_layout(q.text_view(c++));
+    op.scale = parse_scale_granularity(q.text_view(c++));
+    op.cache = parse_cache_state(q.text_view(c++));
     op.splits = q.integer(c++);
   } catch (const ValidationError& e) {
-    throw StoreError(where + ": " + e.what());
+    throw StoreError(where() + ": " + e.what());
   }
   KernelMeta& k = rec.kernel;
-  k.kernel_name = q.text(c++);
-  k.cubin_sha256 = q.text(c++);
+  q.text_to(c++, k.kernel_name);
+  q.text_to(c++, k.cubin_sha256);
   k.regs_per_thread = q.integer(c++, -1);
   k.smem_static_bytes = q.integer(c++, -1);
   k.smem_dynamic_bytes = q.integer(c++, -1);
@@ -394,19 +397,21 @@ CaseRecord read_case_columns(const Statement& q, const std::string& path, int& c
   for (int& b : k.block) b = q.integer(c++);
   k.splits = q.integer(c++);
   try {
-    rec.op.mma = parse_mma(q.text(c++));
+    rec.op.mma = parse_mma(q.text_view(c++));
   } catch (const ValidationError& e) {
-    throw StoreError(where + ": " + e.what());
+    throw StoreError(where() + ": " + e.what());
   }
-  return rec;
+  rec.artifacts.clear();
 }
 
 // predictions.unknown_stages: a JSON list of stage names, NULL when not recorded.
-std::vector<std::string> parse_stage_list(const std::string& text, const std::string& where) {
+template <class Where>
+std::vector<std::string> parse_stage_list(std::string_view text, const Where& where) {
+  if (text == "[]") return {};  // a prediction with every stage measured: no JSON parser per case
   try {
     return nlohmann::json::parse(text).get<std::vector<std::string>>();
   } catch (const std::exception& e) {
-    throw StoreError(where + ": predictions.unknown_stages is not a JSON list of stage names: " + e.what());
+    throw StoreError(where() + ": predictions.unknown_stages is not a JSON list of stage names: " + e.what());
   }
 }
 
@@ -479,27 +484,43 @@ std::string prediction_sql(const CaseDetail& d, CaseScope scope) {
          scope_term(scope) + scope_order(scope);
 }
 
-// The columns after the case id of each child query, read into a record.
-void read_measurement(const Statement& q, int c, CaseRecord& rec) {
-  rec.measurements.push_back({q.text(c), q.real(c + 1), q.text(c + 2)});
+// The columns after the case id of each child query, read into a row over what it held (rows
+// of a record reused by the next batch keep their strings' buffers).
+void read_measurement(const Statement& q, int c, Measurement& m) {
+  q.text_to(c, m.name);
+  m.value = q.real(c + 1);
+  q.text_to(c + 2, m.unit);
 }
-void read_stage_cost(const Statement& q, int c, CaseRecord& rec, const std::string& path) {
+void read_stage_cost(const Statement& q, int c, StageCostRow& row, std::int64_t case_id, const std::string& path) {
   try {
-    rec.stage_costs.push_back({parse_stage(q.text(c)), parse_cost_method(q.text(c + 1)), q.real(c + 2)});
+    row = {parse_stage(q.text_view(c)), parse_cost_method(q.text_view(c + 1)), q.real(c + 2)};
   } catch (const ValidationError& e) {
-    throw StoreError(path + ": case " + std::to_string(rec.id) + ": stage_costs: " + e.what());
+    throw StoreError(path + ": case " + std::to_string(case_id) + ": stage_costs: " + e.what());
   }
 }
-void read_prediction(const Statement& q, int c, CaseRecord& rec, const std::string& path) {
-  PredictionRow p{q.real(c), q.text(c + 1), q.text(c + 2), q.real(c + 3), q.text(c + 4), q.text(c + 5), std::nullopt};
-  if (!q.is_null(c + 6)) p.unknown_stages = parse_stage_list(q.text(c + 6), path + ": case " + std::to_string(rec.id));
-  rec.predictions.push_back(std::move(p));
+void read_prediction(const Statement& q, int c, PredictionRow& p, std::int64_t case_id, const std::string& path) {
+  p.ii_us = q.real(c);
+  q.text_to(c + 1, p.limiting_stage);
+  q.text_to(c + 2, p.limiting_agent);
+  p.overlap_efficiency = q.real(c + 3);
+  q.text_to(c + 4, p.model);
+  q.text_to(c + 5, p.detail_json);
+  p.unknown_stages.reset();
+  if (!q.is_null(c + 6))
+    p.unknown_stages = parse_stage_list(q.text_view(c + 6), [&] { return path + ": case " + std::to_string(case_id); });
 }
-void read_quality(const Statement& q, int c, CaseRecord& rec) {
-  rec.quality.push_back({q.text(c), q.real(c + 1), q.real(c + 2), q.integer(c + 3) != 0, q.text(c + 4)});
+void read_quality(const Statement& q, int c, QualityRow& row) {
+  q.text_to(c, row.metric);
+  row.value = q.real(c + 1);
+  row.threshold = q.real(c + 2);
+  row.passed = q.integer(c + 3) != 0;
+  q.text_to(c + 4, row.distribution);
 }
-ArtifactInfo read_artifact_info(const Statement& q, int c) {
-  return {q.text(c), q.text(c + 1), q.int64(c + 2), q.text(c + 3)};
+void read_artifact_info(const Statement& q, int c, ArtifactInfo& a) {
+  q.text_to(c, a.name);
+  q.text_to(c + 1, a.mime);
+  a.size = q.int64(c + 2);
+  q.text_to(c + 3, a.sha256);
 }
 
 constexpr const char* kStageCostColumns = "stage, method, cost_us";
@@ -538,7 +559,7 @@ class ChildRowLoader {
     artifact_infos_.reset();
     artifact_infos_.bind(1, case_id);
     bind_names(artifact_infos_, detail_.artifact_names, 2);
-    while (artifact_infos_.step()) out.push_back(read_artifact_info(artifact_infos_, 0));
+    while (artifact_infos_.step()) read_artifact_info(artifact_infos_, 0, out.emplace_back());
     return out;
   }
 
@@ -546,23 +567,23 @@ class ChildRowLoader {
     measurements_.reset();
     bind_names(measurements_, detail_.measurements, 2);
     measurements_.bind(1, rec.id);
-    while (measurements_.step()) read_measurement(measurements_, 0, rec);
+    while (measurements_.step()) read_measurement(measurements_, 0, rec.measurements.emplace_back());
 
     if (detail_.stage_costs) {
       stage_costs_.reset();
       stage_costs_.bind(1, rec.id);
-      while (stage_costs_.step()) read_stage_cost(stage_costs_, 0, rec, path_);
+      while (stage_costs_.step()) read_stage_cost(stage_costs_, 0, rec.stage_costs.emplace_back(), rec.id, path_);
     }
     if (detail_.predictions) {
       predictions_.reset();
       predictions_.bind(1, rec.id);
-      while (predictions_.step()) read_prediction(predictions_, 0, rec, path_);
+      while (predictions_.step()) read_prediction(predictions_, 0, rec.predictions.emplace_back(), rec.id, path_);
     }
     if (detail_.quality) {
       quality_.reset();
       quality_.bind(1, rec.id);
       bind_names(quality_, detail_.quality_metrics, 2);
-      while (quality_.step()) read_quality(quality_, 0, rec);
+      while (quality_.step()) read_quality(quality_, 0, rec.quality.emplace_back());
     }
 
     if (!with_artifacts) return;
@@ -607,10 +628,14 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   std::vector<std::int64_t> ids;
   ids.reserve(out.size());
   for (const CaseSummary& s : out) ids.push_back(s.case_id);
+  // The rows of one child table, each read into the next row of its case's `rows_of(summary)`.
+  // A summary may hold rows of the case a batch before it (for_each_case_batch refills its
+  // summaries): they are written over, so their strings keep their buffers, and the rest dropped.
   // A child row of a case not listed (none, in a consistent file) is skipped. Rows come
   // in case order (per name, through measurements_by_name): the case of the previous row
   // and the one after it are tried first.
-  auto each_row = [&](Statement& q, auto&& read) {
+  auto each_row = [&](Statement& q, auto&& rows_of, auto&& read) {
+    std::vector<std::uint32_t> filled(out.size(), 0);
     std::size_t at = 0;
     while (q.step()) {
       const std::int64_t id = q.int64(0);
@@ -620,48 +645,63 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
         if (it == ids.end() || *it != id) continue;
         at = static_cast<std::size_t>(it - ids.begin());
       }
-      read(out[at]);
+      auto& rows = rows_of(out[at]);
+      if (filled[at] == rows.size()) rows.emplace_back();
+      read(rows[filled[at]++], id);
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      auto& rows = rows_of(out[i]);
+      rows.resize(filled[i]);
+      // A list that is kept (not refilled by a next batch) gives back what its growth reserved.
+      if (!range) rows.shrink_to_fit();
     }
   };
+  auto measurements_of = [](CaseSummary& s) -> std::vector<Measurement>& { return s.record.measurements; };
+  auto stage_costs_of = [](CaseSummary& s) -> std::vector<StageCostRow>& { return s.record.stage_costs; };
+  auto predictions_of = [](CaseSummary& s) -> std::vector<PredictionRow>& { return s.record.predictions; };
+  auto quality_of = [](CaseSummary& s) -> std::vector<QualityRow>& { return s.record.quality; };
+  auto artifacts_of = [](CaseSummary& s) -> std::vector<ArtifactInfo>& { return s.artifacts; };
   // Room for the rows up front where their number is bounded. A vector grown row by row
   // holds up to twice its rows: the others are shrunk by the pass that grew them, on its
   // thread, whose malloc arena then reuses the buffers it freed.
   for (CaseSummary& s : out) {
     if (detail.measurements) s.record.measurements.reserve(detail.measurements->size());
     if (detail.quality_metrics) s.record.quality.reserve(detail.quality_metrics->size());
+    // What this detail does not read.
+    if (!detail.stage_costs) s.record.stage_costs.clear();
+    if (!detail.predictions) s.record.predictions.clear();
+    if (!detail.quality) s.record.quality.clear();
+    if (!detail.artifact_infos) s.artifacts.clear();
   }
   // Each pass fills its own member of every summary, so passes may run side by side.
   auto measurements = [&](sqlite3* c) {
     Statement q(c, path, measurement_sql(detail, scope));
     bind_names(q, detail.measurements, bind_scope(q, scope, first_id, last_id));
-    each_row(q, [&](CaseSummary& s) { read_measurement(q, 1, s.record); });
-    for (CaseSummary& s : out) s.record.measurements.shrink_to_fit();
+    each_row(q, measurements_of, [&](Measurement& m, std::int64_t) { read_measurement(q, 1, m); });
   };
   auto stage_costs_and_predictions = [&](sqlite3* c) {
     if (detail.stage_costs) {
       Statement q(c, path, stage_cost_sql(scope));
       bind_scope(q, scope, first_id, last_id);
-      each_row(q, [&](CaseSummary& s) { read_stage_cost(q, 1, s.record, path); });
-      for (CaseSummary& s : out) s.record.stage_costs.shrink_to_fit();
+      each_row(q, stage_costs_of, [&](StageCostRow& r, std::int64_t id) { read_stage_cost(q, 1, r, id, path); });
     }
     if (detail.predictions) {
       Statement q(c, path, prediction_sql(detail, scope));
       bind_scope(q, scope, first_id, last_id);
-      each_row(q, [&](CaseSummary& s) { read_prediction(q, 1, s.record, path); });
+      each_row(q, predictions_of, [&](PredictionRow& p, std::int64_t id) { read_prediction(q, 1, p, id, path); });
     }
   };
   auto quality_and_artifacts = [&](sqlite3* c) {
     if (detail.quality) {
       Statement q(c, path, quality_sql(detail, scope));
       bind_names(q, detail.quality_metrics, bind_scope(q, scope, first_id, last_id));
-      each_row(q, [&](CaseSummary& s) { read_quality(q, 1, s.record); });
-      for (CaseSummary& s : out) s.record.quality.shrink_to_fit();
+      each_row(q, quality_of, [&](QualityRow& r, std::int64_t) { read_quality(q, 1, r); });
     }
     if (detail.artifact_infos) {
       // Through artifacts_listing when the file has it (ensure_read_indexes).
       Statement q(c, path, artifact_info_sql(detail, scope));
       bind_names(q, detail.artifact_names, bind_scope(q, scope, first_id, last_id));
-      each_row(q, [&](CaseSummary& s) { s.artifacts.push_back(read_artifact_info(q, 1)); });
+      each_row(q, artifacts_of, [&](ArtifactInfo& a, std::int64_t) { read_artifact_info(q, 1, a); });
     }
   };
   if (!parallel) {
@@ -791,7 +831,7 @@ std::string join(const std::vector<std::string>& v, const std::string& prefix = 
 // Attaches another file as schema "src" for the lifetime of the object.
 class AttachedSource {
  public:
-  AttachedSource(sqlite3* db, const std::string& path, const std::string& source_path) : db_(db), path_(path) {
+  AttachedSource(sqlite3* db, const std::string& path, const std::string& source_path) : db_(db) {
     Statement s(db, path, "ATTACH DATABASE ? AS src");
     s.bind(1, read_only_uri(source_path)).run();
   }
@@ -801,7 +841,6 @@ class AttachedSource {
 
  private:
   sqlite3* db_;
-  const std::string& path_;
 };
 
 // What identifies a stored case's result when the same (run UUID, case key) arrives
@@ -1137,20 +1176,27 @@ bool process_exists(std::int64_t pid) {
 namespace {
 
 // Covering indexes for reading a few columns of every case (report, the GUI's lists):
-// the measurements of a few names without a pass over all of them (~60 a case), and the
+// the measurements of a few names without a pass over all of them (~60 a case), the
 // artifacts' names and sizes without reading past their bytes (sha256 is stored after
-// the blob). Not a schema step: readers use them when present and are correct without
-// them; read-only opens cannot create them, so a file gets them the first time
-// something writes into it (`tilepath db upgrade` is enough).
+// the blob), and the predictions without their detail_json (~1.5 KB a row, most of the
+// table's pages: 160 MB in a file of 100k cases). Not a schema step: readers
+// use them when present and are correct without them; read-only opens cannot create
+// them, so a file gets them the first time something writes into it (`tilepath db
+// upgrade` is enough).
+constexpr const char* kReadIndexNames = "'measurements_by_name', 'artifacts_listing', 'predictions_listing'";
+constexpr int kReadIndexCount = 3;
+
 void ensure_read_indexes(sqlite3* db, const std::string& path) {
   static constexpr const char* kCreate =
       "CREATE INDEX IF NOT EXISTS measurements_by_name ON measurements(name, case_id, value, unit);"
-      "CREATE INDEX IF NOT EXISTS artifacts_listing ON artifacts(case_id, id, name, mime, size, sha256);";
-  Statement q(db, path,
-              "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_by_name', "
-              "'artifacts_listing')");
+      "CREATE INDEX IF NOT EXISTS artifacts_listing ON artifacts(case_id, id, name, mime, size, sha256);"
+      "CREATE INDEX IF NOT EXISTS predictions_listing ON predictions(case_id, id, ii_us, limiting_stage, "
+      "limiting_agent, overlap_efficiency, model, unknown_stages);";
+  Statement q(
+      db, path,
+      std::string("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (") + kReadIndexNames + ")");
   q.step();
-  if (q.int64(0) == 2) return;  // no write lock for files that have them
+  if (q.int64(0) == kReadIndexCount) return;  // no write lock for files that have them
   Transaction tx(db, path);
   exec(db, path, kCreate);
   tx.commit();
@@ -1426,33 +1472,33 @@ class ReadSnapshot {
 };
 
 // The case and run columns of the cases `f` lists, in id order; within `range` when given.
-std::vector<CaseSummary> read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f,
-                                        const CaseDetail& detail, std::optional<CaseIdRange> range,
-                                        std::size_t expected) {
+// Into `out`, written over the summaries it holds (their strings keep their buffers); more
+// are added as needed and those left over dropped.
+void read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f, const CaseDetail& detail,
+                    std::optional<CaseIdRange> range, std::vector<CaseSummary>& out) {
   std::string columns = case_columns(db, path);
   if (!detail.case_texts)
     for (const std::string column : {"c.message", "c.finished_at", "c.cubin_sha256"})
       columns.replace(columns.find(column), column.size(), "''");
   Statement q(db, path,
-              "SELECT " + columns +
-                  ", r.uuid, r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
+              "SELECT " + columns + (detail.case_texts ? ", r.uuid" : ", ''") +
+                  ", r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
                   (range ? " AND c.id BETWEEN ? AND ?" : "") + " ORDER BY c.id");
   const int next = f.bind(q, 1);
   if (range) q.bind(next, range->first).bind(next + 1, range->last);
-  std::vector<CaseSummary> out;
-  out.reserve(expected);  // no regrowth of 100k summaries
+  std::size_t listed = 0;
   while (q.step()) {
-    CaseSummary s;
+    if (listed == out.size()) out.emplace_back();
+    CaseSummary& s = out[listed++];
     int c = 0;
-    s.record = read_case_columns(q, path, c);
-    s.run_uuid = q.text(c++);
-    s.backend = q.text(c++);
-    s.device = q.text(c++);
+    read_case_columns(q, path, c, s.record);
+    q.text_to(c++, s.run_uuid);
+    q.text_to(c++, s.backend);
+    q.text_to(c++, s.device);
     s.case_id = s.record.id;
     s.run_id = s.record.run_id;
-    out.push_back(std::move(s));
   }
-  return out;
+  out.resize(listed);
 }
 
 }  // namespace
@@ -1460,8 +1506,9 @@ std::vector<CaseSummary> read_case_list(sqlite3* db, const std::string& path, co
 std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDetail& detail) const {
   const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
   const ReadSnapshot snapshot(db_, path_);
-  std::vector<CaseSummary> out = read_case_list(db_, path_, f, detail, std::nullopt,
-                                                f.values.empty() ? static_cast<std::size_t>(case_count()) : 0);
+  std::vector<CaseSummary> out;
+  if (f.values.empty()) out.reserve(static_cast<std::size_t>(case_count()));  // no regrowth of 100k summaries
+  read_case_list(db_, path_, f, detail, std::nullopt, out);
   // Every case: a pass over each child table. A subset: the rows of each of its cases.
   if (f.values.empty()) {
     // Threads pay for themselves on large lists only, and other connections would not see
@@ -1493,14 +1540,14 @@ void RunStore::for_each_case_batch(const CaseFilter& filter, const CaseDetail& d
   batch_size = std::max<std::size_t>(batch_size, 1);
   // A batch is the listed cases of an id range; their child rows are the range's rows,
   // those of cases the filter leaves out skipped.
-  auto read_batch = [&](std::size_t first) {
-    const CaseIdRange range{ids[first], ids[std::min(first + batch_size, ids.size()) - 1]};
-    std::vector<CaseSummary> batch = read_case_list(db_, path_, f, detail, range, batch_size);
-    load_all_children(db_, path_, detail, batch, false, range);
-    return batch;
-  };
+  // One batch's summaries are refilled by the next: the strings of 100k cases are not each
+  // allocated and freed.
+  std::vector<CaseSummary> batch;
+  batch.reserve(std::min(batch_size, ids.size()));
   for (std::size_t first = 0; first < ids.size(); first += batch_size) {
-    std::vector<CaseSummary> batch = read_batch(first);
+    const CaseIdRange range{ids[first], ids[std::min(first + batch_size, ids.size()) - 1]};
+    read_case_list(db_, path_, f, detail, range, batch);
+    load_all_children(db_, path_, detail, batch, false, range);
     visit(batch);
   }
 }
@@ -1510,7 +1557,8 @@ CaseRecord RunStore::load_case(std::int64_t case_id, bool with_artifacts) const 
   q.bind(1, case_id);
   if (!q.step()) throw StoreError(path_ + ": no case with id " + std::to_string(case_id));
   int first_column = 0;
-  CaseRecord rec = read_case_columns(q, path_, first_column);
+  CaseRecord rec;
+  read_case_columns(q, path_, first_column, rec);
   ChildRowLoader(db_, path_).load(rec, with_artifacts);
   return rec;
 }

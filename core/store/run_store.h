@@ -178,7 +178,8 @@ struct CaseDetail {
   bool quality = true;
   // Only quality rows of these metrics; nullopt: all.
   std::optional<std::vector<std::string>> quality_metrics;
-  // CaseRecord::message and finished_at, KernelMeta::cubin_sha256 (empty when off).
+  // CaseRecord::message and finished_at, KernelMeta::cubin_sha256, CaseSummary::run_uuid
+  // (empty when off; a list holds the run's UUID once in runs()).
   bool case_texts = true;
   bool artifact_infos = true;
   // Only artifacts of these names (e.g. gate.json); nullopt: all.

@@ -33,7 +33,7 @@ std::string make_store(const TempDir& dir) {
 long long index_count(const std::string& path) {
   return store_test::raw_count(path,
                                "sqlite_master WHERE type = 'index' AND name IN ('measurements_by_name', "
-                               "'artifacts_listing')");
+                               "'artifacts_listing', 'predictions_listing')");
 }
 
 TEST(CaseDetail, ReadingEveryCaseAtOnceMatchesReadingThemOneByOne) {
@@ -140,6 +140,60 @@ TEST(CaseDetail, BatchesHoldTheCasesOfTheListInOrder) {
   store.for_each_case_batch(none, {}, 4, [](std::vector<CaseSummary>&) { ADD_FAILURE() << "no case is listed"; });
 }
 
+// for_each_case_batch refills one batch's summaries with the next batch's cases: a case with
+// fewer child rows, shorter texts or none of a kind after a fuller one holds only its own.
+TEST(CaseDetail, ARefilledBatchHoldsOnlyItsOwnCasesRows) {
+  TempDir dir;
+  const std::string path = dir.file("runs.sqlite");
+  {
+    RunStore store = RunStore::open(path);
+    RunInfo run = store_test::sample_run();
+    store.begin_run(run);
+    CaseRecord full = store_test::sample_case(0);
+    full.measurements.push_back({"a_measurement_with_a_long_name", 7.5, "unit_with_a_long_name"});
+    full.quality.push_back({"kernel_check_rel_l2", 1e-3, 6e-3, true, ""});
+    store.add_case(run.id, full);
+    CaseRecord sparse = store_test::sample_case(1);
+    sparse.op.context_lengths.clear();
+    sparse.message = "";
+    sparse.kernel.kernel_name = "k";
+    sparse.measurements = {{"latency_us", 2.0, "us"}};
+    sparse.stage_costs.clear();
+    sparse.predictions = {{0.5, "qk", "mma", 0.7, "ii_model/v2", "", std::vector<std::string>{}}};
+    sparse.quality.clear();
+    sparse.artifacts.clear();
+    store.add_case(run.id, sparse);
+    CaseRecord no_prediction = store_test::sample_case(2);
+    no_prediction.predictions.clear();
+    store.add_case(run.id, no_prediction);
+  }
+  const RunStore store = RunStore::open_read_only(path);
+  const std::vector<CaseSummary> listed = store.cases();
+  ASSERT_EQ(listed.size(), 3u);
+  std::vector<CaseSummary> batched;
+  store.for_each_case_batch({}, {}, 1, [&](std::vector<CaseSummary>& batch) {
+    for (const CaseSummary& s : batch) batched.push_back(s);  // copied: the batch keeps its buffers
+  });
+  ASSERT_EQ(batched.size(), listed.size());
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(listed[i].case_id));
+    EXPECT_EQ(batched[i].case_id, listed[i].case_id);
+    store_test::expect_same_case(listed[i].record, batched[i].record, false);
+    ASSERT_EQ(batched[i].artifacts.size(), listed[i].artifacts.size());
+    for (std::size_t a = 0; a < listed[i].artifacts.size(); ++a)
+      EXPECT_EQ(batched[i].artifacts[a].name, listed[i].artifacts[a].name);
+  }
+  EXPECT_EQ(batched[1].record.measurements.size(), 1u);
+  EXPECT_TRUE(batched[1].record.stage_costs.empty());
+  EXPECT_TRUE(batched[1].record.quality.empty());
+  EXPECT_TRUE(batched[1].artifacts.empty());
+  ASSERT_EQ(batched[1].record.predictions.size(), 1u);
+  EXPECT_EQ(batched[1].record.predictions[0].unknown_stages, std::vector<std::string>{});
+  EXPECT_TRUE(batched[1].record.op.context_lengths.empty());
+  EXPECT_EQ(batched[1].record.kernel.kernel_name, "k");
+  EXPECT_TRUE(batched[2].record.predictions.empty());
+}
+
 // Copies the cases of path (and every child row) until it holds at least `cases`, each
 // copy with its own ids and case keys, in SQL.
 void replicate_cases(const std::string& path, int cases) {
@@ -207,6 +261,9 @@ TEST(CaseDetail, AListReadOnThreadsMatchesReadingCaseByCase) {
     EXPECT_EQ(all[i].record.finished_at, "");
     EXPECT_EQ(all[i].record.message, "");
     EXPECT_EQ(all[i].record.kernel.cubin_sha256, "");
+    EXPECT_EQ(all[i].run_uuid, "");
+    EXPECT_EQ(all[i].backend, by_run[i].backend);  // the run's other columns are read
+    EXPECT_FALSE(all[i].backend.empty());
     for (const QualityRow& q : all[i].record.quality) EXPECT_EQ(q.metric, "rel_l2");
     some_quality = some_quality || !all[i].record.quality.empty();
   }
@@ -216,8 +273,9 @@ TEST(CaseDetail, AListReadOnThreadsMatchesReadingCaseByCase) {
 TEST(CaseDetail, TheReadIndexesComeWithAWriterNotWithAReader) {
   TempDir dir;
   const std::string path = make_store(dir);
-  EXPECT_EQ(index_count(path), 2);
-  store_test::raw_exec(path, "DROP INDEX measurements_by_name; DROP INDEX artifacts_listing;");
+  EXPECT_EQ(index_count(path), 3);
+  store_test::raw_exec(
+      path, "DROP INDEX measurements_by_name; DROP INDEX artifacts_listing; DROP INDEX predictions_listing;");
   const auto before = store_test::read_bytes(path);
   {
     const RunStore reader = RunStore::open_read_only(path);
@@ -226,7 +284,7 @@ TEST(CaseDetail, TheReadIndexesComeWithAWriterNotWithAReader) {
   EXPECT_EQ(store_test::read_bytes(path), before);
   EXPECT_EQ(index_count(path), 0);
   { RunStore writer = RunStore::open(path); }
-  EXPECT_EQ(index_count(path), 2);
+  EXPECT_EQ(index_count(path), 3);
 }
 
 }  // namespace
