@@ -74,13 +74,11 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
     return "k_repr: Hopper has no block-scaled MMA; the CUDA kernels take plain (mxfp8's numerics: tilepath "
            "gate)";
   if (op.mma == Mma::wgmma) {
-    const bool compiled = op.kv == KvDtype::k8v8 && op.k_repr == KRepr::plain &&
-                          (op.k_path == KPath::fp8_qk || op.k_path == KPath::transform) &&
-                          (op.mode == TransformMode::full || op.mode == TransformMode::k_only);
+    // Every dtype control and K path has wgmma kernels, but no converter warps (separate_kv) or prebias.
+    const bool compiled = op.k_repr == KRepr::plain && op.mode != TransformMode::separate_kv;
     if (!compiled)
-      return "mma: the CUDA wgmma kernels are K8/V8, k_path fp8_qk or transform, mode full or k_only, k_repr plain; "
-             "got " +
-             op.variant_label() + " (the others run with mma mma_sync)";
+      return "mma: the CUDA wgmma kernels take k_repr plain and every mode but separate_kv; got " + op.variant_label() +
+             " (those run with mma mma_sync)";
     if (!wgmma_page_size_supported(op.page_size))
       return "page_size: the wgmma kernels' TMA boxes take pages of 8, 16 or 32 tokens or a multiple of 32; got " +
              std::to_string(op.page_size) + " (mma mma_sync takes any page size)";

@@ -120,14 +120,15 @@ inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_
 }
 
 // The wgmma kernels (backends/cuda/kernels/decode_wgmma.cuh, WgmmaTraits): 4 consumer warps
-// and a producer warp, 64-token tiles, one kv head per CTA, a ring of K and V tiles
-// (4 slots at D = 64, else 3), the Q and P operand tiles and a little bookkeeping.
+// and a producer warp, 64-token tiles, one kv head per CTA, a ring of K and V tiles as they
+// sit in HBM (k_bytes, v_bytes: 1 for E4M3, 2 for BF16; 4 slots at D = 64, else 3), the Q
+// and P operand tiles and a little bookkeeping.
 inline constexpr int kWgmmaTileTokens = 64;
 inline constexpr int kWgmmaConsumerWarps = 4;
 inline constexpr int kWgmmaThreads = 32 * (kWgmmaConsumerWarps + 1);
 constexpr int wgmma_stages(int head_dim) { return head_dim == 64 ? 4 : 3; }
-constexpr int wgmma_smem_bytes(int head_dim, bool q_fp8) {
-  const int stage = 2 * kWgmmaTileTokens * head_dim;  // an E4M3 K tile and V tile
+constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8) {
+  const int stage = kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
   const int q_tile = (8 * head_dim * (q_fp8 ? 1 : 2) + 1023) / 1024 * 1024;
   const int p_tile = 8 * 128;
   const int row_max = kWgmmaConsumerWarps * 8 * 4, q_scales = 8 * 4, l_sums = kWgmmaConsumerWarps * 8 * 4;

@@ -54,7 +54,8 @@ void plan_wgmma_cta(const OperatingPoint& op, int regs, CudaKernelPlan& p) {
   p.kv_heads_per_cta = 1;
   p.converter_warps = 0;
   p.threads = plan::kWgmmaThreads;
-  p.smem_bytes = plan::wgmma_smem_bytes(op.head_dim, op.k_path == KPath::fp8_qk);
+  p.smem_bytes =
+      plan::wgmma_smem_bytes(op.head_dim, k_is_fp8(op.kv) ? 1 : 2, v_is_fp8(op.kv) ? 1 : 2, op.k_path == KPath::fp8_qk);
   p.tile_tokens = plan::kWgmmaTileTokens;
   p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
 }

@@ -43,7 +43,7 @@ TEST(SplitPolicy, TheKernelsOccupancySetsHowManySplitsFillTheGpu) {
 TEST(SplitPolicy, WgmmaKernelsFillTwoCtasPerSm) {
   // The wgmma kernels at D = 128 fit 4 per SM and fill 2: Hq/Hk 32/8 at B = 1 takes 33 splits
   // where mma.sync takes 66; 8/1 at B = 32, 8 where mma.sync takes 16.
-  const int wgmma_d128 = ctas_per_sm_for(wgmma_smem_bytes(128, true), kWgmmaThreads);
+  const int wgmma_d128 = ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true), kWgmmaThreads);
   ASSERT_EQ(wgmma_d128, 4);
   EXPECT_EQ(choose_splits(8, 32768, kH200Sms, wgmma_d128, kWgmma), 33);
   EXPECT_EQ(choose_splits(8, 32768, kH200Sms, 4, kMmaSync), 66);
@@ -94,7 +94,12 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(ctas_per_sm_for(229504, 256), 1);
   EXPECT_EQ(ctas_per_sm_for(1024, 1024), 2);  // threads
   EXPECT_EQ(ctas_per_sm_for(0, 32), 32);      // the SM's block limit
-  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, true), kWgmmaThreads), 4);
-  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, true), kWgmmaThreads), 6);
-  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(256, false), kWgmmaThreads), 2);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true), kWgmmaThreads), 4);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 1, 1, true), kWgmmaThreads), 6);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(256, 1, 1, false), kWgmmaThreads), 2);
+  // BF16 K and V tiles take twice the ring: K16/V16 fits 2 per SM at D = 128 and 1 at 256,
+  // K16/V8 2 at D = 128.
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 2, 2, false), kWgmmaThreads), 2);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(256, 2, 2, false), kWgmmaThreads), 1);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 2, 1, false), kWgmmaThreads), 2);
 }

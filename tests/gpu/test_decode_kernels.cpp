@@ -247,9 +247,9 @@ INSTANTIATE_TEST_SUITE_P(
         KernelCase{"k16v8_k16_full", base_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
     [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-// The wgmma kernels (mma = wgmma: QK on QGMMA (fp8_qk) or HGMMA (transform), PV on QGMMA or
-// HGMMA, K and V by TMA) on the same checks: ragged batches and odd lengths (partial last tiles), every page size the
-// TMA boxes tile, splits, GQA 1/4/8/16, and long ranges that wrap the ring many times.
+// The wgmma kernels (mma = wgmma: QK on QGMMA (fp8_qk) or HGMMA (transform, k16), PV on QGMMA
+// or HGMMA, K and V by TMA, every dtype control) on the same checks: ragged batches and odd lengths (partial last
+// tiles), every page size the TMA boxes tile, splits, GQA 1/4/8/16, and long ranges that wrap the ring many times.
 namespace {
 
 std::vector<KernelCase> wgmma_cases() {
@@ -258,15 +258,25 @@ std::vector<KernelCase> wgmma_cases() {
     op.mma = Mma::wgmma;
     cases.push_back({what + "_" + name_of(op), op});
   };
-  for (const auto& [path, mode] :
-       {std::pair{KPath::fp8_qk, TransformMode::full}, std::pair{KPath::fp8_qk, TransformMode::k_only},
-        std::pair{KPath::transform, TransformMode::full}, std::pair{KPath::transform, TransformMode::k_only}}) {
-    OperatingPoint op = base_op(KvDtype::k8v8, path, mode);
+  struct Variant {
+    KvDtype kv;
+    KPath path;
+    TransformMode mode;
+  };
+  for (const auto& [kv, path, mode] : {Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::full},
+                                       Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only},
+                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::full},
+                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::k_only},
+                                       Variant{KvDtype::k16v16, KPath::k16, TransformMode::none},
+                                       Variant{KvDtype::k16v8, KPath::k16, TransformMode::full},
+                                       Variant{KvDtype::k8v16, KPath::fp8_qk, TransformMode::none},
+                                       Variant{KvDtype::k8v16, KPath::transform, TransformMode::full}}) {
+    OperatingPoint op = base_op(kv, path, mode);
     add("ragged", op);
     op.scale = ScaleGranularity::per_tensor;
     add("per_tensor", op);
     for (int d : {64, 256}) {  // 64-byte swizzle rows; two 128-byte column blocks per row
-      op = base_op(KvDtype::k8v8, path, mode);
+      op = base_op(kv, path, mode);
       op.head_dim = d;
       add("head_dim", op);
       op.batch = 2;
@@ -275,29 +285,29 @@ std::vector<KernelCase> wgmma_cases() {
       add("head_dim_splits", op);
     }
     for (int page : {8, 32, 64, 256}) {
-      op = base_op(KvDtype::k8v8, path, mode);
+      op = base_op(kv, path, mode);
       op.page_size = page;
       op.context_lengths = {1, page - 1, page + 1, 333};
       add("page", op);
     }
-    op = base_op(KvDtype::k8v8, path, mode);
+    op = base_op(kv, path, mode);
     op.batch = 2;
     op.context_lengths = {3001, 4096};
     op.splits = 4;
     add("splits", op);
     op.splits = 0;
     add("auto_splits", op);
-    op = base_op(KvDtype::k8v8, path, mode);
+    op = base_op(kv, path, mode);
     op.batch = 2;
     op.context_lengths = {5000, 8192};  // 128 tiles in one CTA: the 4-slot ring wraps 32 times
     op.context = 8192;
     add("long", op);
     for (int hq : {8, 64, 128}) {  // GQA 1, 8 and 16 (two CTAs of 8 heads per kv head)
-      op = base_op(KvDtype::k8v8, path, mode);
+      op = base_op(kv, path, mode);
       op.q_heads = hq;
       add("gqa", op);
     }
-    op = base_op(KvDtype::k8v8, path, mode);
+    op = base_op(kv, path, mode);
     op.batch = 1;
     op.context_lengths = {1};
     add("one_token", op);
@@ -315,7 +325,7 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label);
 }
 
-INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
+INSTANTIATE_TEST_SUITE_P(Variants, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 // What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom
@@ -340,6 +350,9 @@ TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
   args.head_dim = 128;
   args.kv_dtype = TP_KV_K16V8;
   args.k_path = TP_KPATH_K16;
+  args.mode = TP_MODE_FULL;
+  EXPECT_TRUE(decode_variant_available(args, Ablation{}));
+  args.mode = TP_MODE_SEPARATE_KV;  // no converter warps on wgmma
   EXPECT_FALSE(decode_variant_available(args, Ablation{}));
   args.kv_dtype = TP_KV_K8V8;
   args.k_path = TP_KPATH_FP8_QK;
@@ -347,8 +360,9 @@ TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
   EXPECT_FALSE(decode_variant_available(args, Ablation{}));
 }
 
-// The transform wgmma kernel multiplies F16 Q: Q far past the F16 range must be scaled per
-// head first (as DecodeKernelLargeQ checks for the mma.sync kernels).
+// The transform wgmma kernels multiply F16 Q: Q far past the F16 range must be scaled per
+// head first; k16 multiplies BF16 Q as given (as DecodeKernelLargeQ checks for the mma.sync
+// kernels).
 class WgmmaKernelLargeQ : public DecodeKernel {};
 
 TEST_P(WgmmaKernelLargeQ, QElementsBeyondF16RangeMatchTheReference) {
@@ -360,16 +374,19 @@ TEST_P(WgmmaKernelLargeQ, QElementsBeyondF16RangeMatchTheReference) {
   expect_matches_reference(host, GetParam().label);
 }
 
-OperatingPoint wgmma_op(KPath path, TransformMode mode) {
-  OperatingPoint op = base_op(KvDtype::k8v8, path, mode);
+OperatingPoint wgmma_op(KvDtype kv, KPath path, TransformMode mode) {
+  OperatingPoint op = base_op(kv, path, mode);
   op.mma = Mma::wgmma;
   return op;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Transform, WgmmaKernelLargeQ,
-    ::testing::Values(KernelCase{"k8v8_transform_full", wgmma_op(KPath::transform, TransformMode::full)},
-                      KernelCase{"k8v8_transform_k_only", wgmma_op(KPath::transform, TransformMode::k_only)}),
+    ::testing::Values(
+        KernelCase{"k8v8_transform_full", wgmma_op(KvDtype::k8v8, KPath::transform, TransformMode::full)},
+        KernelCase{"k8v8_transform_k_only", wgmma_op(KvDtype::k8v8, KPath::transform, TransformMode::k_only)},
+        KernelCase{"k8v16_transform_full", wgmma_op(KvDtype::k8v16, KPath::transform, TransformMode::full)},
+        KernelCase{"k16v8_k16_full", wgmma_op(KvDtype::k16v8, KPath::k16, TransformMode::full)}),
     [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 }  // namespace

@@ -1,129 +1,20 @@
 // K8/V8 with wgmma (mma = wgmma): QK on QGMMA (fp8_qk) or HGMMA with K converted in registers
 // (transform), PV on QGMMA (k_only) or HGMMA (full), K and V by TMA (decode_wgmma.cuh).
 // D = 64, 128 and 256, no ablation kernels: the stage costs of these cases stay unknown.
-#include <cstring>
-
-#include "backends/cuda/kernels/decode_wgmma.cuh"
-#include "backends/cuda/kernels/kernel_launch.cuh"
-#include "backends/cuda/kernels/variant_table.h"
+#include "backends/cuda/kernels/wgmma_launch.cuh"
 
 namespace tilepath::cuda::kernels {
 
 namespace {
 
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point: the plugin links no libcuda.
-cudaError_t encode_tiled_fn(EncodeTiledFn* fn) {
-  static EncodeTiledFn cached = nullptr;
-  if (!cached) {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault, &found);
-    if (e != cudaSuccess) return e;
-    if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
-    cached = reinterpret_cast<EncodeTiledFn>(entry);
-  }
-  *fn = cached;
-  return cudaSuccess;
-}
-
-// The page pool [num_pages][page_size][kv_heads][D] of E4M3 as a 4-D tensor (innermost
-// first), boxes of (one column block of d, 1 head, box tokens, 1 page), written into shared
-// memory in the swizzle the wgmma descriptors read (SwizzledTile: 128 bytes, or 64 at D = 64);
-// coordinates past the pool read zeros. L2 promotion by head dim, as measured on the H200
-// (bench/results/grid/README.md): a box row is one kv head's D bytes. At D = 128 a 256-byte
-// promotion also fetched the next head's row, which its own CTA rarely found still in L2 (B = 16,
-// S = 32768: 1222 MB read from DRAM for 1074 MB of K and V; without it 1074 MB, 284 -> 252 us),
-// and D = 256 is faster without it too; at D = 64 four heads' rows share 256 bytes and B = 64,
-// S = 32768 took 547 us with it against 716 without (B = 32: 353 against 396).
-inline CUtensorMapL2promotion l2_promotion_for(int head_dim) {
-  return head_dim == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-}
-
-template <class Tile>
-cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap* map) {
-  EncodeTiledFn encode = nullptr;
-  if (const cudaError_t e = encode_tiled_fn(&encode); e != cudaSuccess) return e;
-  const cuuint64_t row = static_cast<cuuint64_t>(a.head_dim);
-  const cuuint64_t dims[4] = {row, static_cast<cuuint64_t>(a.kv_heads), static_cast<cuuint64_t>(a.page_size),
-                              static_cast<cuuint64_t>(a.num_pages)};
-  const cuuint64_t strides[3] = {row, row * a.kv_heads, row * a.kv_heads * a.page_size};  // bytes, dims 1..3
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(Tile::kSwizzleBytes), 1u,
-                             static_cast<cuuint32_t>(wgmma_box_tokens(a.page_size)), 1u};
-  const cuuint32_t element_strides[4] = {1u, 1u, 1u, 1u};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(pool), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            Tile::kSwizzleBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
-                            l2_promotion_for(a.head_dim), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
-// Whether decode_wgmma_kernel<T>'s shared-memory limit has been raised.
-template <class T>
-bool& wgmma_smem_limit_raised() {
-  static bool raised = false;
-  return raised;
-}
-
-template <class T>
-cudaError_t wgmma_resources(KernelResources* out) {
-  return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_smem_limit_raised<T>(), out);
-}
-
-template <class T>
-cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
-  if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1)
-    return cudaErrorNotSupported;
-  WgmmaParams params{};
-  params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
-  // The maps depend only on the pools and the shape: encoded again only when those change.
-  static CUtensorMap k_map, v_map;
-  static DecodeArgs encoded_for{};
-  const bool same = encoded_for.k_pages == args.k_pages && encoded_for.v_pages == args.v_pages &&
-                    encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
-                    encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
-  if (!same) {
-    if (const cudaError_t e = encode_page_pool<typename T::KTile>(args.k_pages, args, &k_map); e != cudaSuccess)
-      return e;
-    if (const cudaError_t e = encode_page_pool<typename T::VTile>(args.v_pages, args, &v_map); e != cudaSuccess)
-      return e;
-    encoded_for = args;
-  }
-  params.k_map = k_map;
-  params.v_map = v_map;
-
-  const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
-  return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
-                              wgmma_smem_limit_raised<T>(), stream, info);
-}
-
-template <KOperand KO, VOperand VO, int kD>
-VariantEntry wgmma_entry(int k_path, int mode) {
-  VariantEntry e{};
-  e.kv_dtype = TP_KV_K8V8;
-  e.k_path = k_path;
-  e.mode = mode;
-  e.head_dim = kD;
-  e.ablation = AblationKind::none;
-  e.ablated_stage = -1;
-  e.kv_heads_per_cta = 1;
-  e.k_repr = TP_KREPR_PLAIN;
-  e.launch = &launch_wgmma<WgmmaTraits<KO, VO, kD>>;
-  e.mma = kMmaWgmma;
-  e.resources = &wgmma_resources<WgmmaTraits<KO, VO, kD>>;
-  return e;
-}
-
 template <int kD>
 void append_head_dim(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD>(TP_KPATH_FP8_QK, TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD>(TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD>(TP_KPATH_TRANSFORM, TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD>(TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
+  out.push_back(
+      wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD>(TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL));
+  out.push_back(
+      wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD>(TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 #pragma once
-// The wgmma decode kernels (mma = wgmma, sm_90a) of K8/V8, K and V brought by the bulk tensor
-// copy engine (TMA) into a swizzled shared-memory ring:
+// The wgmma decode kernels (mma = wgmma, sm_90a), K and V brought by the bulk tensor copy
+// engine (TMA) into a swizzled shared-memory ring as they sit in HBM (E4M3 or BF16):
 //   fp8_qk     QK on Hopper's FP8 tensor-core path (wgmma e4m3 x e4m3 -> f32: QGMMA), K read
 //              by the tensor cores straight from the ring, Q quantized once per step
 //   transform  QK on HGMMA (F16): K converted to F16 in registers (k_prep) as wgmma's A
 //              operand, against F16 Q (scaled per head as the mma.sync kernel's q_to_f16)
+//   k16        QK on HGMMA (BF16): BF16 K straight from the ring against BF16 Q as given
 //
 // One CTA per (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel:
 //   producer warp (warp 4)       k_load, v_load: per 64-token tile, one TMA box per page
@@ -20,7 +21,8 @@
 // registers from V's rows (ldmatrix.trans + byte permutes, the mma.sync kernel's v_prep),
 // and P goes through a small shared tile in the token order those fragments use.
 // mode k_only: P quantized to E4M3 (x256) and V E4M3, PV on QGMMA; mode full: V converted to
-// F16 in v_prep and P F16, PV on HGMMA.
+// F16 in v_prep and P F16, PV on HGMMA; BF16 V (V16): ldmatrix.trans of V's rows is Vᵀ's BF16
+// fragment as it is, P BF16, PV on HGMMA.
 //
 // Softmax: every warp holds 16 tokens of the tile for 2 heads per lane, so a tile's row max
 // is exchanged through shared memory once per tile (one warpgroup barrier), and the whole
@@ -37,10 +39,13 @@ template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTraits {
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
-  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16
+  static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
   static constexpr int kHeadDim = kD;
   static constexpr int kKvHeadsPerCta = 1;
-  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;  // k_only: PV on E4M3
+  static constexpr bool kPFp8 = VO == VOperand::fp8_mma;        // k_only: PV on E4M3
+  static constexpr bool kPBf16 = VO == VOperand::bf16;          // V16: PV on BF16; else F16
+  static constexpr int kKBytes = KO == KOperand::bf16 ? 2 : 1;  // per element, in HBM and in the ring
+  static constexpr int kVBytes = VO == VOperand::bf16 ? 2 : 1;
 
   static constexpr int kTileTokens = perf::cuda_plan::kWgmmaTileTokens;  // M of the QK wgmma
   // Ring depth: kStages - 1 tiles in flight while one is consumed. 3 at D = 128 keeps a CTA
@@ -51,10 +56,11 @@ struct WgmmaTraits {
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
 
-  // The operand tiles (SwizzledTile): K and V (64 tok, D) E4M3 as TMA writes them, Qᵀ (8
-  // heads, D) E4M3 or F16, Pᵀ (8 heads, 64 tok) E4M3 (the first 64 bytes of a row) or F16.
-  using KTile = SwizzledTile<kD, kTileTokens>;
-  using VTile = SwizzledTile<kD, kTileTokens>;
+  // The operand tiles (SwizzledTile): K and V (64 tok, D) E4M3 or BF16 as TMA writes them, Qᵀ
+  // (8 heads, D) E4M3, F16 or BF16, Pᵀ (8 heads, 64 tok) E4M3 (the first 64 bytes of a row),
+  // F16 or BF16.
+  using KTile = SwizzledTile<kD * kKBytes, kTileTokens>;
+  using VTile = SwizzledTile<kD * kVBytes, kTileTokens>;
   using QTile = SwizzledTile<kQFp8 ? kD : 2 * kD, 8>;
   using PTile = SwizzledTile<128, 8>;
 
@@ -73,10 +79,10 @@ struct WgmmaTraits {
   static constexpr int kSmemBytes = kUsedBytes + 1024;  // room to align the dynamic base to 1024
 
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
-  static_assert(KO == KOperand::fp8_mma || KO == KOperand::fp8_convert, "an E4M3 K cache");
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
   // The GPU model's launch plan (core/perf/cuda_kernel_plan.h) sizes this kernel the same way.
-  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kQFp8), "the plan's shared memory of this kernel");
+  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8),
+                "the plan's shared memory of this kernel");
   static_assert(kThreads == perf::cuda_plan::kWgmmaThreads, "the plan's threads of this kernel");
 };
 
@@ -120,10 +126,14 @@ template <class T>
 __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tiles, int lane) {
   const DecodeArgs& a = p.base.args;
-  using Tile = typename T::KTile;
+  using KTile = typename T::KTile;
+  using VTile = typename T::VTile;
+  constexpr int kBlocks = KTile::kBlocks > VTile::kBlocks ? KTile::kBlocks : VTile::kBlocks;
   const int box_tokens = wgmma_box_tokens(a.page_size);
-  // Lane i loads the column block i % blocks of the tile's page piece i / blocks (<= 16 lanes).
-  const int piece = lane / Tile::kBlocks, block = lane % Tile::kBlocks;
+  // Lane i loads the column block i % kBlocks of the tile's page piece i / kBlocks, of K and
+  // of V where their rows have that block (at most 8 pieces x 4 blocks: every lane).
+  static_assert(kBlocks * (T::kTileTokens / 8) <= 32, "one lane per box of the smallest pages");
+  const int piece = lane / kBlocks, block = lane % kBlocks;
   const bool issues = piece < T::kTileTokens / box_tokens;
   int next_slot_in_page = 0;
   int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
@@ -137,10 +147,13 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
     if (issues) {
-      const std::uint32_t dst = Tile::offset(piece * box_tokens, block * Tile::kSwizzleBytes);
-      const int d0 = block * Tile::kSwizzleBytes;  // E4M3: a byte per d
-      tma_load_4d(sm.k_tile(slot) + dst, &p.k_map, d0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // k_load
-      tma_load_4d(sm.v_tile(slot) + dst, &p.v_map, d0, w.kv_head, slot_in_page, page, sm.full_bar(slot));  // v_load
+      const int byte0 = block * 128;  // the block's first byte of a row (a 64-byte row is one block)
+      if (block < KTile::kBlocks)     // k_load
+        tma_load_4d(sm.k_tile(slot) + KTile::offset(piece * box_tokens, byte0), &p.k_map, byte0, w.kv_head,
+                    slot_in_page, page, sm.full_bar(slot));
+      if (block < VTile::kBlocks)  // v_load
+        tma_load_4d(sm.v_tile(slot) + VTile::offset(piece * box_tokens, byte0), &p.v_map, byte0, w.kv_head,
+                    slot_in_page, page, sm.full_bar(slot));
     }
   }
 }
@@ -213,6 +226,24 @@ __device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWo
   if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + q.head * 4, scale);
 }
 
+// Qᵀ's BF16 operand tile (k16): Q as given, each d at its own k (K is read from the ring in
+// its own order); the Q scale is 1.
+template <class T>
+__device__ __forceinline__ void wgmma_q_to_bf16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                                int tid) {
+  const DecodeArgs& a = p.args;
+  constexpr int kElems = T::kHeadDim / 16;
+  const int head = tid / 16, d0 = (tid % 16) * kElems;
+  const std::uint16_t* row = a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim;
+#pragma unroll
+  for (int v = 0; v < kElems / 4; ++v) {  // 8 bytes: 4 bf16, inside one 16-byte chunk
+    const uint2 raw = head < w.heads ? *reinterpret_cast<const uint2*>(row + d0 + 4 * v) : make_uint2(0, 0);
+    const std::uint32_t at = sm.q_tile() + T::QTile::offset(head, 2 * (d0 + 4 * v));
+    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(at), "r"(raw.x), "r"(raw.y) : "memory");
+  }
+  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + head * 4, 1.0f);
+}
+
 // The k order of the transform path's K fragments (wgmma_k_prep): logical k of QK's reduction
 // for physical d. Lane t of a quad reads 16-byte chunks t, t + 4, .. of its token rows; k16
 // step s takes 4 d of one chunk, (2t, 2t+1 | 2t+8, 2t+9) + 16s in wgmma's A layout.
@@ -271,6 +302,7 @@ __device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int warp, int
 // S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
 //   fp8_qk:    QGMMA, D/32 k32 steps, K straight from the ring
 //   transform: HGMMA, D/16 k16 steps, K from k_prep's registers
+//   k16:       HGMMA (BF16), D/16 k16 steps, K straight from the ring
 template <class T>
 __device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile, int warp,
                                          int lane) {
@@ -279,6 +311,12 @@ __device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, st
 #pragma unroll
     for (int step = 0; step < T::kHeadDim / 32; ++step) {
       wgmma_m64n8k32_e4m3_ss(s, T::KTile::desc(k_tile, 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
+    }
+  } else if constexpr (T::kK == KOperand::bf16) {
+    wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < T::kHeadDim / 16; ++step) {  // 32 bytes of K per row a step, as FP8's k32
+      wgmma_m64n8k16_bf16_ss(s, T::KTile::desc(k_tile, 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
     }
   } else {
     std::uint32_t kf[T::kHeadDim / 16][4];
@@ -296,7 +334,8 @@ __device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, st
 }
 
 // The column of Pᵀ's tile where token `token` (0..63) of the tile sits: the k order of the
-// Vᵀ fragments (read_v_fp8 + v_transpose_fp8 for E4M3, v_convert for F16).
+// Vᵀ fragments (read_v_fp8 + v_transpose_fp8 for E4M3; v_convert for F16 and the BF16
+// ldmatrix.trans keep the tokens in order).
 template <class T>
 __device__ __forceinline__ int p_column_byte(int token) {
   if constexpr (T::kPFp8) {
@@ -315,7 +354,7 @@ struct WgmmaSoftmaxState {
 };
 
 // m' = max(m, max_t S·c);  P = 2^(S·c − m');  l' = l·2^(m−m') + ΣP;  alpha = 2^(m−m') per head.
-// P is written into Pᵀ's tile (E4M3 x256 or F16).
+// P is written into Pᵀ's tile (E4M3 x256, F16 or BF16: the type V is multiplied in).
 template <class T>
 __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (&row_scale)[2], int valid, int warp,
                                               int lane, const WgmmaSmem<T>& sm, WgmmaSoftmaxState& st,
@@ -363,7 +402,8 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
     sts_u8(p_tile + T::PTile::offset(2 * t, col_b), pb & 0xFFu);
     sts_u8(p_tile + T::PTile::offset(2 * t + 1, col_b), (pb >> 8) & 0xFFu);
   } else {
-    const std::uint32_t pa = pack_f16x2(e[0], e[1]), pb = pack_f16x2(e[2], e[3]);
+    const std::uint32_t pa = T::kPBf16 ? pack_bf16x2(e[0], e[1]) : pack_f16x2(e[0], e[1]);
+    const std::uint32_t pb = T::kPBf16 ? pack_bf16x2(e[2], e[3]) : pack_f16x2(e[2], e[3]);
     sts_u16(p_tile + T::PTile::offset(2 * t, col_a), pa & 0xFFFFu);
     sts_u16(p_tile + T::PTile::offset(2 * t + 1, col_a), pa >> 16);
     sts_u16(p_tile + T::PTile::offset(2 * t, col_b), pb & 0xFFFFu);
@@ -371,29 +411,49 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
   }
 }
 
-// v_prep: the warp's Vᵀ A-fragments for the D/64 m64 blocks (d-chunk 4·mb + warp, 16 d) over the
-// 64 tokens: per 32 tokens one ldmatrix.x4.trans of the swizzled V rows, then the E4M3
-// transpose (k_only) or the exact F16 conversion (full). Fragment row g <-> d 16m + 2g, row
-// g + 8 <-> d 16m + 2g + 1 (o_row_to_d of the mma.sync kernel's E4M3 V).
+// v_prep: the warp's Vᵀ A-fragments for the D/64 m64 blocks (d-chunk c = 4·mb + warp, 16 d)
+// over the 64 tokens.
+//   E4M3 V: per 32 tokens one ldmatrix.x4.trans of the swizzled V rows, then the E4M3
+//     transpose (k_only) or the exact F16 conversion (full). Fragment row g <-> d 16c + 2g,
+//     row g + 8 <-> d 16c + 2g + 1 (o_row_to_d of the mma.sync kernel's E4M3 V).
+//   BF16 V: per 16 tokens one ldmatrix.x4.trans (tokens 0-7 | 8-15 x d 0-7 | 8-15) is the
+//     fragment as it is: row g <-> d 16c + g, row g + 8 <-> d 16c + 8 + g.
 template <class T>
 __device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int warp, int lane, VFragment (&v)[T::kMBlocks][2]) {
 #pragma unroll
   for (int mb = 0; mb < T::kMBlocks; ++mb) {
+    const int chunk = 4 * mb + warp;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = 32 * half + lane, chunk = 4 * mb + warp;
-      std::uint32_t r[4];
-      ldmatrix_x4_trans(v_tile + T::VTile::offset(row, 16 * chunk), r);
-      if constexpr (T::kPFp8) {
-        v_transpose_fp8(r, v[mb][half]);
+      if constexpr (T::kPBf16) {
+#pragma unroll
+        for (int step = 0; step < 2; ++step) {
+          const int row = 32 * half + 16 * step + ((lane >> 4) << 3) + (lane & 7);
+          std::uint32_t r[4];
+          ldmatrix_x4_trans(v_tile + T::VTile::offset(row, 32 * chunk + 16 * ((lane >> 3) & 1)), r);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[mb][half].a[4 * step + i] = r[i];
+        }
       } else {
-        v_convert(r, v[mb][half]);
+        std::uint32_t r[4];
+        ldmatrix_x4_trans(v_tile + T::VTile::offset(32 * half + lane, 16 * chunk), r);
+        if constexpr (T::kPFp8) {
+          v_transpose_fp8(r, v[mb][half]);
+        } else {
+          v_convert(r, v[mb][half]);
+        }
       }
     }
   }
 }
 
-// pv: Oᵀ(D, 8) += Vᵀ(D, 64 tok) · Pᵀ(64 tok, 8): QGMMA k32 (E4M3) or HGMMA k16 (F16) steps
+// The d of Oᵀ's fragment row g (upper = 0) or g + 8 (upper = 1) in d-chunk c (wgmma_v_prep).
+template <class T>
+__device__ __forceinline__ int wgmma_o_row_to_d(int chunk, int g, int upper) {
+  return T::kPBf16 ? 16 * chunk + 8 * upper + g : 16 * chunk + 2 * g + upper;
+}
+
+// pv: Oᵀ(D, 8) += Vᵀ(D, 64 tok) · Pᵀ(64 tok, 8): QGMMA k32 (E4M3) or HGMMA k16 (F16, BF16) steps
 // against the Pᵀ tile; the accumulators were rescaled by alpha (accum) beforehand.
 template <class T>
 __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFragment (&v)[T::kMBlocks][2],
@@ -410,7 +470,12 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
 #pragma unroll
         for (int step = 0; step < 2; ++step) {
           const std::uint32_t* a = &v[mb][half].a[4 * step];
-          wgmma_m64n8k16_f16_rs(o[mb], a[0], a[1], a[2], a[3], T::PTile::desc(p_tile, 32 * (2 * half + step)));
+          const std::uint64_t p_desc = T::PTile::desc(p_tile, 32 * (2 * half + step));
+          if constexpr (T::kPBf16) {
+            wgmma_m64n8k16_bf16_rs(o[mb], a[0], a[1], a[2], a[3], p_desc);
+          } else {
+            wgmma_m64n8k16_f16_rs(o[mb], a[0], a[1], a[2], a[3], p_desc);
+          }
         }
       }
     }
@@ -428,7 +493,7 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
 // held) are zeroed: P is 0 there, but 0 x NaN would poison PV.
 template <class T>
 __device__ __forceinline__ void zero_v_tail(std::uint32_t v_tile, int valid, int tid) {
-  constexpr int kChunks = T::kHeadDim / 16;  // per row
+  constexpr int kChunks = T::VTile::kRowBytes / 16;  // per row
   for (int i = valid * kChunks + tid; i < T::kTileTokens * kChunks; i += 32 * T::kConsumerWarps)
     sts_128(v_tile + T::VTile::offset(i / kChunks, 16 * (i % kChunks)), {});
   warpgroup_barrier();
@@ -441,12 +506,14 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
   const int tid = threadIdx.x, t = lane % 4, g = lane / 4;
   if constexpr (T::kQFp8) {
     wgmma_q_quant<T>(p.base, w, sm, tid);  // q8 = e4m3(q / s)
+  } else if constexpr (T::kK == KOperand::bf16) {
+    wgmma_q_to_bf16<T>(p.base, w, sm, tid);  // Q as given
   } else {
     wgmma_q_to_f16<T>(p.base, w, sm, tid);  // q16 = f16(q·2^shift)
   }
   fence_proxy_async_shared();  // Qᵀ is read by wgmma
   warpgroup_barrier();
-  const float k_scale = a.k_scale[a.scale_per_head ? w.kv_head : 0];
+  const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
   float row_scale[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -498,7 +565,8 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     for (int u = 0; u < T::kConsumerWarps; ++u) l[h] += lds_f32(l_sum + (u * 8 + 2 * t + h) * 4);
   }
 
-  const float out_scale = w.v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
+  const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
+  const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int head = 2 * t + h;
@@ -507,13 +575,22 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     const float inv = l[h] > 0.0f ? __fdividef(1.0f, l[h]) * out_scale : 0.0f;
 #pragma unroll
     for (int mb = 0; mb < T::kMBlocks; ++mb) {
-      const int d = 16 * (4 * mb + warp) + 2 * g;  // rows g, g + 8 of the fragment: d, d + 1
+      const int d0 = wgmma_o_row_to_d<T>(4 * mb + warp, g, 0), d1 = wgmma_o_row_to_d<T>(4 * mb + warp, g, 1);
       const float v0 = o[mb][h] * inv, v1 = o[mb][2 + h] * inv;
-      if (a.splits == 1) {
-        *reinterpret_cast<std::uint32_t*>(a.out + row * T::kHeadDim + d) = pack_bf16x2(v0, v1);
+      const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
+      if constexpr (!T::kPBf16) {  // E4M3-ordered V: d1 = d0 + 1, one store
+        if (a.splits == 1) {
+          *reinterpret_cast<std::uint32_t*>(a.out + row * T::kHeadDim + d0) = pack_bf16x2(v0, v1);
+        } else {
+          *reinterpret_cast<float2*>(a.partial_out + part * T::kHeadDim + d0) = make_float2(v0, v1);
+        }
+      } else if (a.splits == 1) {
+        const std::uint32_t both = pack_bf16x2(v0, v1);
+        a.out[row * T::kHeadDim + d0] = static_cast<std::uint16_t>(both & 0xFFFFu);
+        a.out[row * T::kHeadDim + d1] = static_cast<std::uint16_t>(both >> 16);
       } else {
-        const std::size_t part = static_cast<std::size_t>(w.split) * a.batch * a.q_heads + row;
-        *reinterpret_cast<float2*>(a.partial_out + part * T::kHeadDim + d) = make_float2(v0, v1);
+        a.partial_out[part * T::kHeadDim + d0] = v0;
+        a.partial_out[part * T::kHeadDim + d1] = v1;
       }
     }
     if (a.splits > 1 && warp == 0 && g == 0) {  // log2-domain log-sum-exp of this split (-inf: no token)

@@ -28,6 +28,7 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_transform.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_fp8qk.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_wgmma.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_16bit_wgmma.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v8_transform.cu

@@ -21,8 +21,9 @@ namespace tilepath::cuda::kernels {
 // block, rows of kSwizzleBytes follow each other and 8 rows make an atom; the 16-byte chunk c
 // of row r sits at chunk c ^ (r % 8) (128-byte swizzle) or c ^ ((r / 2) % 4) (64-byte).
 // Every block starts at a multiple of its atom, so the pattern is the address-based one.
-template <int kRowBytes, int kRows>
+template <int kRowBytesT, int kRows>
 struct SwizzledTile {
+  static constexpr int kRowBytes = kRowBytesT;
   static constexpr int kSwizzleBytes = kRowBytes >= 128 ? 128 : kRowBytes;
   static constexpr int kBlocks = kRowBytes / kSwizzleBytes;
   static constexpr int kBlockBytes = kRows * kSwizzleBytes;
@@ -89,6 +90,26 @@ __device__ __forceinline__ void wgmma_m64n8k16_f16_rs(float (&d)[4], std::uint32
   asm volatile(
       "{\n .reg .pred p;\n setp.eq.b32 p, 1, 1;\n"
       "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b));
+}
+
+// D(64x8 f32) (+)= A(64x16 bf16, smem, K-major) · B(16x8 bf16, smem, K-major)   [HGMMA]
+__device__ __forceinline__ void wgmma_m64n8k16_bf16_ss(float (&d)[4], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                       bool accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0,%1,%2,%3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)));
+}
+
+// D(64x8 f32) += A(64x16 bf16, registers) · B(16x8 bf16, smem, K-major)   [HGMMA]
+__device__ __forceinline__ void wgmma_m64n8k16_bf16_rs(float (&d)[4], std::uint32_t a0, std::uint32_t a1,
+                                                       std::uint32_t a2, std::uint32_t a3, std::uint64_t desc_b) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.eq.b32 p, 1, 1;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b));
 }
