@@ -37,7 +37,7 @@ void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
-void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);  // mma = wgmma (decode_wgmma.cuh)
+void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);   // mma = wgmma (decode_wgmma.cuh)
 void append_16bit_wgmma_variants(std::vector<VariantEntry>& out);  // K16/V16, K16/V8, K8/V16 on wgmma
 // The isolated stage kernels (AblationKind::isolate) of every variant above at D = 128.
 void append_isolated_k16_variants(std::vector<VariantEntry>& out);
