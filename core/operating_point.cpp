@@ -8,7 +8,6 @@
 #include <array>
 #include <cstddef>
 #include <numeric>
-#include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -186,17 +185,31 @@ std::string OperatingPoint::variant_label() const {
 }
 
 std::string OperatingPoint::key() const {
-  std::ostringstream s;
-  s << "b" << batch << "_s" << context;
+  // Appended, not streamed: the GUI's break-even and dispatch views key 100k cases by it.
+  std::string s;
+  s.reserve(128);
+  const auto number = [&s](const char* label, int value) { s.append(label).append(std::to_string(value)); };
+  const auto name = [&s](std::string_view value) { s.append("_").append(value); };
+  number("b", batch);
+  number("_s", context);
   if (!context_lengths.empty()) {
-    s << "_ragged";
-    for (int len : context_lengths) s << "-" << len;
+    s += "_ragged";
+    for (int len : context_lengths) number("-", len);
   }
-  s << "_hq" << q_heads << "_hk" << kv_heads << "_d" << head_dim << "_p" << page_size << "_" << to_string(kv) << "_"
-    << to_string(k_path) << "_" << to_string(mode) << "_" << to_string(k_repr) << "_" << to_string(rope) << "_"
-    << to_string(scale) << "_" << to_string(cache) << "_sp" << splits;
-  if (mma != Mma::mma_sync) s << "_" << to_string(mma);
-  return s.str();
+  number("_hq", q_heads);
+  number("_hk", kv_heads);
+  number("_d", head_dim);
+  number("_p", page_size);
+  name(to_string(kv));
+  name(to_string(k_path));
+  name(to_string(mode));
+  name(to_string(k_repr));
+  name(to_string(rope));
+  name(to_string(scale));
+  name(to_string(cache));
+  number("_sp", splits);
+  if (mma != Mma::mma_sync) name(to_string(mma));
+  return s;
 }
 
 // ---- JSON ----

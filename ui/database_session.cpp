@@ -71,6 +71,11 @@ CaseDetail DatabaseSession::listDetail() {
                     "tile_tokens",        "gate_rows_checked",   "gate_rows_total",
                     "gate_rel_l2_median", "gate_max_abs_median", "gate_kl_median",
                     "gate_top8_median",   "gate_top32_median"};
+  // Held as values by name: 14 numbers of 100k cases, not 1.4 M rows with a name and unit each.
+  d.measurement_values_only = true;
+  // The break-even view reads the stage costs of the cases it pairs; the list says which have them.
+  d.stage_costs = false;
+  d.stage_cost_flags = true;
   // The kernel check's rel_l2 (the runs table) and the gate's metrics (gate, dispatch, runs).
   d.quality_metrics = std::vector<std::string>{"kernel_check_rel_l2", "rel_l2", "max_abs", "kl", "top8", "top32"};
   d.case_texts = false;   // the status tooltip and the comparison pane read them with the case

@@ -48,6 +48,8 @@ namespace tilepath::ui {
 
 namespace {
 constexpr int kMaxRecent = 8;
+// A list this long takes views a few hundred ms each to fill.
+constexpr std::size_t kManyCases = 20000;
 const QString kRecentKey = QStringLiteral("recentFiles");
 }  // namespace
 
@@ -286,7 +288,6 @@ void MainWindow::fillView(QWidget* view) {
   if (!stale_views_.remove(view)) return;
   ++view_fills_[view];
   // A view over 100k cases takes a few hundred ms to build: say so while it does.
-  constexpr std::size_t kManyCases = 20000;
   std::optional<QString> busy;
   if (session_->cases().size() >= kManyCases) {
     busy = tr("Preparing %1 from %L2 cases…").arg(tabs_->tabText(views_.indexOf(view))).arg(session_->cases().size());
@@ -311,14 +312,36 @@ void MainWindow::fillView(QWidget* view) {
   else if (view == charts_view_)
     charts_view_->setSharedCases(session_->sharedCases());
   else if (view == break_even_view_)
-    break_even_view_->setCases(session_->cases());
+    // The list has no stage costs (DatabaseSession::listDetail): only the paired cases' are read.
+    break_even_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
+      return session->loadCase(case_id).stage_costs;
+    });
   else if (view == dispatch_view_)
     dispatch_view_->setSharedCases(session_->sharedCases());
-  else if (view == gate_view_)
+  else if (view == gate_view_) {
     // Only the cases run with decode steps have their gate.json read (their error against step).
-    gate_view_->setCases(session_->cases(), [session = session_](std::int64_t case_id) {
+    const analysis::GateJsonReader read_gate_json = [session = session_](std::int64_t case_id) {
       return analysis::gate_json_artifact(session->loadCase(case_id, /*withArtifacts=*/true));
-    });
+    };
+    if (gate_table_.valid() && gate_table_cases_ == session_->sharedCases())
+      gate_view_->setTable(gate_table_.get(), read_gate_json);
+    else
+      gate_view_->setCases(session_->cases(), read_gate_json);
+    gate_table_cases_.reset();
+  }
+}
+
+void MainWindow::prebuildGateTable() {
+  std::shared_ptr<const std::vector<CaseSummary>> cases = session_->sharedCases();
+  if (!stale_views_.contains(gate_view_) || cases->size() < kManyCases) {
+    gate_table_ = {};  // no table of an older list is held
+    gate_table_cases_.reset();
+    return;
+  }
+  // The list is shared read-only; a table of a list replaced meanwhile is not taken
+  // (fillView compares the lists). Replacing the future waits for the build under way.
+  gate_table_ = std::async(std::launch::async, [cases] { return analysis::build_gate_table(*cases); });
+  gate_table_cases_ = std::move(cases);
 }
 
 void MainWindow::showStatusMessage(const QString& message, int timeoutMs) {
@@ -346,6 +369,7 @@ void MainWindow::onDatabaseChanged() {
   // the user looks at.
   stale_views_ = {runs_view_, charts_view_, break_even_view_, dispatch_view_, gate_view_};
   fillView(currentViewWidget());
+  prebuildGateTable();
   updateDatabaseLabel();
   // Prefer a stored case for the editor's variant; on first load pick a case with stage costs.
   if (!selected_case_ && !session_->cases().empty()) {
@@ -361,7 +385,7 @@ void MainWindow::onDatabaseChanged() {
       }
       for (const CaseSummary& c : cases)
         if (c.backend == backend && c.record.status == CaseStatus::ok && c.record.op.kv == KvDtype::k8v8 &&
-            !c.record.stage_costs.empty() &&
+            analysis::has_stage_costs(c) &&
             (!pick || c.record.op.batch * c.record.op.context > pick->record.op.batch * pick->record.op.context))
           pick = &c;
       if (pick) break;

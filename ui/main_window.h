@@ -3,6 +3,8 @@
 // Break-even, Dispatch, Gate, Runs, Run), operating-point editor dock, File menu (open, recent,
 // merge, export), status bar naming the open database, settings persistence.
 
+#include <future>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include <QMainWindow>
 #include <QSet>
 
+#include "core/analysis/gate_table.h"
 #include "core/plugin_host.h"
 #include "core/sweep.h"
 #include "ui/variant_analysis.h"
@@ -115,6 +118,10 @@ class MainWindow : public QMainWindow {
   QLabel* loading_label_;
   QProgressBar* loading_bar_;
   QSet<QWidget*> stale_views_;  // views whose data is older than the database's
+  // The gate table of a large list, built on another thread while the GUI thread fills the
+  // view shown (prebuildGateTable), and the list it is built from.
+  std::future<analysis::GateTable> gate_table_;
+  std::shared_ptr<const std::vector<CaseSummary>> gate_table_cases_;
   QHash<QWidget*, int> view_fills_;
   QMenu* recent_menu_;
   std::optional<CaseSummary> selected_case_;
@@ -126,6 +133,7 @@ class MainWindow : public QMainWindow {
   void showError(const QString& title, const QString& message);
   void onDatabaseChanged();
   void fillView(QWidget* view);  // gives a stale view the database's cases
+  void prebuildGateTable();      // for a stale gate view over a large list
   void updateDatabaseLabel();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();

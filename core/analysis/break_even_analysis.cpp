@@ -26,9 +26,18 @@ std::optional<IIPrediction> scaled_prediction(const CaseAnalysis& a, double scal
   return predict_ii(a.graph, costs);
 }
 
+// The analysis of a case, its stage costs read when it is listed without them.
+CaseAnalysis analyze_with_stage_costs(const CaseSummary& c, const StageCostReader& read_stage_costs) {
+  if (!read_stage_costs || !c.record.stage_costs.empty() || !c.has_stage_costs) return analyze_case(c.record);
+  CaseRecord rec = c.record;
+  rec.stage_costs = read_stage_costs(c.case_id);
+  return analyze_case(rec);
+}
+
 }  // namespace
 
-std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const std::vector<CaseSummary>& cases) {
+std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const std::vector<CaseSummary>& cases,
+                                                const StageCostReader& read_stage_costs) {
   if (k8v8.record.status != CaseStatus::ok || k8v8.record.op.kv != KvDtype::k8v8) return std::nullopt;
   const std::optional<CaseSummary> k16v8 = fastest_control(cases, k8v8, KvDtype::k16v8);
   if (!k16v8) return std::nullopt;
@@ -51,8 +60,8 @@ std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const s
     b.v_hidden_fraction = v_hidden_fraction(b.t_k16v16_us, b.t_k16v8_us, b.t_k8v8_us);
   }
 
-  const CaseAnalysis a8 = analyze_case(k8v8.record);
-  const CaseAnalysis a16 = analyze_case(k16v8->record);
+  const CaseAnalysis a8 = analyze_with_stage_costs(k8v8, read_stage_costs);
+  const CaseAnalysis a16 = analyze_with_stage_costs(*k16v8, read_stage_costs);
   const bool per_token = a8.tile_tokens > 0 && a16.tile_tokens > 0;
   b.unit = per_token ? "us_per_1k_tokens" : "us_per_tile";
   const double scale8 = per_token ? 1000.0 / a8.tile_tokens : 1.0;
@@ -82,7 +91,8 @@ std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const s
   return b;
 }
 
-std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& cases) {
+std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& cases,
+                                                const StageCostReader& read_stage_costs) {
   // The fastest ok K8/V8 case (plain K) per (backend, device, shape); the shape is the
   // operating point with its variant fields set to one value.
   auto shape_of = [](const OperatingPoint& op) {
@@ -116,7 +126,7 @@ std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& 
     std::vector<CaseSummary> candidates;
     if (const auto it = controls.find(key); it != controls.end())
       for (const CaseSummary* c : it->second) candidates.push_back(*c);
-    if (auto row = break_even_for(*k8v8, candidates)) rows.push_back(std::move(*row));
+    if (auto row = break_even_for(*k8v8, candidates, read_stage_costs)) rows.push_back(std::move(*row));
   }
   return rows;
 }

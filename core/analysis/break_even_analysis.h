@@ -12,6 +12,7 @@
 // otherwise per tile ("us_per_tile"), which compares only when the tiles are equal.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,12 +42,19 @@ struct BreakEvenAnalysis {
   nlohmann::json to_json() const;
 };
 
+// The stage costs of a stored case, for cases listed without them (CaseDetail::stage_costs
+// off): a list of 100k cases need not hold 1.5 M stage-cost rows for the few dozen it pairs.
+using StageCostReader = std::function<std::vector<StageCostRow>(std::int64_t case_id)>;
+
 // The break-even of one K8/V8 case; nullopt when it is not an ok K8/V8 case or no
-// K16/V8 control is stored.
-std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const std::vector<CaseSummary>& cases);
+// K16/V8 control is stored. read_stage_costs, when given, is asked for the costs of the
+// two cases it decomposes when they are listed without the costs they have.
+std::optional<BreakEvenAnalysis> break_even_for(const CaseSummary& k8v8, const std::vector<CaseSummary>& cases,
+                                                const StageCostReader& read_stage_costs = {});
 
 // One row per (backend, device, shape) that has both a K8/V8 and a K16/V8 case,
 // using the fastest stored K8/V8 variant (plain K) of the shape.
-std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& cases);
+std::vector<BreakEvenAnalysis> break_even_table(const std::vector<CaseSummary>& cases,
+                                                const StageCostReader& read_stage_costs = {});
 
 }  // namespace tilepath::analysis

@@ -18,13 +18,15 @@ bool measures(const CaseSummary& c, const OperatingPoint& op) {
   return c.record.status == CaseStatus::ok && c.record.op == op;
 }
 
+bool has_stage_costs(const CaseSummary& c) { return c.has_stage_costs || !c.record.stage_costs.empty(); }
+
 std::optional<CaseSummary> find_stored_case(const std::vector<CaseSummary>& cases, const OperatingPoint& op,
                                             const CaseScope& scope) {
   const CaseSummary* best = nullptr;
   for (const CaseSummary& c : cases) {
     if (!in_scope(c, scope) || !measures(c, op)) continue;
-    const bool has_costs = !c.record.stage_costs.empty();
-    const bool best_has_costs = best != nullptr && !best->record.stage_costs.empty();
+    const bool has_costs = has_stage_costs(c);
+    const bool best_has_costs = best != nullptr && has_stage_costs(*best);
     if (best == nullptr || (has_costs && !best_has_costs) || (has_costs == best_has_costs && c.case_id > best->case_id))
       best = &c;
   }

@@ -24,6 +24,9 @@ struct CaseScope {
 
 bool in_scope(const CaseSummary& c, const CaseScope& scope);
 bool measures(const CaseSummary& c, const OperatingPoint& op);
+// The case has stage costs: it holds them, or a list read without them says it has them
+// (CaseSummary::has_stage_costs).
+bool has_stage_costs(const CaseSummary& c);
 
 // The stored case for op: among the cases in scope that measure it, one with stage
 // costs before one without, then the newest (largest case id).

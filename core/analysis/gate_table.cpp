@@ -17,9 +17,12 @@ namespace {
 
 constexpr std::size_t index(GateMetric m) { return static_cast<std::size_t>(m); }
 
-// The number after `field` ("|seed=") in a case key, when the key has one.
+// The number after the last `field` ("|seed=") in a case key, when the key has one. Found
+// forwards (find looks for the field's first character with memchr; rfind compares at every
+// position): the gate table reads two fields of 100k keys.
 std::optional<std::uint64_t> key_number(const std::string& key, std::string_view field) {
-  const std::size_t at = key.rfind(field);
+  std::size_t at = std::string::npos;
+  for (std::size_t next = key.find(field); next != std::string::npos; next = key.find(field, next + 1)) at = next;
   if (at == std::string::npos) return std::nullopt;
   const char* begin = key.data() + at + field.size();
   const char* end = key.data() + key.size();
@@ -38,10 +41,6 @@ std::string row_label(const GateRowKey& key, bool several_shapes) {
     label += ", D " + std::to_string(key.head_dim) + ", Hq/Hk " + std::to_string(key.q_heads) + "/" +
              std::to_string(key.kv_heads);
   return label;
-}
-
-GateRowKey row_key(const GateCaseResult& r) {
-  return {r.representation, r.backend, r.op.head_dim, r.op.q_heads, r.op.kv_heads};
 }
 
 }  // namespace
@@ -80,6 +79,20 @@ std::optional<bool> gate_passed(const CaseRecord& rec) {
     if (is_gate_row(q)) passed = passed.value_or(true) && q.passed;
   return passed;
 }
+
+namespace {
+
+// The distinct distributions of a record's gate rows, sorted: those of gate_results(c), in
+// its order, without making the results.
+std::vector<std::string_view> gate_distributions(const CaseRecord& rec) {
+  std::vector<std::string_view> out;
+  for (const QualityRow& q : rec.quality)
+    if (is_gate_row(q) && std::find(out.begin(), out.end(), q.distribution) == out.end()) out.push_back(q.distribution);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
 
 std::vector<GateCaseResult> gate_results(const CaseSummary& c) {
   // gate_<metric>_median, by GateMetric: looked up for every gate row of 100k cases.
@@ -175,27 +188,69 @@ GateTable build_gate_table(const std::vector<CaseSummary>& cases, const GateJson
   std::map<GateRowKey, GateRow> rows;
   std::set<std::string> distributions;
   std::set<std::tuple<int, int, int>> shapes;
+  // Where each result goes is found before any result is made: the series of a 100k-case
+  // table hold ~150k results of ~400 bytes, each moved once into a series sized up front, at
+  // its place (by context, then case id), rather than grown and then sorted.
+  struct Place {
+    std::vector<GateCaseResult>* series;
+    int context;
+    std::int64_t case_id;
+    std::size_t at = 0;  // in series
+  };
+  std::vector<Place> places;  // per result: case by case, each case's in gate_results' order
+  for (const CaseSummary& c : cases) {
+    const OperatingPoint& op = c.record.op;
+    const std::vector<std::string_view> case_distributions = gate_distributions(c.record);
+    if (case_distributions.empty()) continue;
+    GateRowKey key{quality::representation_label(op), c.backend, op.head_dim, op.q_heads, op.kv_heads};
+    auto [row, added] = rows.try_emplace(key);
+    if (added) row->second.key = std::move(key);
+    shapes.emplace(op.head_dim, op.q_heads, op.kv_heads);
+    for (std::string_view d : case_distributions) {
+      const std::string& distribution = *distributions.emplace(d).first;
+      places.push_back({&row->second.context_series[distribution], op.context, c.case_id});
+    }
+  }
+  std::map<std::vector<GateCaseResult>*, std::vector<Place*>> members;
+  for (Place& p : places) members[p.series].push_back(&p);
+  for (auto& [series, in_series] : members) {
+    // A case has one result per distribution: no two places of a series are equal.
+    std::sort(in_series.begin(), in_series.end(), [](const Place* a, const Place* b) {
+      return std::tuple(a->context, a->case_id) < std::tuple(b->context, b->case_id);
+    });
+    for (std::size_t i = 0; i < in_series.size(); ++i) in_series[i]->at = i;
+    series->resize(in_series.size());
+  }
+  std::size_t next = 0;
   for (const CaseSummary& c : cases)
     for (GateCaseResult& r : gate_results(c)) {
-      distributions.insert(r.distribution);
-      shapes.emplace(r.op.head_dim, r.op.q_heads, r.op.kv_heads);
-      GateRowKey key = row_key(r);
-      auto [at, added] = rows.try_emplace(key);
-      if (added) at->second.key = std::move(key);
-      at->second.context_series[r.distribution].push_back(std::move(r));
+      const Place& p = places[next++];
+      (*p.series)[p.at] = std::move(r);
     }
   table.distributions.assign(distributions.begin(), distributions.end());
 
   for (auto& [key, row] : rows) {
     row.label = row_label(key, shapes.size() > 1);
     for (auto& [distribution, series] : row.context_series) {
-      std::sort(series.begin(), series.end(), [](const GateCaseResult& a, const GateCaseResult& b) {
-        return std::tuple(a.context(), a.case_id) < std::tuple(b.context(), b.case_id);
-      });
       GateCell& cell = row.cells[distribution];
       cell.shown = series.back();  // the largest context; the last stored of equal contexts
       for (const GateCaseResult& r : series) cell.case_ids.push_back(r.case_id);
-      if (!read_gate_json) continue;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  std::sort(table.rows.begin(), table.rows.end(), [](const GateRow& a, const GateRow& b) { return a.label < b.label; });
+  add_step_series(table, read_gate_json);
+  return table;
+}
+
+void add_step_series(GateTable& table, const GateJsonReader& read_gate_json) {
+  if (!read_gate_json) return;
+  // By row key, then distribution, context and case id: the problems in that order.
+  std::vector<GateRow*> rows;
+  for (GateRow& row : table.rows) rows.push_back(&row);
+  std::sort(rows.begin(), rows.end(), [](const GateRow* a, const GateRow* b) { return a->key < b->key; });
+  for (GateRow* row : rows)
+    for (const auto& [distribution, series] : row->context_series)
       for (const GateCaseResult& r : series) {
         if (r.steps <= 0 || !r.has_gate_json) continue;
         const std::optional<std::string> text = read_gate_json(r.case_id);
@@ -204,16 +259,11 @@ GateTable build_gate_table(const std::vector<CaseSummary>& cases, const GateJson
           continue;
         }
         try {
-          row.step_series.push_back({r, parse_gate_steps(*text)});
+          row->step_series.push_back({r, parse_gate_steps(*text)});
         } catch (const std::exception& e) {
           table.problems.push_back("case " + std::to_string(r.case_id) + ": " + e.what());
         }
       }
-    }
-    table.rows.push_back(std::move(row));
-  }
-  std::sort(table.rows.begin(), table.rows.end(), [](const GateRow& a, const GateRow& b) { return a.label < b.label; });
-  return table;
 }
 
 }  // namespace tilepath::analysis

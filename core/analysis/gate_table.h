@@ -131,5 +131,9 @@ std::optional<std::string> gate_json_artifact(const CaseRecord& rec);
 // cases run with steps (the artifact of the others holds one step); without it the
 // table has no step series.
 GateTable build_gate_table(const std::vector<CaseSummary>& cases, const GateJsonReader& read_gate_json = {});
+// The step series that build_gate_table adds with a reader, added to a table built without
+// one (once): the table of a large list can be built on another thread and its few
+// gate.json artifacts read where the reader's connection lives.
+void add_step_series(GateTable& table, const GateJsonReader& read_gate_json);
 
 }  // namespace tilepath::analysis

@@ -491,6 +491,25 @@ void read_measurement(const Statement& q, int c, Measurement& m) {
   m.value = q.real(c + 1);
   q.text_to(c + 2, m.unit);
 }
+// A measurement row's value (name in column c, value in c + 1) at its name's place in
+// values.names, unless the case already has a value of that name (measurement() reads the
+// first row of a name). `name_at`: the place of the previous row's name, tried first (rows
+// come name by name through measurements_by_name).
+void read_measurement_value(const Statement& q, int c, MeasurementValues& values, std::size_t& name_at) {
+  const std::vector<std::string>& names = *values.names;
+  const std::string_view name = q.text_view(c);
+  if (name_at >= names.size() || names[name_at] != name) {
+    name_at = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    if (name_at == names.size()) return;  // not in the list
+  }
+  std::optional<double>& value = values.values[name_at];
+  if (!value) value = q.real(c + 1);
+}
+// Empties `values` for a case's values by `names`.
+void reset_measurement_values(MeasurementValues& values, const std::shared_ptr<const std::vector<std::string>>& names) {
+  values.names = names;
+  values.values.assign(names->size(), std::nullopt);
+}
 void read_stage_cost(const Statement& q, int c, StageCostRow& row, std::int64_t case_id, const std::string& path) {
   try {
     row = {parse_stage(q.text_view(c)), parse_cost_method(q.text_view(c + 1)), q.real(c + 2)};
@@ -532,6 +551,19 @@ std::string stage_cost_sql(CaseScope scope) {
          scope_order(scope);
 }
 
+// The ids of the cases in `scope` that have stage costs, from the table's case index alone.
+std::string stage_cost_case_sql(CaseScope scope) {
+  return "SELECT DISTINCT case_id FROM stage_costs WHERE 1" + scope_term(scope) + " ORDER BY case_id";
+}
+
+// Whether the read holds measurement values by name instead of Measurement rows.
+bool reads_measurement_values(const CaseDetail& d) { return d.measurement_values_only && d.measurements.has_value(); }
+
+// The names of CaseDetail::measurements, shared by the cases of one read; null without a list.
+std::shared_ptr<const std::vector<std::string>> shared_measurement_names(const CaseDetail& d) {
+  return reads_measurement_values(d) ? std::make_shared<const std::vector<std::string>>(*d.measurements) : nullptr;
+}
+
 std::string quality_sql(const CaseDetail& d, CaseScope scope) {
   return child_rows_sql(kQualityColumns, "quality", "metric", d.quality_metrics, scope) + scope_order(scope);
 }
@@ -549,6 +581,8 @@ class ChildRowLoader {
         detail_(detail),
         measurements_(db, path, measurement_sql(detail, CaseScope::one)),
         stage_costs_(db, path, stage_cost_sql(CaseScope::one)),
+        measurement_names_(shared_measurement_names(detail)),
+        stage_costs_stored_(db, path, "SELECT EXISTS (SELECT 1 FROM stage_costs WHERE case_id = ?)"),
         predictions_(db, path, prediction_sql(detail, CaseScope::one)),
         quality_(db, path, quality_sql(detail, CaseScope::one)),
         artifacts_(db, path, "SELECT name, mime, data, sha256 FROM artifacts WHERE case_id = ? ORDER BY id"),
@@ -563,11 +597,23 @@ class ChildRowLoader {
     return out;
   }
 
+  bool has_stage_costs(std::int64_t case_id) {
+    stage_costs_stored_.reset();
+    stage_costs_stored_.bind(1, case_id);
+    return stage_costs_stored_.step() && stage_costs_stored_.integer(0) != 0;
+  }
+
   void load(CaseRecord& rec, bool with_artifacts) {
     measurements_.reset();
     bind_names(measurements_, detail_.measurements, 2);
     measurements_.bind(1, rec.id);
-    while (measurements_.step()) read_measurement(measurements_, 0, rec.measurements.emplace_back());
+    if (measurement_names_) {
+      reset_measurement_values(rec.measurement_values, measurement_names_);
+      std::size_t name_at = 0;
+      while (measurements_.step()) read_measurement_value(measurements_, 0, rec.measurement_values, name_at);
+    } else {
+      while (measurements_.step()) read_measurement(measurements_, 0, rec.measurements.emplace_back());
+    }
 
     if (detail_.stage_costs) {
       stage_costs_.reset();
@@ -606,7 +652,9 @@ class ChildRowLoader {
  private:
   const std::string& path_;
   CaseDetail detail_;
-  Statement measurements_, stage_costs_, predictions_, quality_, artifacts_, artifact_infos_;
+  Statement measurements_, stage_costs_;
+  std::shared_ptr<const std::vector<std::string>> measurement_names_;  // null: Measurement rows
+  Statement stage_costs_stored_, predictions_, quality_, artifacts_, artifact_infos_;
 };
 
 // An inclusive range of case ids.
@@ -628,25 +676,34 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   std::vector<std::int64_t> ids;
   ids.reserve(out.size());
   for (const CaseSummary& s : out) ids.push_back(s.case_id);
+  // Moves `at` to the case of a child row with case id `id`; false for a case not listed
+  // (none, in a consistent file). Rows come in case order (per name, through
+  // measurements_by_name): the case of the previous row and the one after it are tried first.
+  auto find_case = [&ids](std::size_t& at, std::int64_t id) {
+    if (at + 1 < ids.size() && ids[at] != id && ids[at + 1] == id) ++at;
+    if (at < ids.size() && ids[at] == id) return true;
+    const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    if (it == ids.end() || *it != id) return false;
+    at = static_cast<std::size_t>(it - ids.begin());
+    return true;
+  };
   // The rows of one child table, each read into the next row of its case's `rows_of(summary)`.
   // A summary may hold rows of the case a batch before it (for_each_case_batch refills its
   // summaries): they are written over, so their strings keep their buffers, and the rest dropped.
-  // A child row of a case not listed (none, in a consistent file) is skipped. Rows come
-  // in case order (per name, through measurements_by_name): the case of the previous row
-  // and the one after it are tried first.
-  auto each_row = [&](Statement& q, auto&& rows_of, auto&& read) {
+  // A case's first row reserves room for `expected` rows where their number is bounded: on the
+  // pass's thread, whose malloc arena then reuses what the shrinking below frees, and with no
+  // regrowth (a vector grown row by row holds up to twice its rows).
+  auto each_row = [&](Statement& q, std::size_t expected, auto&& rows_of, auto&& read) {
     std::vector<std::uint32_t> filled(out.size(), 0);
     std::size_t at = 0;
     while (q.step()) {
       const std::int64_t id = q.int64(0);
-      if (at + 1 < ids.size() && ids[at] != id && ids[at + 1] == id) ++at;
-      if (at >= ids.size() || ids[at] != id) {
-        const auto it = std::lower_bound(ids.begin(), ids.end(), id);
-        if (it == ids.end() || *it != id) continue;
-        at = static_cast<std::size_t>(it - ids.begin());
-      }
+      if (!find_case(at, id)) continue;
       auto& rows = rows_of(out[at]);
-      if (filled[at] == rows.size()) rows.emplace_back();
+      if (filled[at] == rows.size()) {
+        if (rows.capacity() == 0) rows.reserve(expected);
+        rows.emplace_back();
+      }
       read(rows[filled[at]++], id);
     }
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -661,47 +718,64 @@ void load_all_children(sqlite3* db, const std::string& path, const CaseDetail& d
   auto predictions_of = [](CaseSummary& s) -> std::vector<PredictionRow>& { return s.record.predictions; };
   auto quality_of = [](CaseSummary& s) -> std::vector<QualityRow>& { return s.record.quality; };
   auto artifacts_of = [](CaseSummary& s) -> std::vector<ArtifactInfo>& { return s.artifacts; };
-  // Room for the rows up front where their number is bounded. A vector grown row by row
-  // holds up to twice its rows: the others are shrunk by the pass that grew them, on its
-  // thread, whose malloc arena then reuses the buffers it freed.
+  // What this detail does not read.
   for (CaseSummary& s : out) {
-    if (detail.measurements) s.record.measurements.reserve(detail.measurements->size());
-    if (detail.quality_metrics) s.record.quality.reserve(detail.quality_metrics->size());
-    // What this detail does not read.
     if (!detail.stage_costs) s.record.stage_costs.clear();
     if (!detail.predictions) s.record.predictions.clear();
     if (!detail.quality) s.record.quality.clear();
     if (!detail.artifact_infos) s.artifacts.clear();
   }
-  // Each pass fills its own member of every summary, so passes may run side by side.
+  // Each pass fills its own members of every summary, so passes may run side by side.
   auto measurements = [&](sqlite3* c) {
     Statement q(c, path, measurement_sql(detail, scope));
     bind_names(q, detail.measurements, bind_scope(q, scope, first_id, last_id));
-    each_row(q, measurements_of, [&](Measurement& m, std::int64_t) { read_measurement(q, 1, m); });
+    if (const auto names = shared_measurement_names(detail)) {
+      for (CaseSummary& s : out) {
+        s.record.measurements.clear();
+        reset_measurement_values(s.record.measurement_values, names);
+      }
+      std::size_t at = 0, name_at = 0;
+      while (q.step())
+        if (find_case(at, q.int64(0))) read_measurement_value(q, 1, out[at].record.measurement_values, name_at);
+      return;
+    }
+    const std::size_t expected = detail.measurements ? detail.measurements->size() : 0;
+    each_row(q, expected, measurements_of, [&](Measurement& m, std::int64_t) { read_measurement(q, 1, m); });
   };
   auto stage_costs_and_predictions = [&](sqlite3* c) {
     if (detail.stage_costs) {
       Statement q(c, path, stage_cost_sql(scope));
       bind_scope(q, scope, first_id, last_id);
-      each_row(q, stage_costs_of, [&](StageCostRow& r, std::int64_t id) { read_stage_cost(q, 1, r, id, path); });
+      each_row(q, 0, stage_costs_of, [&](StageCostRow& r, std::int64_t id) { read_stage_cost(q, 1, r, id, path); });
+      for (CaseSummary& s : out) s.has_stage_costs = !s.record.stage_costs.empty();
+    } else {
+      for (CaseSummary& s : out) s.has_stage_costs = false;
+      if (detail.stage_cost_flags) {
+        Statement q(c, path, stage_cost_case_sql(scope));
+        bind_scope(q, scope, first_id, last_id);
+        std::size_t at = 0;
+        while (q.step())
+          if (find_case(at, q.int64(0))) out[at].has_stage_costs = true;
+      }
     }
     if (detail.predictions) {
       Statement q(c, path, prediction_sql(detail, scope));
       bind_scope(q, scope, first_id, last_id);
-      each_row(q, predictions_of, [&](PredictionRow& p, std::int64_t id) { read_prediction(q, 1, p, id, path); });
+      each_row(q, 0, predictions_of, [&](PredictionRow& p, std::int64_t id) { read_prediction(q, 1, p, id, path); });
     }
   };
   auto quality_and_artifacts = [&](sqlite3* c) {
     if (detail.quality) {
       Statement q(c, path, quality_sql(detail, scope));
       bind_names(q, detail.quality_metrics, bind_scope(q, scope, first_id, last_id));
-      each_row(q, quality_of, [&](QualityRow& r, std::int64_t) { read_quality(q, 1, r); });
+      const std::size_t expected = detail.quality_metrics ? detail.quality_metrics->size() : 0;
+      each_row(q, expected, quality_of, [&](QualityRow& r, std::int64_t) { read_quality(q, 1, r); });
     }
     if (detail.artifact_infos) {
       // Through artifacts_listing when the file has it (ensure_read_indexes).
       Statement q(c, path, artifact_info_sql(detail, scope));
       bind_names(q, detail.artifact_names, bind_scope(q, scope, first_id, last_id));
-      each_row(q, artifacts_of, [&](ArtifactInfo& a, std::int64_t) { read_artifact_info(q, 1, a); });
+      each_row(q, 0, artifacts_of, [&](ArtifactInfo& a, std::int64_t) { read_artifact_info(q, 1, a); });
     }
   };
   if (!parallel) {
@@ -1033,10 +1107,17 @@ CaseStatus parse_case_status(std::string_view s) {
                    "'; allowed: ok, failed, unsupported, error, cancelled");
 }
 
+std::optional<double> MeasurementValues::value(std::string_view name) const {
+  if (!names) return std::nullopt;
+  for (std::size_t i = 0; i < names->size() && i < values.size(); ++i)
+    if ((*names)[i] == name) return values[i];
+  return std::nullopt;
+}
+
 std::optional<double> CaseRecord::measurement(std::string_view name) const {
   for (const auto& m : measurements)
     if (m.name == name) return m.value;
-  return std::nullopt;
+  return measurement_values.value(name);
 }
 
 // ---------------------------------------------------------------- RunStore lifecycle
@@ -1521,6 +1602,8 @@ std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDet
   ChildRowLoader children(db_, path_, detail);
   for (auto& s : out) {
     children.load(s.record, false);
+    s.has_stage_costs = detail.stage_costs ? !s.record.stage_costs.empty()
+                                           : detail.stage_cost_flags && children.has_stage_costs(s.case_id);
     if (detail.artifact_infos) s.artifacts = children.artifact_infos(s.case_id);
   }
   return out;

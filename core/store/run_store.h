@@ -60,6 +60,16 @@ struct Measurement {
   std::string unit;
 };
 
+// Measurement values of one case by the names of a list that every case of a read shares
+// (CaseDetail::measurement_values_only): a list of 100k cases holds a number per name
+// instead of a Measurement row with a name and a unit string each.
+struct MeasurementValues {
+  std::shared_ptr<const std::vector<std::string>> names;
+  std::vector<std::optional<double>> values;  // values[i]: names[i]'s value; nullopt when not stored
+
+  std::optional<double> value(std::string_view name) const;
+};
+
 struct StageCostRow {
   Stage stage;
   CostMethod method;
@@ -132,11 +142,13 @@ struct CaseRecord {
   std::string finished_at;
   KernelMeta kernel;
   std::vector<Measurement> measurements;
+  MeasurementValues measurement_values;  // filled instead of `measurements` by some list reads
   std::vector<StageCostRow> stage_costs;
   std::vector<PredictionRow> predictions;
   std::vector<QualityRow> quality;
   std::vector<Artifact> artifacts;  // loaded only by load_case(..., with_artifacts=true)
 
+  // The first stored value of this name, from `measurements` or `measurement_values`.
   std::optional<double> measurement(std::string_view name) const;
 };
 
@@ -153,6 +165,9 @@ struct CaseSummary {
   std::string run_uuid, backend, device;
   CaseRecord record;                    // without artifacts
   std::vector<ArtifactInfo> artifacts;  // the case's artifacts, listed without their bytes
+  // The case has stage-cost rows: set by a read of them (CaseDetail::stage_costs) or of their
+  // flags (CaseDetail::stage_cost_flags); false after a read of neither.
+  bool has_stage_costs = false;
 };
 
 // What a merge did: runs new to the target, cases copied (into new runs or into runs the
@@ -172,7 +187,13 @@ struct CaseDetail {
   // Only measurements of these names (in name order within a case); nullopt: all, in the
   // order they were stored.
   std::optional<std::vector<std::string>> measurements;
+  // With a name list: the values go into CaseRecord::measurement_values, and
+  // CaseRecord::measurements (names and units) stays empty.
+  bool measurement_values_only = false;
   bool stage_costs = true;
+  // With stage_costs off: CaseSummary::has_stage_costs still says whether the case has them
+  // (from the table's case index), for a reader that reads the costs of a few cases it picks.
+  bool stage_cost_flags = false;
   bool predictions = true;
   bool prediction_detail_json = true;  // PredictionRow::detail_json (the largest text of a case)
   bool quality = true;

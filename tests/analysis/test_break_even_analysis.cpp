@@ -113,5 +113,34 @@ TEST(BreakEvenAnalysis, TheTableUsesTheFastestK8V8VariantPerShape) {
   EXPECT_EQ(rows[0].k8v8_variant, "k8v8/transform/k_only");
 }
 
+// A list read without stage costs (CaseSummary::has_stage_costs set, no rows): the table
+// reads the paired cases' costs, and only theirs, and matches the table of the eager list.
+TEST(BreakEvenAnalysis, TheTableReadsTheStageCostsOfThePairedCasesOnly) {
+  const std::vector<CaseSummary> eager = {k8v8_case(1, TransformMode::full, 100),
+                                          k8v8_case(4, TransformMode::k_only, 90), k16v8_case(), k16v16_case()};
+  std::vector<CaseSummary> lazy = eager;
+  for (CaseSummary& c : lazy) {
+    c.has_stage_costs = !c.record.stage_costs.empty();
+    c.record.stage_costs.clear();
+  }
+  std::vector<std::int64_t> asked;
+  const StageCostReader read = [&](std::int64_t case_id) {
+    asked.push_back(case_id);
+    for (const CaseSummary& c : eager)
+      if (c.case_id == case_id) return c.record.stage_costs;
+    return std::vector<StageCostRow>{};
+  };
+  const std::vector<BreakEvenAnalysis> want = break_even_table(eager);
+  const std::vector<BreakEvenAnalysis> got = break_even_table(lazy, read);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].to_json(), want[0].to_json());
+  ASSERT_TRUE(got[0].decomposition.has_value());
+  EXPECT_EQ(asked, (std::vector<std::int64_t>{4, 2}));  // the fastest K8/V8 case and its control
+
+  // Without a reader the listed cases have no costs to decompose.
+  EXPECT_FALSE(break_even_table(lazy)[0].decomposition.has_value());
+}
+
 }  // namespace
 }  // namespace tilepath::analysis

@@ -56,6 +56,16 @@ TEST(CaseMatch, OnlyOkCasesPreferringStageCostsThenTheNewest) {
   EXPECT_FALSE(find_stored_case(cases, kOp).has_value());  // only the failed one is left
 }
 
+// A list read without stage costs says which cases have them (CaseSummary::has_stage_costs).
+TEST(CaseMatch, AListedCaseWithStageCostsNotHeldIsPreferredToo) {
+  std::vector<CaseSummary> cases = {CaseBuilder(2, kOp), CaseBuilder(3, kOp)};
+  EXPECT_EQ(find_stored_case(cases, kOp)->case_id, 3);
+  cases[0].has_stage_costs = true;
+  EXPECT_TRUE(has_stage_costs(cases[0]));
+  EXPECT_FALSE(has_stage_costs(cases[1]));
+  EXPECT_EQ(find_stored_case(cases, kOp)->case_id, 2);
+}
+
 TEST(CaseMatch, ScopeSelectsBackendAndDevice) {
   const std::vector<CaseSummary> cases = {CaseBuilder(1, kOp, "cuda", "H200"), CaseBuilder(2, kOp, "cpu", "Xeon"),
                                           CaseBuilder(3, kOp, "cuda", "H100")};

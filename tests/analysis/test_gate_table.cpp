@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -183,6 +184,41 @@ TEST(GateTable, EqualContextsShowTheLastStoredAndKeepBoth) {
   EXPECT_EQ(t.rows[0].context_series.at("gaussian").size(), 2u);
 }
 
+// Cases listed out of order, half of them with results on two distributions: each series
+// holds every case's own result (its metrics, its distribution) by context, then case id.
+TEST(GateTable, SeriesHoldEachCasesOwnResultByContextThenCaseId) {
+  std::vector<CaseSummary> cases;
+  for (int i = 0; i < 12; ++i) {
+    const std::int64_t id = 40 - 3 * i;
+    const int context = 1024 << ((i * 5) % 3);
+    const Metrics worst{id / 1000.0, 0.2, 5e-4, 0.875, 0.9};
+    CaseSummary c = gate_case(id, representation(KRepr::plain, context), "gaussian", worst, kGoodMedian);
+    if (i % 2 == 0) {
+      const CaseSummary qwen = gate_case(id, representation(KRepr::plain, context), "qwen_bias",
+                                         {id / 100.0, 0.2, 5e-4, 0.875, 0.9}, kGoodMedian);
+      c.record.quality.insert(c.record.quality.begin(), qwen.record.quality.begin(), qwen.record.quality.end());
+    }
+    cases.push_back(c);
+  }
+  const GateTable t = build_gate_table(cases);
+  ASSERT_EQ(t.rows.size(), 1u);
+  const auto& series = t.rows[0].context_series;
+  ASSERT_EQ(series.at("gaussian").size(), 12u);
+  ASSERT_EQ(series.at("qwen_bias").size(), 6u);
+  for (const auto& [distribution, results] : series) {
+    SCOPED_TRACE(distribution);
+    const double scale = distribution == "gaussian" ? 1000.0 : 100.0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      EXPECT_EQ(results[i].distribution, distribution);
+      EXPECT_DOUBLE_EQ(results[i].metric(GateMetric::rel_l2).worst, results[i].case_id / scale);
+      if (i > 0) {
+        EXPECT_LT(std::tuple(results[i - 1].context(), results[i - 1].case_id),
+                  std::tuple(results[i].context(), results[i].case_id));
+      }
+    }
+  }
+}
+
 // A gate.json as GateResult::to_json() writes it, with `steps` decode steps whose rel_l2
 // grows by 0.01 a step from 0.04 and whose last step fails kl.
 std::string steps_json(int context, int steps) {
@@ -238,8 +274,15 @@ TEST(GateTable, ErrorAgainstDecodeStepFromTheArtifact) {
   EXPECT_EQ(prebias.context_series.at("qwen_bias").size(), 2u);
   EXPECT_TRUE(t.row(kPlain)->step_series.empty());
 
-  // Without a reader there are no step series; a bad artifact is a problem, not an exception.
-  EXPECT_TRUE(build_gate_table(cases).row(kPrebias)->step_series.empty());
+  // Without a reader there are no step series until they are added; a bad artifact is a
+  // problem, not an exception.
+  GateTable added = build_gate_table(cases);
+  EXPECT_TRUE(added.row(kPrebias)->step_series.empty());
+  add_step_series(added, [&](std::int64_t) -> std::optional<std::string> { return steps_json(1024, 3); });
+  ASSERT_EQ(added.row(kPrebias)->step_series.size(), 1u);
+  EXPECT_EQ(added.row(kPrebias)->step_series[0].result.case_id, 20);
+  EXPECT_EQ(added.row(kPrebias)->step_series[0].points.size(), 3u);
+  EXPECT_TRUE(added.row(kPlain)->step_series.empty());
   const GateTable bad = build_gate_table(cases, [](std::int64_t) { return std::optional<std::string>("{}"); });
   EXPECT_TRUE(bad.row(kPrebias)->step_series.empty());
   ASSERT_EQ(bad.problems.size(), 1u);

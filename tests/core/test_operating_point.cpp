@@ -224,6 +224,21 @@ TEST(OperatingPoint, TpCaseRoundTrip) {
   EXPECT_THROW(from_tp_case(bad), ValidationError);
 }
 
+// Stored case keys (cases.case_key) begin with this text: a sweep resumes by it.
+TEST(OperatingPoint, KeyTextIsTheStoredOne) {
+  OperatingPoint op;
+  op.batch = 128;
+  op.context = 1024;
+  op.k_path = KPath::fp8_qk;
+  op.mma = Mma::wgmma;
+  EXPECT_EQ(op.key(), "b128_s1024_hq32_hk8_d128_p16_k8v8_fp8_qk_full_plain_post_rope_per_head_hbm_cold_sp0_wgmma");
+  op.batch = 2;
+  op.context_lengths = {100, 7};
+  op.mma = Mma::mma_sync;
+  op.splits = 4;
+  EXPECT_EQ(op.key(), "b2_s1024_ragged-100-7_hq32_hk8_d128_p16_k8v8_fp8_qk_full_plain_post_rope_per_head_hbm_cold_sp4");
+}
+
 TEST(OperatingPoint, KeyDistinguishesEveryField) {
   OperatingPoint a;
   OperatingPoint b = a;

@@ -399,6 +399,28 @@ class TestGateView : public QObject {
     QVERIFY(view.stepChartView()->isVisible());
   }
 
+  // A table built without a reader (as on the main window's other thread) and given to the
+  // view with one: the same cells, selection and step chart as setCases with the reader.
+  void aPrebuiltTableGetsItsStepSeriesFromTheView() {
+    GateView direct, prebuilt;
+    show(direct);
+    prebuilt.setTable(analysis::build_gate_table(cases_), reader());
+    prebuilt.resize(1300, 900);
+    prebuilt.show();
+    QCoreApplication::processEvents();
+    const GateModel &a = *direct.model(), &b = *prebuilt.model();
+    QCOMPARE(b.rowCount(), a.rowCount());
+    QCOMPARE(b.columnCount(), a.columnCount());
+    for (int r = 0; r < a.rowCount(); ++r) {
+      QCOMPARE(b.rowAt(r)->label, a.rowAt(r)->label);
+      QCOMPARE(b.rowAt(r)->step_series.size(), a.rowAt(r)->step_series.size());
+      for (int c = 0; c < a.columnCount(); ++c) QCOMPARE(b.index(r, c).data(), a.index(r, c).data());
+    }
+    QCOMPARE(prebuilt.selectedRow(), direct.selectedRow());
+    QVERIFY(prebuilt.stepChartView()->isVisible());
+    QCOMPARE(prebuilt.stepChart()->series().size(), direct.stepChart()->series().size());
+  }
+
   void emptyDatabaseSaysHowToMakeResults() {
     GateView view;
     view.resize(1300, 900);

@@ -118,6 +118,28 @@ class TestModels : public QObject {
     QVERIFY(csv.startsWith(QStringLiteral("Case,kv,K path,Mode,B,S,Cache,Latency (µs),Floor frac.")));
   }
 
+  // integerSortKey is what data() gives under SortRole for the integer columns (a proxy may
+  // compare it instead), and nothing for the others.
+  void casesModelIntegerSortKeysAreTheSortData() {
+    CasesModel model;
+    model.setCases(cases_);
+    QVERIFY(model.rowCount() > 0);
+    int integer_columns = 0;
+    for (int column = 0; column < CasesModel::ColumnCount; ++column) {
+      const std::optional<qint64> key = CasesModel::integerSortKey(model.caseAt(0), column);
+      if (!key) continue;
+      ++integer_columns;
+      for (int r = 0; r < model.rowCount(); ++r) {
+        const QVariant data = model.index(r, column).data(CasesModel::SortRole);
+        QCOMPARE(*CasesModel::integerSortKey(model.caseAt(r), column), data.toLongLong());
+        QVERIFY(data.canConvert<qint64>() && data.typeId() != QMetaType::Double && data.typeId() != QMetaType::QString);
+      }
+    }
+    QCOMPARE(integer_columns, 7);  // case, run, B, S, Hq, Hk, D
+    QVERIFY(!CasesModel::integerSortKey(model.caseAt(0), CasesModel::LatencyUs));
+    QVERIFY(!CasesModel::integerSortKey(model.caseAt(0), CasesModel::Kv));
+  }
+
   void comparisonModel() {
     CaseComparisonModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -287,5 +287,84 @@ TEST(CaseDetail, TheReadIndexesComeWithAWriterNotWithAReader) {
   EXPECT_EQ(index_count(path), 3);
 }
 
+// What a list read with measurement_values_only and stage-cost flags holds against the
+// eager read of the same cases: the same measurement() of every listed name (a second row of
+// one name, a NULL value, a name no case has), no Measurement rows and no stage-cost rows, and
+// has_stage_costs where the case has them: on threads, case by case and in batches.
+TEST(CaseDetail, ALazyListHoldsTheValuesAndStageCostFlagsOfTheEagerOne) {
+  TempDir dir;
+  const std::string path = make_store(dir);
+  store_test::raw_exec(path,
+                       "DELETE FROM stage_costs WHERE case_id = (SELECT min(id) + 1 FROM cases);"
+                       "INSERT INTO measurements(case_id, name, value, unit) "
+                       "SELECT min(id) + 2, 'latency_us', 99.5, 'us' FROM cases;");
+  replicate_cases(path, 24000);
+  const RunStore store = RunStore::open_read_only(path);
+  CaseDetail eager;
+  eager.measurements = std::vector<std::string>{"tile_interval_us", "latency_us", "not_measured", "no_such_name"};
+  eager.case_texts = false;
+  CaseDetail lazy = eager;
+  lazy.measurement_values_only = true;
+  lazy.stage_costs = false;
+  lazy.stage_cost_flags = true;
+  const std::vector<CaseSummary> expected = store.cases({}, eager);
+  ASSERT_GE(expected.size(), 24000u);
+
+  auto expect_same = [&](const CaseSummary& e, const CaseSummary& s) {
+    SCOPED_TRACE("case " + std::to_string(s.case_id));
+    ASSERT_EQ(s.case_id, e.case_id);
+    EXPECT_TRUE(s.record.measurements.empty());
+    EXPECT_TRUE(s.record.stage_costs.empty());
+    EXPECT_EQ(s.has_stage_costs, !e.record.stage_costs.empty());
+    EXPECT_EQ(e.has_stage_costs, !e.record.stage_costs.empty());
+    for (const std::string& name : *eager.measurements) {
+      const std::optional<double> want = e.record.measurement(name), got = s.record.measurement(name);
+      ASSERT_EQ(got.has_value(), want.has_value()) << name;
+      if (want) store_test::expect_same_double(*want, *got, name);
+    }
+    store_test::expect_same_double(s.record.measurement("latency_us").value_or(-1),
+                                   e.record.measurement("latency_us").value_or(-1), "latency_us");
+    EXPECT_EQ(s.record.quality.size(), e.record.quality.size());
+  };
+  // The cases the changes above made different, and a sample of the rest.
+  auto checked = [&](std::size_t i) { return i < 6 || i % 997 == 0; };
+
+  const std::vector<CaseSummary> threaded = store.cases({}, lazy);
+  ASSERT_EQ(threaded.size(), expected.size());
+  std::size_t without_costs = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (checked(i)) expect_same(expected[i], threaded[i]);
+    EXPECT_EQ(threaded[i].has_stage_costs, !expected[i].record.stage_costs.empty());
+    without_costs += !threaded[i].has_stage_costs;
+  }
+  // The second case and its copies (replicate_cases) have none.
+  EXPECT_EQ(without_costs, expected.size() / 6);
+  EXPECT_EQ(store.load_case(expected[2].case_id).measurements.size(), 5u);  // two latency_us rows
+  for (const RunInfo& run : store.runs()) {
+    CaseFilter f;
+    f.run_id = run.id;
+    for (const CaseSummary& s : store.cases(f, lazy)) {
+      const auto e = std::lower_bound(expected.begin(), expected.end(), s.case_id,
+                                      [](const CaseSummary& c, std::int64_t id) { return c.case_id < id; });
+      ASSERT_NE(e, expected.end());
+      if (checked(static_cast<std::size_t>(e - expected.begin()))) expect_same(*e, s);
+    }
+  }
+  std::size_t at = 0;
+  store.for_each_case_batch({}, lazy, 5000, [&](std::vector<CaseSummary>& batch) {
+    for (const CaseSummary& s : batch) {
+      ASSERT_LT(at, expected.size());
+      if (checked(at)) expect_same(expected[at], s);
+      ++at;
+    }
+  });
+  EXPECT_EQ(at, expected.size());
+
+  // Neither the rows nor their flags: no case says it has stage costs.
+  CaseDetail neither = lazy;
+  neither.stage_cost_flags = false;
+  for (const CaseSummary& s : store.cases({}, neither)) ASSERT_FALSE(s.has_stage_costs);
+}
+
 }  // namespace
 }  // namespace tilepath

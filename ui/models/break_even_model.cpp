@@ -45,24 +45,26 @@ const QColor kNoiseColour(0xb3, 0x5c, 0x00);
 
 }  // namespace
 
-void BreakEvenModel::setCases(const std::vector<CaseSummary>& cases) {
+void BreakEvenModel::setCases(const std::vector<CaseSummary>& cases,
+                              const analysis::StageCostReader& read_stage_costs) {
   beginResetModel();
-  std::unordered_map<std::int64_t, const CaseSummary*> by_id;
-  for (const CaseSummary& c : cases) by_id.emplace(c.case_id, &c);
-  auto find = [&](std::int64_t id) -> const CaseSummary* {
-    const auto it = by_id.find(id);
-    return it == by_id.end() ? nullptr : it->second;
-  };
   rows_.clear();
-  for (analysis::BreakEvenAnalysis& analysis : analysis::break_even_table(cases)) {
+  for (analysis::BreakEvenAnalysis& analysis : analysis::break_even_table(cases, read_stage_costs)) {
     BreakEvenRow row;
     static_cast<analysis::BreakEvenAnalysis&>(row) = std::move(analysis);
-    row.k8v8_spread = relativeSpread(find(row.k8v8_case_id));
-    row.k16v8_spread = relativeSpread(find(row.k16v8_case_id));
+    rows_.push_back(std::move(row));
+  }
+  // The paired cases, found in one pass: a few dozen rows over up to 100k cases.
+  std::unordered_map<std::int64_t, const CaseSummary*> paired;
+  for (const BreakEvenRow& row : rows_) paired[row.k8v8_case_id] = paired[row.k16v8_case_id] = nullptr;
+  for (const CaseSummary& c : cases)
+    if (const auto it = paired.find(c.case_id); it != paired.end() && it->second == nullptr) it->second = &c;
+  for (BreakEvenRow& row : rows_) {
+    row.k8v8_spread = relativeSpread(paired[row.k8v8_case_id]);
+    row.k16v8_spread = relativeSpread(paired[row.k16v8_case_id]);
     // Two medians whose repeats' ranges overlap differ by at most half their summed ranges:
     // the same bound, per II, in the row's unit.
     row.noise_us = 0.5 * (row.ii_k8v8_us * row.k8v8_spread + row.ii_k16v8_us * row.k16v8_spread);
-    rows_.push_back(std::move(row));
   }
   endResetModel();
 }

@@ -57,7 +57,8 @@ class BreakEvenModel : public QAbstractTableModel {
   static constexpr int WithinNoiseRole = Qt::UserRole + 1;
 
   explicit BreakEvenModel(QObject* parent = nullptr);
-  void setCases(const std::vector<CaseSummary>& cases);
+  // read_stage_costs: for cases listed without their stage costs (analysis::break_even_table).
+  void setCases(const std::vector<CaseSummary>& cases, const analysis::StageCostReader& read_stage_costs = {});
   const BreakEvenRow& rowAt(int row) const { return rows_.at(row); }
   const std::vector<BreakEvenRow>& rows() const { return rows_; }
 

@@ -42,6 +42,27 @@ double quality(const CaseRecord& r, const char* name) {
 
 }  // namespace
 
+std::optional<qint64> CasesModel::integerSortKey(const CaseSummary& c, int column) {
+  const OperatingPoint& op = c.record.op;
+  switch (column) {
+    case Id:
+      return c.case_id;
+    case Run:
+      return c.run_id;
+    case Batch:
+      return op.batch;
+    case Context:
+      return op.context;
+    case QHeads:
+      return op.q_heads;
+    case KvHeads:
+      return op.kv_heads;
+    case HeadDim:
+      return op.head_dim;
+  }
+  return std::nullopt;
+}
+
 QVariant CasesModel::value(const CaseSummary& c, int column, bool forSort) const {
   const CaseRecord& r = c.record;
   const OperatingPoint& op = r.op;

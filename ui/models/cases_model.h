@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ class CasesModel : public QAbstractTableModel {
   const CaseSummary& caseAt(int row) const { return cases_->at(row); }
   const std::vector<CaseSummary>& cases() const { return *cases_; }
   int rowOfCase(std::int64_t caseId) const;  // -1 when absent
+  // What an integer column (case, run, B, S, Hq, Hk, D) sorts by, as data() under SortRole
+  // says it; nullopt for the other columns. A proxy compares these without a QVariant per
+  // side: sorting 100k cases is 1.7 M comparisons.
+  static std::optional<qint64> integerSortKey(const CaseSummary& c, int column);
   // Reads a case's message for the Status tooltip when the list holds none (a list read
   // without case texts, DatabaseSession::listDetail).
   void setMessageReader(std::function<std::string(std::int64_t caseId)> reader) { message_reader_ = std::move(reader); }

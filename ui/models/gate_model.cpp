@@ -142,8 +142,12 @@ std::vector<GateChartLine> gateStepLines(const analysis::GateRow& row, GateMetri
 GateModel::GateModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void GateModel::setCases(const std::vector<CaseSummary>& cases, const analysis::GateJsonReader& read_gate_json) {
+  setTable(analysis::build_gate_table(cases, read_gate_json));
+}
+
+void GateModel::setTable(analysis::GateTable table) {
   beginResetModel();
-  table_ = analysis::build_gate_table(cases, read_gate_json);
+  table_ = std::move(table);
   endResetModel();
 }
 

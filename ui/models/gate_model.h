@@ -54,6 +54,7 @@ class GateModel : public QAbstractTableModel {
   explicit GateModel(QObject* parent = nullptr);
   // Rebuilds the table; read_gate_json gives the gate.json of a case run with steps.
   void setCases(const std::vector<CaseSummary>& cases, const analysis::GateJsonReader& read_gate_json = {});
+  void setTable(analysis::GateTable table);
 
   const analysis::GateTable& table() const { return table_; }
   const analysis::GateRow* rowAt(int row) const;

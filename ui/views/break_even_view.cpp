@@ -59,8 +59,8 @@ BreakEvenView::BreakEvenView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 }
 
-void BreakEvenView::setCases(const std::vector<CaseSummary>& cases) {
-  model_->setCases(cases);
+void BreakEvenView::setCases(const std::vector<CaseSummary>& cases, const analysis::StageCostReader& read_stage_costs) {
+  model_->setCases(cases, read_stage_costs);
   table_->resizeColumnsToContents();
   fitTableToRows();
   // Start on the largest HBM-cold shape that has a decomposition: where the K byte matters most.

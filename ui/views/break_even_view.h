@@ -26,7 +26,9 @@ class BreakEvenView : public QWidget {
   BreakEvenModel* model() const { return model_; }
 
  public slots:
-  void setCases(const std::vector<tilepath::CaseSummary>& cases);
+  // read_stage_costs: for cases listed without their stage costs (analysis::break_even_table).
+  void setCases(const std::vector<tilepath::CaseSummary>& cases,
+                const tilepath::analysis::StageCostReader& read_stage_costs = {});
   // The operating-point editor's point: the row of its shape (batch, context, heads, head
   // dim, cache state) is selected whenever the table has one.
   void followOperatingPoint(const tilepath::OperatingPoint& op);

@@ -239,11 +239,16 @@ QString GateView::caption() const { return caption_->text(); }
 QString GateView::selectedDistribution() const { return model_->distributionAt(column_); }
 
 void GateView::setCases(const std::vector<CaseSummary>& cases, const analysis::GateJsonReader& read_gate_json) {
+  setTable(analysis::build_gate_table(cases), read_gate_json);
+}
+
+void GateView::setTable(analysis::GateTable table, const analysis::GateJsonReader& read_gate_json) {
   // The selection follows its representation and distribution into the new table.
   const analysis::GateRow* before = model_->rowAt(row_);
   const QString label = before ? qs(before->label) : QString();
   const QString distribution = selectedDistribution();
-  model_->setCases(cases, read_gate_json);
+  analysis::add_step_series(table, read_gate_json);
+  model_->setTable(std::move(table));
   const analysis::GateTable& t = model_->table();
   pages_->setCurrentWidget(t.empty() ? static_cast<QWidget*>(empty_) : pages_->widget(1));
   table_->resizeRowsToContents();

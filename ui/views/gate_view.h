@@ -58,6 +58,8 @@ class GateView : public QWidget {
   // read_gate_json gives the gate.json of a case run with steps (its decode-step series).
   void setCases(const std::vector<tilepath::CaseSummary>& cases,
                 const tilepath::analysis::GateJsonReader& read_gate_json = {});
+  // A table built without a reader (on another thread); its step series are read here.
+  void setTable(tilepath::analysis::GateTable table, const tilepath::analysis::GateJsonReader& read_gate_json = {});
 
  private:
   GateModel* model_;

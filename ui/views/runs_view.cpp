@@ -61,6 +61,17 @@ class CaseFilterProxy : public QSortFilterProxyModel {
       if (!text.contains(w, Qt::CaseInsensitive)) return false;
     return true;
   }
+  // The integer columns without a QVariant per side (the order is the same): every reload
+  // sorts the cases again, by case id unless the user picked another column.
+  bool lessThan(const QModelIndex& a, const QModelIndex& b) const override {
+    const auto* cases = static_cast<const CasesModel*>(sourceModel());
+    if (sortRole() == CasesModel::SortRole && a.column() == b.column()) {
+      const std::optional<qint64> x = CasesModel::integerSortKey(cases->caseAt(a.row()), a.column());
+      const std::optional<qint64> y = CasesModel::integerSortKey(cases->caseAt(b.row()), b.column());
+      if (x && y) return *x < *y;
+    }
+    return QSortFilterProxyModel::lessThan(a, b);
+  }
 
  private:
   std::optional<qint64> run_;
