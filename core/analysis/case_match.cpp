@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tilepath::analysis {
 namespace {
@@ -62,7 +63,11 @@ std::optional<CaseSummary> fastest_control(const std::vector<CaseSummary>& cases
     const OperatingPoint& op = c.record.op;
     if (c.record.status != CaseStatus::ok || op.kv != kv || op.k_repr != KRepr::plain || !in_scope(c, scope)) continue;
     if (!same_shape(op, of.record.op) || !std::isfinite(latency(c))) continue;
-    if (best == nullptr || latency(c) < latency(*best)) best = &c;
+    // A case of `of`'s matrix instruction family beats any of the other family: both kernels
+    // then have the same structure, and their stage costs (the mma_sync kernels') can be
+    // compared; the other family is the control only where `of`'s has none.
+    const auto rank = [&](const CaseSummary& x) { return std::pair{x.record.op.mma != of.record.op.mma, latency(x)}; };
+    if (best == nullptr || rank(c) < rank(*best)) best = &c;
   }
   if (best == nullptr) return std::nullopt;
   return *best;

@@ -41,7 +41,8 @@ std::vector<CaseScope> scopes_measuring(const std::vector<CaseSummary>& cases, c
 bool same_shape(const OperatingPoint& a, const OperatingPoint& b);
 
 // The control case of a comparison: an ok case of dtype control `kv` with plain K, of
-// the same shape, backend and device as `of`, the fastest such (lowest latency_us).
+// the same shape, backend and device as `of`, the fastest such (lowest latency_us) of
+// `of`'s matrix instruction family (mma) where that family has one, else of the other.
 std::optional<CaseSummary> fastest_control(const std::vector<CaseSummary>& cases, const CaseSummary& of, KvDtype kv);
 
 }  // namespace tilepath::analysis

@@ -103,5 +103,25 @@ TEST(CaseMatch, TheFastestControlOfTheSameShapeBackendAndDevice) {
   EXPECT_EQ(fastest_control(cases, cases[1], KvDtype::k8v8)->case_id, 1);
 }
 
+// A wgmma K16/V8 case faster than the mma.sync one is not the control of an mma.sync K8/V8
+// case: the comparison stays within one kernel structure where it can.
+TEST(CaseMatch, TheControlIsOfTheSameMatrixInstructionFamilyWhereThereIsOne) {
+  const CaseSummary k8v8 = CaseBuilder(1, kOp).latency(130);
+  OperatingPoint k16v8_sync = point(KvDtype::k16v8, KPath::k16, TransformMode::full);
+  OperatingPoint k16v8_wgmma = k16v8_sync;
+  k16v8_wgmma.mma = Mma::wgmma;
+  OperatingPoint k8v8_wgmma = kOp;
+  k8v8_wgmma.mma = Mma::wgmma;
+  const std::vector<CaseSummary> cases = {k8v8, CaseBuilder(2, k16v8_sync).latency(185),
+                                          CaseBuilder(3, k16v8_wgmma).latency(180),
+                                          CaseBuilder(4, k8v8_wgmma).latency(120)};
+  EXPECT_EQ(fastest_control(cases, k8v8, KvDtype::k16v8)->case_id, 2);
+  EXPECT_EQ(fastest_control(cases, cases[3], KvDtype::k16v8)->case_id, 3);
+  // No K16/V16 case of either family; no mma.sync K16/V8 for a wgmma case: the other family's.
+  EXPECT_FALSE(fastest_control(cases, k8v8, KvDtype::k16v16).has_value());
+  const std::vector<CaseSummary> only_sync = {cases[1], cases[3]};
+  EXPECT_EQ(fastest_control(only_sync, cases[3], KvDtype::k16v8)->case_id, 2);
+}
+
 }  // namespace
 }  // namespace tilepath::analysis
