@@ -391,6 +391,105 @@ def wgmma_section(root, w, path):
     w("")
 
 
+# ----------------------------------------------------------------------------- wgmma, 16-bit caches
+WGMMA_16BIT_VARIANTS = [("k16v16", "k16", "none"), ("k16v8", "k16", "full"), ("k8v16", "fp8_qk", "none"),
+                        ("k8v16", "transform", "full")]
+WGMMA_16BIT_AB = "bench/results/wgmma-16bit/wgmma-16bit-ab.sqlite.xz"
+
+
+def latency_by_variant(con):
+    """(kv, k_path, mode, mma, batch, context, cache) -> (latency_us, floor_fraction, kernel, SASS counts) of the
+    ok plain cases at D = 128, Hq/Hk = 32/8, page 16."""
+    out = {}
+    for r in con.execute("SELECT * FROM cases WHERE status = 'ok' AND k_repr = 'plain' AND head_dim = 128 "
+                         "AND q_heads = 32 AND kv_heads = 8 AND page_size = 16 AND context_lengths IN ('[]', '')"):
+        m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (r["id"],))}
+        out[(r["kv"], r["k_path"], r["mode"], r["mma"], r["batch"], r["context"], r["cache"])] = (
+            m.get("latency_us"), m.get("floor_fraction"), r["kernel_name"], m)
+    return out
+
+
+def family_ratio_rows(cases, caches):
+    """Per 16-bit variant and cache: wgmma latency over mma.sync latency over the shapes both hold."""
+    rows = []
+    for kv, kp, mode in WGMMA_16BIT_VARIANTS:
+        for cache in caches:
+            rs = sorted((b[0] / a[0], k[4], k[5]) for k, b in cases.items()
+                        if k[:4] == (kv, kp, mode, "wgmma") and k[6] == cache and b[0]
+                        for a in [cases.get((kv, kp, mode, "mma_sync") + k[4:])] if a and a[0])
+            if not rs:
+                continue
+            slower = [r for r in rs if r[0] > 1.0]
+            rows.append([f"{kv} {kp}/{mode}", cache, len(rs), f(statistics.median(r[0] for r in rs), 3),
+                         f"{f(rs[0][0], 3)} (B={rs[0][1]}, S={rs[0][2]})",
+                         f"{f(rs[-1][0], 3)} (B={rs[-1][1]}, S={rs[-1][2]})",
+                         ", ".join(f"B={b} S={c}" for _, b, c in slower) if slower else "none"])
+    return rows
+
+
+def open_xz_db(path):
+    """A read-only connection to an xz-compressed database, decompressed into a temporary file."""
+    import lzma
+    import tempfile
+    tmp = tempfile.NamedTemporaryFile(suffix=".sqlite", delete=False)
+    with lzma.open(path) as src:
+        tmp.write(src.read())
+    tmp.close()
+    return open_db(tmp.name), tmp.name
+
+
+def wgmma_16bit_section(root, w, path):
+    """The 16-bit caches' wgmma kernels beside their mma.sync kernels: the bundled database and the same-call A/B."""
+    w("### The 16-bit caches on wgmma")
+    w("")
+    if not os.path.exists(path):
+        w(f"`{rel(path, root)}` is {ABSENT}.")
+        w("")
+        return
+    cases = latency_by_variant(open_db(path))
+    w("K16/V16 and K16/V8 issue QK on BF16 HGMMA with BF16 K read by the tensor cores straight from the TMA ring; "
+      "K8/V16 issues QK on QGMMA (`fp8_qk`) or F16 HGMMA with K converted in registers (`transform`); where V is "
+      "BF16, PV is BF16 HGMMA with Vᵀ loaded by `ldmatrix.trans`. SASS counts of one case of each D = 128 kernel "
+      "(from the bundled database):")
+    w("")
+    rows = []
+    for kv, kp, mode in WGMMA_16BIT_VARIANTS:
+        for mma in ("mma_sync", "wgmma"):
+            c = next((v for k, v in cases.items() if k[:4] == (kv, kp, mode, mma)), None)
+            if c:
+                rows.append([f"{kv} {kp}/{mode}", mma, c[2]] +
+                            [f(c[3].get("sass_" + op), 0) for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")])
+    w(table(["variant", "mma", "kernel", "QGMMA", "HGMMA", "HMMA", "F2FP"], rows))
+    w("")
+    w("wgmma latency over mma.sync latency on the bundled grid (B in {1, 4, 16, 64, 128} x S in {1k .. 64k}), "
+      "from the bundled database: the two families come from different device calls, so each ratio also carries "
+      "the spread between calls:")
+    w("")
+    w(table(["variant", "cache", "shapes", "median", "best", "worst", "shapes where wgmma is slower"],
+            family_ratio_rows(cases, ("hbm_cold", "l2_warm"))))
+    w("")
+    ab_path = os.path.join(root, WGMMA_16BIT_AB)
+    if not os.path.exists(ab_path):
+        w(f"The same-call A/B (`{WGMMA_16BIT_AB}`) is {ABSENT}.")
+        w("")
+        return
+    ab_con, tmp = open_xz_db(ab_path)
+    try:
+        ab = latency_by_variant(ab_con)
+        bws = [v[3].get("read_bandwidth_gbps") for v in ab.values() if v[3].get("read_bandwidth_gbps")]
+        w(f"The same ratios with both families in one process of one device call (`{WGMMA_16BIT_AB}`, "
+          "`bench/wgmma-16bit-ab.json`: HBM-cold, latency only; read bandwidth "
+          + (f"{f(min(bws))}-{f(max(bws))} GB/s" if bws else ABSENT) + "; the commands are in "
+          "`bench/results/wgmma-16bit/README.md`):")
+        w("")
+        w(table(["variant", "cache", "shapes", "median", "best", "worst", "shapes where wgmma is slower"],
+                family_ratio_rows(ab, ("hbm_cold",))))
+        w("")
+    finally:
+        ab_con.close()
+        os.unlink(tmp)
+
+
 # ----------------------------------------------------------------------------- grid
 def grid_cases(con):
     """(q_heads, kv_heads, head_dim, page, kv, k_path, mode, mma, B, S, cache) -> measurements, ok plain cases."""
@@ -592,8 +691,8 @@ def main():
       f"nvidia-smi clocks at the start (`name, driver, sm, mem, max sm, max mem, power, temp`): `{clocks or ABSENT}`.")
     w(f"- **Code**: kernels at commit {kernels_commit or ABSENT} (README); the database's `runs.git_revision` is "
       + (", ".join(r["git_revision"] for r in run) if run else ABSENT)
-      + (" (the build's revision: a tree with uncommitted changes, which git cannot compare with the kernels' "
-         "commit; the README says what it was, and the cubin hashes in `cubin-sha256.txt` identify the kernels "
+      + (" (a revision ending in -dirty is a build of a tree with uncommitted changes, which git cannot compare "
+         "with the kernels' commit; the README says what it was, and the cubin hashes in `cubin-sha256.txt` identify the kernels "
          "that ran)."
          if run and any(r["git_revision"].endswith("-dirty") for r in run)
          else f" (the builds' revisions against the kernels' commit: {kernel_sources_note(root, kernels_commit, run)}; "
@@ -1134,6 +1233,7 @@ def main():
 
     # ---- wgmma
     wgmma_section(root, w, db_path)
+    wgmma_16bit_section(root, w, db_path)
 
     # ---- issue 18: the grid beyond D = 128 and its targets
     grid_section(root, w, con, all_peers)

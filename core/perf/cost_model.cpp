@@ -194,9 +194,10 @@ CostEstimate estimate_cuda_kernels(const OperatingPoint& op, const GpuModel& gpu
                 p.mma_warps_per_head, p.stages, p.waves, fit.file.c_str(),
                 model_only ? (", model-only: fitted on " + fit.fitted_on).c_str() : "");
   e.notes = buf;
-  // The fit was made on mma_sync kernels; a wgmma kernel's rates are the datasheet's.
+  // The fit was made on mma_sync kernels only; a wgmma kernel's rates are the datasheet's, though
+  // its measurements sit beside the mma_sync ones in the bundled database.
   if (op.mma == Mma::wgmma)
-    e.notes += "; mma wgmma: model-only (FP8 MMAs at the e4m3_e4m3 dense rate, no wgmma kernel measured)";
+    e.notes += "; mma wgmma: model-only (FP8 MMAs at the e4m3_e4m3 dense rate; no wgmma kernel in the fit)";
   return e;
 }
 
