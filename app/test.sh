@@ -9,15 +9,18 @@
 #      single-node Slurm and skips with a message when not root; the GUI smoke test (label `gui`,
 #      tests/gui/smoke_xvfb.py) walks every tab of the real tilepath-gui under xvfb-run and
 #      skips with a message when xvfb-run or Xvfb is missing;
-#   4. the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
+#   4. (with --sanitizers) the sanitizer job: build-sanitize/ (-DTILEPATH_SANITIZE=ON, AddressSanitizer with
 #      LeakSanitizer + UndefinedBehaviorSanitizer, no GUI, no CUDA) builds the tests labelled
 #      `sanitize` (core, analysis, store, numerics, backends, plugins, cli) with the CLI and plugins
 #      they load or spawn, and runs them; any sanitizer report fails the job;
-#   5. the fuzz job: build-fuzz/ (clang-14, -DTILEPATH_FUZZ=ON: libFuzzer with AddressSanitizer
+#   5. (with --sanitizers) the fuzz job: build-fuzz/ (clang-14, -DTILEPATH_FUZZ=ON: libFuzzer with AddressSanitizer
 #      and UBSan) builds tests/fuzz's targets and runs each for TILEPATH_FUZZ_SECONDS (default
 #      20) from its committed seeds; a crash, a sanitizer report or a timeout fails the job.
-# A failed build stops at once; otherwise 2-5 all run and the script fails at the end if
-# any of them failed. Usage: bash app/test.sh [--no-gui] [--no-cuda] (passed to setup.sh).
+# Steps 4 and 5 build the core twice more (GCC Debug + ASan/UBSan, clang + libFuzzer) and
+# take longer than 1-3 together on 2 cores, so CI (30 minutes on 2 cores) runs 1-3 and they
+# run on request. A failed build stops at once; otherwise the steps all run and the script
+# fails at the end if any of them failed.
+# Usage: bash app/test.sh [--sanitizers] [--no-gui] [--no-cuda] (the last two passed to setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TILEPATH_JOBS:-2}
@@ -29,7 +32,17 @@ phase_done() {
   phase_start=$SECONDS
 }
 
-bash app/setup.sh --with-fuzz --with-slurm "$@"
+sanitizers=OFF
+setup_args=(--with-slurm)
+for arg in "$@"; do
+  case "$arg" in
+    --sanitizers) sanitizers=ON ;;
+    *) setup_args+=("$arg") ;;
+  esac
+done
+if [ "$sanitizers" = ON ]; then setup_args+=(--with-fuzz); fi
+
+bash app/setup.sh "${setup_args[@]}"
 phase_done "setup + build (build/)"
 
 # ---- 2. formatting --------------------------------------------------------------
@@ -140,7 +153,9 @@ sanitize_tests() {
   fi
   return $rc
 }
-if sanitize_build; then
+if [ "$sanitizers" = OFF ]; then
+  echo "sanitizer and fuzz jobs: not run (bash app/test.sh --sanitizers runs them; docs/ci.md)"
+elif sanitize_build; then
   phase_done "sanitizer build ($san/)"
   sanitize_tests || failed+=("sanitizer job ($san/)")
   phase_done "sanitizer tests ($san/)"
@@ -178,7 +193,9 @@ fuzz_runs() {
   done
   return $rc
 }
-if fuzz_build; then
+if [ "$sanitizers" = OFF ]; then
+  :
+elif fuzz_build; then
   phase_done "fuzz build ($fuzz/)"
   fuzz_runs || failed+=("fuzz job ($fuzz/)")
   phase_done "fuzz runs ($fuzz/)"
@@ -194,4 +211,8 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')" >&2
   exit 1
 fi
-echo "test.sh: all passed (format check, tests in build/, sanitizer job, fuzz job)"
+if [ "$sanitizers" = ON ]; then
+  echo "test.sh: all passed (format check, tests in build/, sanitizer job, fuzz job)"
+else
+  echo "test.sh: all passed (format check, tests in build/)"
+fi
