@@ -121,19 +121,25 @@ inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_
 
 // The wgmma kernels (backends/cuda/kernels/decode_wgmma.cuh, WgmmaTraits): 4 consumer warps
 // and a producer warp, 64-token tiles, one kv head per CTA, a ring of K and V tiles as they
-// sit in HBM (k_bytes, v_bytes: 1 for E4M3, 2 for BF16; 4 slots at D = 64, else 3), the Q
-// and P operand tiles and a little bookkeeping.
+// sit in HBM (k_bytes, v_bytes: 1 for E4M3, 2 for BF16), the Q and P operand tiles and a
+// little bookkeeping.
 inline constexpr int kWgmmaTileTokens = 64;
 inline constexpr int kWgmmaConsumerWarps = 4;
 inline constexpr int kWgmmaThreads = 32 * (kWgmmaConsumerWarps + 1);
-constexpr int wgmma_stages(int head_dim) { return head_dim == 64 ? 4 : 3; }
+// Ring slots: 4 where 4 of them take at most 48 KB, else 3, so that a CTA stays under 56 KB
+// and 4 CTAs share an SM (4 slots of 16 KB left 3 per SM: a second, mostly empty wave at
+// 512 CTAs, K8/V8 at D = 128 and K16/V16 at D = 64 alike).
+constexpr int wgmma_stage_bytes(int head_dim, int k_bytes, int v_bytes) {
+  return kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
+}
+constexpr int wgmma_stages(int stage_bytes) { return 4 * stage_bytes <= 48 * 1024 ? 4 : 3; }
 constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8) {
-  const int stage = kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
+  const int stage = wgmma_stage_bytes(head_dim, k_bytes, v_bytes);
   const int q_tile = (8 * head_dim * (q_fp8 ? 1 : 2) + 1023) / 1024 * 1024;
   const int p_tile = 8 * 128;
   const int row_max = kWgmmaConsumerWarps * 8 * 4, q_scales = 8 * 4, l_sums = kWgmmaConsumerWarps * 8 * 4;
-  const int barriers = 2 * wgmma_stages(head_dim) * 8;
-  return wgmma_stages(head_dim) * stage + q_tile + p_tile + row_max + q_scales + l_sums + barriers + 1024;
+  const int barriers = 2 * wgmma_stages(stage) * 8;
+  return wgmma_stages(stage) * stage + q_tile + p_tile + row_max + q_scales + l_sums + barriers + 1024;
 }
 
 // Kv heads one CTA covers (1 or 2). Two kv heads per CTA read the same pages: for K8/V8 at

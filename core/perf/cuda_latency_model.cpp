@@ -50,7 +50,7 @@ void plan_mma_sync_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs,
 // tiles, one kv head per CTA.
 void plan_wgmma_cta(const OperatingPoint& op, int regs, CudaKernelPlan& p) {
   p.mma_warps_per_head = plan::kWgmmaConsumerWarps;
-  p.stages = plan::wgmma_stages(op.head_dim);
+  p.stages = plan::wgmma_stages(plan::wgmma_stage_bytes(op.head_dim, k_is_fp8(op.kv) ? 1 : 2, v_is_fp8(op.kv) ? 1 : 2));
   p.kv_heads_per_cta = 1;
   p.converter_warps = 0;
   p.threads = plan::kWgmmaThreads;

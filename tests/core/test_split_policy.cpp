@@ -102,4 +102,12 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 2, 2, false), kWgmmaThreads), 2);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(256, 2, 2, false), kWgmmaThreads), 1);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 2, 1, false), kWgmmaThreads), 2);
+  // At D = 64 a BF16 slot is as large as an E4M3 one at D = 128: 3 slots, so 4 CTAs fit, as
+  // at 128 (4 slots: 3 per SM and a second wave at B = 64, Hk = 8); K16/V8 keeps 4 slots.
+  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(64, 2, 2)), 3);
+  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(128, 1, 1)), 3);
+  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(64, 2, 1)), 4);
+  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(64, 1, 1)), 4);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 2, false), kWgmmaThreads), 4);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 1, false), kWgmmaThreads), 4);
 }

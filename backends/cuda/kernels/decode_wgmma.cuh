@@ -48,10 +48,12 @@ struct WgmmaTraits {
   static constexpr int kVBytes = VO == VOperand::bf16 ? 2 : 1;
 
   static constexpr int kTileTokens = perf::cuda_plan::kWgmmaTileTokens;  // M of the QK wgmma
-  // Ring depth: kStages - 1 tiles in flight while one is consumed. 3 at D = 128 keeps a CTA
-  // under 56 KB of shared memory, so 4 CTAs share an SM: with 4 stages only 3 fit, and the
-  // 4-slot ring was slower (docs/perf-notes.md, "wgmma kernels"). 3 at D = 256 (2 CTAs per SM).
-  static constexpr int kStages = perf::cuda_plan::wgmma_stages(kD);
+  // Ring depth: kStages - 1 tiles in flight while one is consumed. 4 slots only where they
+  // keep a CTA under 56 KB of shared memory, so 4 CTAs share an SM: at 16 KB a slot (K8/V8
+  // D = 128, K16/V16 D = 64) 4 slots let only 3 fit, and were slower (docs/perf-notes.md,
+  // "wgmma kernels"); 3 from there up (2 CTAs per SM at 32 KB, 1 at 64 KB).
+  static constexpr int kStages =
+      perf::cuda_plan::wgmma_stages(perf::cuda_plan::wgmma_stage_bytes(kD, kKBytes, kVBytes));
   static constexpr int kConsumerWarps = perf::cuda_plan::kWgmmaConsumerWarps;
   static constexpr int kThreads = 32 * (kConsumerWarps + 1);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
