@@ -127,3 +127,90 @@ TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
 
 INSTANTIATE_TEST_SUITE_P(AllD128Variants, IsolatedStages, ::testing::ValuesIn(isolated_cases()),
                          [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });
+
+// The load_only ablation of every wgmma kernel (decode_wgmma_load_only.cu): at every head dim,
+// with the real kernel's grid, block, shared memory and CTAs per SM; it streams every tile of
+// a ring that wraps and of ragged lengths, then stores zeros and no NaN.
+namespace {
+
+std::vector<IsolatedCase> wgmma_load_only_cases() {
+  struct Variant {  // the wgmma kernels' (kv, k path, mode): no separate_kv, no prebias
+    KvDtype kv;
+    KPath path;
+    TransformMode mode;
+  };
+  std::vector<IsolatedCase> cases;
+  for (const auto& [kv, path, mode] : {Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::full},
+                                       Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only},
+                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::full},
+                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::k_only},
+                                       Variant{KvDtype::k16v16, KPath::k16, TransformMode::none},
+                                       Variant{KvDtype::k16v8, KPath::k16, TransformMode::full},
+                                       Variant{KvDtype::k8v16, KPath::fp8_qk, TransformMode::none},
+                                       Variant{KvDtype::k8v16, KPath::transform, TransformMode::full}}) {
+    for (int d : {64, 128, 256}) {
+      OperatingPoint op;
+      op.batch = 3;
+      op.q_heads = 32;
+      op.kv_heads = 8;
+      op.head_dim = d;
+      op.page_size = 16;
+      op.kv = kv;
+      op.k_path = path;
+      op.mode = mode;
+      op.mma = Mma::wgmma;
+      op.context = 8192;
+      op.context_lengths = {8192, 5001, 33};  // 128 tiles in one CTA: the ring wraps
+      op.splits = 1;
+      std::ostringstream name;
+      name << to_string(kv) << "_" << to_string(path) << "_" << to_string(mode) << "_d" << d;
+      cases.push_back({name.str(), op});
+      op.splits = 3;  // and the partials of a split grid
+      cases.push_back({name.str() + "_splits", op});
+    }
+  }
+  return cases;
+}
+
+class WgmmaLoadOnly : public IsolatedStages {};
+
+}  // namespace
+
+TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const HostDecodeCase host = make_host_case(op, /*seed=*/11, /*allow_tiling=*/false, kTileAboveHostBytes);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  DeviceDecodeInputs inputs;
+  DecodeArgs args;
+  inputs.upload(host, op.splits, stream, args);
+
+  KernelInfo real;
+  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const Ablation load_only{AblationKind::load_only, -1};
+  ASSERT_TRUE(decode_variant_available(args, load_only)) << "no load_only kernel beside " << real.name;
+  const std::size_t outputs = std::size_t(op.batch) * op.q_heads * op.head_dim;
+  ASSERT_EQ(cudaMemsetAsync(args.out, 0xFF, outputs * sizeof(std::uint16_t), stream), cudaSuccess);  // NaN poison
+  KernelInfo info;
+  ASSERT_EQ(launch_decode(args, load_only, stream, &info), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(std::string(info.name), std::string(real.name) + "_load_only");
+  EXPECT_EQ(info.grid.x, real.grid.x);
+  EXPECT_EQ(info.grid.y, real.grid.y);
+  EXPECT_EQ(info.grid.z, real.grid.z);
+  EXPECT_EQ(info.block.x, real.block.x);
+  EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
+  EXPECT_EQ(info.tile_tokens, real.tile_tokens);
+  EXPECT_EQ(ctas_per_sm(info), ctas_per_sm(real)) << info.name << " beside " << real.name;
+  std::vector<std::uint16_t> out(outputs);
+  ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  std::size_t nonzero = 0;
+  for (std::uint16_t v : out) nonzero += v != 0;
+  EXPECT_EQ(nonzero, 0u) << "of " << outputs << " outputs (BF16 zeros expected: no compute ran)";
+  cudaStreamDestroy(stream);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaLoadOnly, ::testing::ValuesIn(wgmma_load_only_cases()),
+                         [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });

@@ -35,6 +35,7 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v8_prebias_fp8qk_variants(t);
     kernels::append_k8v8_wgmma_variants(t);
     kernels::append_16bit_wgmma_variants(t);
+    kernels::append_wgmma_load_only_variants(t);
     kernels::append_isolated_k16_variants(t);
     kernels::append_isolated_k8v16_variants(t);
     kernels::append_isolated_k8v8_transform_variants(t);

@@ -37,6 +37,7 @@ namespace tilepath::cuda::kernels {
 
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTraits {
+  static constexpr bool kLoadOnly = false;  // WgmmaLoadOnlyTraits
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
@@ -86,6 +87,15 @@ struct WgmmaTraits {
   static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8),
                 "the plan's shared memory of this kernel");
   static_assert(kThreads == perf::cuda_plan::kWgmmaThreads, "the plan's threads of this kernel");
+};
+
+// The load_only ablation of WgmmaTraits<KO, VO, kD>: the same CTA, ring, prologue and epilogue
+// with no per-tile compute (each tile's slot released as soon as it lands): the stream through
+// the kernel's own TMA geometry and occupancy. A type of its own, so that the full kernels
+// keep their names and code.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaLoadOnlyTraits : WgmmaTraits<KO, VO, kD> {
+  static constexpr bool kLoadOnly = true;
 };
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
@@ -528,6 +538,11 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
     mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+    if constexpr (T::kLoadOnly) {
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
+      continue;
+    }
     if (valid < T::kTileTokens) zero_v_tail<T>(sm.v_tile(slot), valid, tid);
 
     float s[4] = {};

@@ -14,7 +14,8 @@
 #  - prebias (post-RoPE): the cache holds K_t - RoPE_t(b); the k_bias stage adds the exact
 #    bias's scores q.RoPE_t(b) (they change with t, so softmax does not cancel them), with
 #    two constant tables (backends/cuda/bias_rotation_tables.h) the host uploads.
-#  - Ablation variants exist at head_dim 128 only; k_prep ablations only for the
+#  - The mma.sync ablation variants exist at head_dim 128 only (the wgmma kernels have a
+#    load_only at every head dim and no other ablation); k_prep ablations only for the
 #    transform K path, v_prep ablations only for FP8 V. The isolated stage kernels
 #    (decode_isolated_*.cu) run one stage alone at the real kernel's CTAs per SM.
 set(TILEPATH_CUDA_KERNEL_SOURCES
@@ -29,6 +30,7 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_prebias_fp8qk.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_k8v8_wgmma.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_16bit_wgmma.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_load_only.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v8_transform.cu

@@ -2,6 +2,8 @@
 // Host side of the wgmma kernels (decode_wgmma.cuh): the TMA tensor maps of the K and V page
 // pools, the launch, and the variant table's entry. Included by the decode_*_wgmma.cu files,
 // one per dtype family.
+#include <type_traits>
+
 #include "backends/cuda/kernels/decode_wgmma.cuh"
 #include "backends/cuda/kernels/kernel_launch.cuh"
 #include "backends/cuda/kernels/variant_table.h"
@@ -99,21 +101,25 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
                               wgmma_smem_limit_raised<T>(), stream, info);
 }
 
-// The variant table's entry of the wgmma kernel of (KO, VO, kD).
-template <KOperand KO, VOperand VO, int kD>
+// The variant table's entry of the wgmma kernel of (KO, VO, kD), or of its load_only ablation.
+template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none>
 VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
+  static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
+                "the wgmma kernels have no remove, twice or isolate ablations");
+  using T = std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraits<KO, VO, kD>,
+                               WgmmaTraits<KO, VO, kD>>;
   VariantEntry e{};
   e.kv_dtype = kv_dtype;
   e.k_path = k_path;
   e.mode = mode;
   e.head_dim = kD;
-  e.ablation = AblationKind::none;
+  e.ablation = kAblation;
   e.ablated_stage = -1;
   e.kv_heads_per_cta = 1;
   e.k_repr = TP_KREPR_PLAIN;
-  e.launch = &launch_wgmma<WgmmaTraits<KO, VO, kD>>;
+  e.launch = &launch_wgmma<T>;
   e.mma = kMmaWgmma;
-  e.resources = &wgmma_resources<WgmmaTraits<KO, VO, kD>>;
+  e.resources = &wgmma_resources<T>;
   return e;
 }
 
