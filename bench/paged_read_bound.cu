@@ -10,11 +10,14 @@
 // threads' XORs equals the data's) runs before any timing, and every merge is checked
 // against a host merge of the partials the device wrote.
 //
-// Shapes (--shape B,S,Hq,Hk; D = 128, 16-token pages, FP8 K and V; each compiled in, as
-// the kernels' loops are unrolled for it): 1,32768,32,8 (the default), 1,32768,8,1 and
-// 32,32768,8,1. Each is split as the plugin splits it on the H200's 132 SMs (choose_splits
-// of core/perf/cuda_kernel_plan.h); the JSON's shape says the split tokens and splits the
-// probe uses and what the plugin chooses on this GPU.
+// Shapes (--shape B,S,Hq,Hk[,D[,splits]]; 16-token pages, FP8 K and V; each compiled in, as
+// the kernels' loops are unrolled for it; kShapes lists them): the B = 1 and few-kv-head
+// shapes 1,32768,32,8 (the default), 1,32768,8,1 and 32,32768,8,1, split as the plugin's
+// mma.sync kernels are on the H200's 132 SMs; and issue 18's floor-target shapes (Hq/Hk 32/8,
+// B·S >= 128k tokens, D = 128, and D = 64 at B = 64, S = 4096), where a grid of a wave or more
+// is not split and a smaller one is read at both families' split counts (choose_splits of
+// core/perf/cuda_kernel_plan.h: mma.sync fills 4 CTAs per SM, wgmma 2). The JSON's shape
+// says the split tokens and splits the probe used and what the plugin chooses on this GPU.
 //
 //   stream_project        the plugin's own read kernel over a contiguous buffer of the bytes
 //                         (every case's "stream_same_bytes")
@@ -24,6 +27,8 @@
 //                         of 8 loads per thread; writes a partial per q head
 //   split_read_merge      split_read, then a PDL-launched merge kernel per (request, q head)
 //                         (the plugin's structure)
+//   split_read_in_order   split_read with every request's pages in order (page p of request r
+//                         at r·pages + p): what the scattered pages cost, not a bound of the case
 // The default shape only:
 //   split_read_last_merge split_read, and the last CTA of each kv head to finish merges that
 //                         head's splits (an atomic ticket; no second kernel)
@@ -41,7 +46,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o paged_read_bound \
 //     bench/paged_read_bound.cu backends/cuda/read_bandwidth.cu backends/cuda/event_timer.cpp \
 //     backends/cuda/l2_flush.cpp
-//   ./paged_read_bound [repeats] [--shape B,S,Hq,Hk]     (prints one JSON object)
+//   ./paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]]     (prints one JSON object)
 //
 // The first version (commit c4d2c52) also timed one-shot readers that looked up the page
 // of every 16 bytes; they were slower than split_read, so they bound nothing and are gone.
@@ -76,11 +81,11 @@ using tilepath::cuda::TimingStats;
 using Xor = std::array<std::uint32_t, 4>;
 
 // A decode step's shape: kBatch requests of kContext tokens each, kQHeads / kKvHeads
-// heads, D = 128, FP8 K and V in 16-token pages, read in splits of kSplitTokens tokens.
-template <int kBatch_, int kContext_, int kQHeads_, int kKvHeads_, int kSplitTokens_>
+// heads, head dim kHeadDim, FP8 K and V in 16-token pages, read in splits of kSplitTokens tokens.
+template <int kBatch_, int kContext_, int kQHeads_, int kKvHeads_, int kSplitTokens_, int kHeadDim_ = 128>
 struct Shape {
   static constexpr int kBatch = kBatch_, kContext = kContext_, kQHeads = kQHeads_, kKvHeads = kKvHeads_;
-  static constexpr int kGroup = kQHeads / kKvHeads, kHeadDim = 128, kPageSize = 16;
+  static constexpr int kGroup = kQHeads / kKvHeads, kHeadDim = kHeadDim_, kPageSize = 16;
   static constexpr int kSplitTokens = kSplitTokens_, kSplits = kContext / kSplitTokens;  // splits holding tokens
   static constexpr int kRowChunks = kHeadDim / 16;  // 16-byte chunks of one head's FP8 row
   static constexpr int kPages = kContext / kPageSize, kSplitPages = kSplitTokens / kPageSize;  // of one request
@@ -105,6 +110,10 @@ using B1Shape = Shape<1, 32768, 32, 8, 512>;
 using B1OneKvShape = Shape<1, 32768, 8, 1, 256>;
 // One kv head, B=32: 16 splits of 2048 tokens (512 CTAs, about 4 per SM).
 using B32OneKvShape = Shape<32, 32768, 8, 1, 2048>;
+// Issue 18's floor targets, Hq/Hk 32/8: a wave or more (B x 8 >= 512 CTAs) unsplit; B = 16
+// (128 streams) in 4 splits (mma.sync) or 2 (wgmma); B = 4 (32 streams) in 16 or 8.
+template <int kBatch, int kContext, int kSplits, int kHeadDim = 128>
+using FloorShape = Shape<kBatch, kContext, 32, 8, kContext / kSplits, kHeadDim>;
 
 // split_read: 256 threads per CTA, rounds of 8 loads per thread (4 CTAs per SM fit by
 // registers, as the attention kernel's 4 per SM; 128 KB per SM in flight).
@@ -146,9 +155,9 @@ __global__ void __launch_bounds__(kStreamThreads)
 
 // The rows of kv head `head` in tokens [split·kTokens, +kTokens) of one request (its page
 // table `page_table`), K then V, by a CTA of kThreads: the split's pages are looked up once
-// (into `pages`), then rounds of kRoundLoads 16-byte loads per thread (a warp load: 4 rows
-// of 128 bytes, the rows of one token kKvHeads·128 bytes apart, as the attention kernel
-// reads them). Returns the thread's XOR.
+// (into `pages`), then rounds of kRoundLoads 16-byte loads per thread (a warp load: 512
+// bytes of consecutive rows of D bytes, the rows of one token kKvHeads·D bytes apart, as the
+// attention kernel reads them). Returns the thread's XOR.
 template <class S, int kThreads, int kTokens>
 __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                                             const int* __restrict__ page_table, int* pages, int split, int head) {
@@ -156,7 +165,7 @@ __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, co
   constexpr int kChunks = kTokens * kRowChunks, kRoundsOf = 2 * kChunks / (kThreads * kRoundLoads);
   static_assert(kChunks % (kThreads * kRoundLoads) == 0, "a round reads K or V, not both");
   const int t = threadIdx.x;
-  if (t < kTokens / kPageSize) pages[t] = page_table[split * (kTokens / kPageSize) + t];
+  for (int i = t; i < kTokens / kPageSize; i += kThreads) pages[i] = page_table[split * (kTokens / kPageSize) + i];
   __syncthreads();
   uint4 acc = make_uint4(0, 0, 0, 0);
 #pragma unroll 1
@@ -551,12 +560,23 @@ struct ClusterReader {
   }
 };
 
-// Random words (never time on zeros); returns the XOR of all 16-byte chunks.
+// Random words (never time on zeros); returns the XOR of all 16-byte chunks. splitmix64,
+// not mt19937: the largest shapes fill 2 GB, and the values only need to be non-trivial.
 Xor fill_random(DeviceBuffer& buffer, std::size_t bytes, unsigned seed, cudaStream_t stream) {
   std::vector<std::uint32_t> host(bytes / 4);
-  std::mt19937 rng(seed);
+  std::uint64_t state = seed;
+  const auto next = [&state] {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
   Xor x{};
-  for (std::size_t i = 0; i < host.size(); ++i) x[i % 4] ^= host[i] = rng();
+  for (std::size_t i = 0; i + 1 < host.size(); i += 2) {
+    const std::uint64_t v = next();
+    x[i % 4] ^= host[i] = static_cast<std::uint32_t>(v);
+    x[(i + 1) % 4] ^= host[i + 1] = static_cast<std::uint32_t>(v >> 32);
+  }
   TP_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), host.data(), bytes, cudaMemcpyHostToDevice, stream));
   TP_CUDA_CHECK(cudaStreamSynchronize(stream));
   return x;
@@ -622,15 +642,13 @@ void run_shape(int repeats) {
   DeviceData d{};
   TP_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
   TP_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device));
-  // What the plugin would run here; the probe's splits are those of 132 SMs (an H200).
-  // (4 CTAs per SM: the occupancy of the plugin's K8/V8 mma.sync kernels at D = 128.)
-  const int plugin_splits =
-      tilepath::perf::cuda_plan::choose_splits(static_cast<long long>(S::kBatch) * S::kKvHeads, S::kContext, d.sm_count,
-                                               4, tilepath::perf::cuda_plan::MmaFamily::mma_sync);
-  const int plugin_split_tokens = tilepath::perf::cuda_plan::split_tokens_for(S::kContext, plugin_splits);
-  if (plugin_split_tokens != S::kSplitTokens)
-    std::fprintf(stderr, "paged_read_bound: on %d SMs the plugin splits into %d tokens, the probe into %d\n",
-                 d.sm_count, plugin_split_tokens, S::kSplitTokens);
+  // What the plugin would run here, for each matrix instruction family (4 CTAs per SM: the
+  // occupancy of the plugin's K8/V8 kernels at D = 128); the probe's splits are its own.
+  namespace plan = tilepath::perf::cuda_plan;
+  const long long streams = static_cast<long long>(S::kBatch) * S::kKvHeads;
+  const int plugin_splits = plan::choose_splits(streams, S::kContext, d.sm_count, 4, plan::MmaFamily::mma_sync);
+  const int plugin_split_tokens = plan::split_tokens_for(S::kContext, plugin_splits);
+  const int wgmma_splits = plan::choose_splits(streams, S::kContext, d.sm_count, 4, plan::MmaFamily::wgmma);
 
   const std::size_t pool_bytes = S::kPoolChunks * 16;
   const std::size_t table_entries = std::size_t(S::kBatch) * S::kPages;
@@ -645,6 +663,8 @@ void run_shape(int repeats) {
   for (int i = 0; i < 4; ++i) pools_xor[i] ^= v_xor[i];
   std::vector<int> pages(table_entries);  // [request][page]: every request's pages scattered over one pool
   std::iota(pages.begin(), pages.end(), 0);
+  DeviceBuffer table_in_order(table_entries * sizeof(int));
+  table_in_order.upload(pages, d.stream);
   std::shuffle(pages.begin(), pages.end(), std::mt19937(4));  // scattered pages, as the plugin's
   table.upload(pages, d.stream);
   TP_CUDA_CHECK(cudaMemsetAsync(tickets.get(), 0, kTickets * sizeof(unsigned), d.stream));
@@ -680,9 +700,14 @@ void run_shape(int repeats) {
        0, contiguous_xor, 0},
       {"stream_oneshot_8", [&](uint4* x) { launch_oneshot_stream(d, x); }, stream_threads, contiguous_xor, 0},
       {"split_read", [&](uint4* x) { launch_split_read<S, Merge::kNone>(d, x); }, split_threads, pools_xor, 0},
-      {"split_read_merge", [&](uint4* x) { launch_split_read<S, Merge::kSeparateKernel>(d, x); }, split_threads,
-       pools_xor, S::kSplits},
   };
+  if (S::kSplits > 1)  // an unsplit step has nothing to merge (the plugin launches no combine)
+    readers.push_back({"split_read_merge", [&](uint4* x) { launch_split_read<S, Merge::kSeparateKernel>(d, x); },
+                       split_threads, pools_xor, S::kSplits});
+  DeviceData in_order = d;
+  in_order.page_table = table_in_order.as<int>();
+  readers.push_back({"split_read_in_order", [&](uint4* x) { launch_split_read<S, Merge::kNone>(in_order, x); },
+                     split_threads, pools_xor, 0});
   // Cluster designs: recorded with their co-residency; timed only when every cluster fits at once.
   struct ClusterRow {
     std::string name;
@@ -742,9 +767,9 @@ void run_shape(int repeats) {
   std::printf(
       "{\n  \"device\": \"%s\",\n  \"shape\": {\"batch\": %d, \"context\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
       "\"head_dim\": %d, \"page_size\": %d, \"kv\": \"k8v8\", \"split_tokens\": %d, \"splits\": %d, "
-      "\"plugin_splits\": %d, \"plugin_split_tokens\": %d},\n",
+      "\"plugin_splits\": %d, \"plugin_split_tokens\": %d, \"plugin_wgmma_splits\": %d},\n",
       prop.name, S::kBatch, S::kContext, S::kQHeads, S::kKvHeads, S::kHeadDim, S::kPageSize, S::kSplitTokens,
-      S::kSplits, plugin_splits, plugin_split_tokens);
+      S::kSplits, plugin_splits, plugin_split_tokens, wgmma_splits);
   std::printf("  \"bytes\": %.0f,\n  \"read_bandwidth_gbps\": %.1f,\n  \"floor_us\": %.3f,\n", bytes, bandwidth.gbps,
               floor_us);
   // target_us: issue 5's 0.70 of the read bandwidth, for every shape alike.
@@ -759,48 +784,75 @@ void run_shape(int repeats) {
     const TimingStats& t = rows[i].t;
     std::printf(
         "    {\"name\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-        "\"fraction_of_read_bandwidth\": %.4f}%s\n",
-        rows[i].name.c_str(), t.median_us, t.min_us, t.max_us, floor_us / t.median_us, i + 1 < rows.size() ? "," : "");
+        "\"fraction_of_read_bandwidth\": %.4f, \"x_floor\": %.4f}%s\n",
+        rows[i].name.c_str(), t.median_us, t.min_us, t.max_us, floor_us / t.median_us, t.median_us / floor_us,
+        i + 1 < rows.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
 }
 
-// The compiled shapes, as --shape spells them.
+// The compiled shapes, as --shape spells them (B,S,Hq,Hk,D,splits).
 struct ShapeEntry {
-  int batch, context, q_heads, kv_heads;
+  int batch, context, q_heads, kv_heads, head_dim, splits;
   void (*run)(int repeats);
 };
 template <class S>
 constexpr ShapeEntry entry_of() {
-  return {S::kBatch, S::kContext, S::kQHeads, S::kKvHeads, run_shape<S>};
+  return {S::kBatch, S::kContext, S::kQHeads, S::kKvHeads, S::kHeadDim, S::kSplits, run_shape<S>};
 }
-constexpr ShapeEntry kShapes[] = {entry_of<B1Shape>(), entry_of<B1OneKvShape>(), entry_of<B32OneKvShape>()};
+constexpr ShapeEntry kShapes[] = {
+    entry_of<B1Shape>(),  // the default
+    entry_of<B1OneKvShape>(),
+    entry_of<B32OneKvShape>(),
+    entry_of<FloorShape<64, 4096, 1>>(),
+    entry_of<FloorShape<64, 4096, 1, 64>>(),
+    entry_of<FloorShape<128, 2048, 1>>(),
+    entry_of<FloorShape<128, 1024, 1>>(),
+    entry_of<FloorShape<64, 2048, 1>>(),
+    entry_of<FloorShape<16, 32768, 4>>(),
+    entry_of<FloorShape<16, 32768, 2>>(),
+    entry_of<FloorShape<16, 16384, 4>>(),
+    entry_of<FloorShape<16, 16384, 2>>(),
+    entry_of<FloorShape<16, 8192, 4>>(),
+    entry_of<FloorShape<16, 8192, 2>>(),
+    entry_of<FloorShape<4, 65536, 16>>(),
+    entry_of<FloorShape<4, 65536, 8>>(),
+    entry_of<FloorShape<4, 32768, 16>>(),
+    entry_of<FloorShape<4, 32768, 8>>(),
+};
+
+std::string spell(const ShapeEntry& e) {
+  return std::to_string(e.batch) + "," + std::to_string(e.context) + "," + std::to_string(e.q_heads) + "," +
+         std::to_string(e.kv_heads) + "," + std::to_string(e.head_dim) + "," + std::to_string(e.splits);
+}
 
 std::string shape_list() {
   std::string list;
-  for (const ShapeEntry& e : kShapes)
-    list += (list.empty() ? "" : "; ") + std::to_string(e.batch) + "," + std::to_string(e.context) + "," +
-            std::to_string(e.q_heads) + "," + std::to_string(e.kv_heads);
+  for (const ShapeEntry& e : kShapes) list += (list.empty() ? "" : "; ") + spell(e);
   return list;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const char* const usage = "usage: paged_read_bound [repeats] [--shape B,S,Hq,Hk]";
+  const char* const usage = "usage: paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]]";
   int repeats = 50;
   const ShapeEntry* shape = &kShapes[0];
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--shape") {
-      if (++i == argc) throw std::runtime_error(std::string("--shape needs B,S,Hq,Hk; ") + usage);
-      int b = 0, s = 0, hq = 0, hk = 0;
+      if (++i == argc) throw std::runtime_error(std::string("--shape needs B,S,Hq,Hk[,D[,splits]]; ") + usage);
+      int b = 0, s = 0, hq = 0, hk = 0, dim = 128, splits = 0;
       char tail = 0;
-      if (std::sscanf(argv[i], "%d,%d,%d,%d%c", &b, &s, &hq, &hk, &tail) != 4)
-        throw std::runtime_error(std::string("--shape ") + argv[i] + ": expected B,S,Hq,Hk (four integers)");
+      const int n = std::sscanf(argv[i], "%d,%d,%d,%d,%d,%d%c", &b, &s, &hq, &hk, &dim, &splits, &tail);
+      if (n < 4 || n > 6)
+        throw std::runtime_error(std::string("--shape ") + argv[i] +
+                                 ": expected B,S,Hq,Hk[,D[,splits]] (four to six integers)");
       shape = nullptr;
-      for (const ShapeEntry& e : kShapes)
-        if (e.batch == b && e.context == s && e.q_heads == hq && e.kv_heads == hk) shape = &e;
+      for (const ShapeEntry& e : kShapes)  // the first listed where splits is not given
+        if (!shape && e.batch == b && e.context == s && e.q_heads == hq && e.kv_heads == hk && e.head_dim == dim &&
+            (splits == 0 || e.splits == splits))
+          shape = &e;
       if (!shape)
         throw std::runtime_error(std::string("--shape ") + argv[i] + " is not compiled in; the shapes: " +
                                  shape_list() + " (kShapes in bench/paged_read_bound.cu)");
