@@ -9,22 +9,10 @@
 
 namespace tilepath::cuda::kernels {
 
-namespace {
-
-template <int kD>
-void append_head_dim(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<KOperand::bf16, VOperand::bf16, kD>(TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE));
-  out.push_back(wgmma_entry<KOperand::bf16, VOperand::fp8_convert, kD>(TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::bf16, kD>(TP_KV_K8V16, TP_KPATH_FP8_QK, TP_MODE_NONE));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::bf16, kD>(TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL));
-}
-
-}  // namespace
-
 void append_16bit_wgmma_variants(std::vector<VariantEntry>& out) {
-  append_head_dim<64>(out);
-  append_head_dim<128>(out);
-  append_head_dim<256>(out);
+  append_16bit_wgmma_entries<AblationKind::none, 64>(out);
+  append_16bit_wgmma_entries<AblationKind::none, 128>(out);
+  append_16bit_wgmma_entries<AblationKind::none, 256>(out);
 }
 
 }  // namespace tilepath::cuda::kernels

@@ -6,24 +6,10 @@
 
 namespace tilepath::cuda::kernels {
 
-namespace {
-
-template <int kD>
-void append_head_dim(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
-  out.push_back(
-      wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD>(TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL));
-  out.push_back(
-      wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD>(TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
-}
-
-}  // namespace
-
 void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out) {
-  append_head_dim<64>(out);
-  append_head_dim<128>(out);
-  append_head_dim<256>(out);
+  append_k8v8_wgmma_entries<AblationKind::none, 64>(out);
+  append_k8v8_wgmma_entries<AblationKind::none, 128>(out);
+  append_k8v8_wgmma_entries<AblationKind::none, 256>(out);
 }
 
 }  // namespace tilepath::cuda::kernels

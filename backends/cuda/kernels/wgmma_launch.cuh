@@ -123,4 +123,30 @@ VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   return e;
 }
 
+// The wgmma kernels of one dtype family at head dim kD (kAblation: none for the kernels
+// themselves, load_only for their ablation): one list per family, shared by the translation
+// unit of the kernels and that of their load_only.
+template <AblationKind kAblation, int kD>
+void append_k8v8_wgmma_entries(std::vector<VariantEntry>& out) {
+  out.push_back(
+      wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD, kAblation>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL));
+  out.push_back(
+      wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD, kAblation>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD, kAblation>(TP_KV_K8V8, TP_KPATH_TRANSFORM,
+                                                                                         TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation>(TP_KV_K8V8, TP_KPATH_TRANSFORM,
+                                                                                     TP_MODE_K_ONLY));
+}
+
+template <AblationKind kAblation, int kD>
+void append_16bit_wgmma_entries(std::vector<VariantEntry>& out) {
+  out.push_back(wgmma_entry<KOperand::bf16, VOperand::bf16, kD, kAblation>(TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE));
+  out.push_back(
+      wgmma_entry<KOperand::bf16, VOperand::fp8_convert, kD, kAblation>(TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL));
+  out.push_back(
+      wgmma_entry<KOperand::fp8_mma, VOperand::bf16, kD, kAblation>(TP_KV_K8V16, TP_KPATH_FP8_QK, TP_MODE_NONE));
+  out.push_back(
+      wgmma_entry<KOperand::fp8_convert, VOperand::bf16, kD, kAblation>(TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL));
+}
+
 }  // namespace tilepath::cuda::kernels
