@@ -21,6 +21,8 @@ text and labelled as such: they were not measured in this run.
 Usage: python3 bench/make_performance_md.py [--root DIR] [--out docs/performance.md]
 """
 import argparse
+import contextlib
+import functools
 import glob
 import json
 import os
@@ -407,22 +409,23 @@ def wgmma_slower_points(con):
 WGMMA_LOAD_ONLY_AB = "bench/results/wgmma-load-only/wgmma-load-only.sqlite.xz"
 
 
+@functools.lru_cache(maxsize=None)
 def load_only_pairs(root):
-    """(kv, mode, batch, context, q_heads, kv_heads, head_dim, page, cache, mma) -> (latency, load_only latency) of
-    the fp8_qk cases of the load_only A/B (both families in one process), or {} when it is absent."""
+    """(kv, mode, batch, context, q_heads, kv_heads, head_dim, page, cache, mma) -> (latency, load_only latency,
+    floor fraction) of the fp8_qk cases of the load_only A/B (both families in one process), or {} when it is
+    absent. Read once: two sections use it."""
     path = os.path.join(root, WGMMA_LOAD_ONLY_AB)
     if not os.path.exists(path):
         return {}
-    con, tmp = open_xz_db(path)
     out = {}
-    for r in con.execute("SELECT c.kv, c.mode, c.batch, c.context, c.q_heads, c.kv_heads, c.head_dim, c.page_size, "
-                         "c.cache, c.mma, l.value AS lat, "
-                         "(SELECT value FROM measurements WHERE case_id = c.id AND name = 'latency_load_only_us') AS lo "
-                         "FROM cases c JOIN measurements l ON l.case_id = c.id AND l.name = 'latency_us' "
-                         "WHERE c.status = 'ok' AND c.k_path = 'fp8_qk'"):
-        out[tuple(r)[:10]] = (r["lat"], r["lo"])
-    con.close()
-    os.unlink(tmp)
+    with xz_db(path) as con:
+        for r in con.execute("SELECT c.kv, c.mode, c.batch, c.context, c.q_heads, c.kv_heads, c.head_dim, "
+                             "c.page_size, c.cache, c.mma, l.value AS lat, ff.value AS ff, "
+                             "(SELECT value FROM measurements WHERE case_id = c.id AND name = 'latency_load_only_us') "
+                             "AS lo FROM cases c JOIN measurements l ON l.case_id = c.id AND l.name = 'latency_us' "
+                             "JOIN measurements ff ON ff.case_id = c.id AND ff.name = 'floor_fraction' "
+                             "WHERE c.status = 'ok' AND c.k_path = 'fp8_qk'"):
+            out[tuple(r)[:10]] = (r["lat"], r["lo"], r["ff"])
     return out
 
 
@@ -523,15 +526,21 @@ def family_ratio_rows(cases, caches):
     return rows
 
 
-def open_xz_db(path):
-    """A read-only connection to an xz-compressed database, decompressed into a temporary file."""
+@contextlib.contextmanager
+def xz_db(path):
+    """A read-only connection to an xz-compressed database, decompressed into a temporary file that goes with it."""
     import lzma
     import tempfile
     tmp = tempfile.NamedTemporaryFile(suffix=".sqlite", delete=False)
     with lzma.open(path) as src:
         tmp.write(src.read())
     tmp.close()
-    return open_db(tmp.name), tmp.name
+    con = open_db(tmp.name)
+    try:
+        yield con
+    finally:
+        con.close()
+        os.unlink(tmp.name)
 
 
 def wgmma_16bit_section(root, w, path):
@@ -569,8 +578,7 @@ def wgmma_16bit_section(root, w, path):
         w(f"The same-call A/B (`{WGMMA_16BIT_AB}`) is {ABSENT}.")
         w("")
         return
-    ab_con, tmp = open_xz_db(ab_path)
-    try:
+    with xz_db(ab_path) as ab_con:
         ab = latency_by_variant(ab_con)
         bws = [v[3].get("read_bandwidth_gbps") for v in ab.values() if v[3].get("read_bandwidth_gbps")]
         w(f"The same ratios with both families in one process of one device call (`{WGMMA_16BIT_AB}`, "
@@ -581,9 +589,6 @@ def wgmma_16bit_section(root, w, path):
         w(table(["variant", "cache", "shapes", "median", "best", "worst", "shapes where wgmma is slower"],
                 family_ratio_rows(ab, ("hbm_cold",))))
         w("")
-    finally:
-        ab_con.close()
-        os.unlink(tmp)
 
 
 # ----------------------------------------------------------------------------- grid
@@ -611,20 +616,18 @@ FLOOR_TARGETS = [((64, 4096, 128), 1.05), ((16, 32768, 128), 1.05), ((4, 65536, 
 
 def fastest_by_shape(db_path):
     """(batch, context, head_dim) -> (variant, splits, latency us, x floor, stream of the same bytes x floor)."""
-    con, tmp = open_xz_db(db_path)
     out = {}
-    for r in con.execute("SELECT c.batch, c.context, c.head_dim, c.k_path || '/' || c.mode || '/' || c.mma AS v, "
-                         "c.splits_used, l.value AS lat, ff.value AS ff, st.value AS st FROM cases c "
-                         "JOIN measurements l ON l.case_id = c.id AND l.name = 'latency_us' "
-                         "JOIN measurements ff ON ff.case_id = c.id AND ff.name = 'floor_fraction' "
-                         "LEFT JOIN measurements st ON st.case_id = c.id AND st.name = 'stream_same_bytes_us' "
-                         "WHERE c.status = 'ok'"):
-        floor = r["lat"] * r["ff"]
-        k = (r["batch"], r["context"], r["head_dim"])
-        if k not in out or r["lat"] < out[k][2]:
-            out[k] = (r["v"], r["splits_used"], r["lat"], r["lat"] / floor, r["st"] / floor if r["st"] else None)
-    con.close()
-    os.unlink(tmp)
+    with xz_db(db_path) as con:
+        for r in con.execute("SELECT c.batch, c.context, c.head_dim, c.k_path || '/' || c.mode || '/' || c.mma AS v, "
+                             "c.splits_used, l.value AS lat, ff.value AS ff, st.value AS st FROM cases c "
+                             "JOIN measurements l ON l.case_id = c.id AND l.name = 'latency_us' "
+                             "JOIN measurements ff ON ff.case_id = c.id AND ff.name = 'floor_fraction' "
+                             "LEFT JOIN measurements st ON st.case_id = c.id AND st.name = 'stream_same_bytes_us' "
+                             "WHERE c.status = 'ok'"):
+            floor = r["lat"] * r["ff"]
+            k = (r["batch"], r["context"], r["head_dim"])
+            if k not in out or r["lat"] < out[k][2]:
+                out[k] = (r["v"], r["splits_used"], r["lat"], r["lat"] / floor, r["st"] / floor if r["st"] else None)
     return out
 
 
@@ -680,24 +683,9 @@ def floor_bound_section(root, w):
 def wgmma_load_only_x_floor(root):
     """(batch, context, head_dim) -> (full x floor, load_only x floor) of the K8/V8 fp8_qk/k_only wgmma cases
     (Hq/Hk 32/8, page 16, cold) of the load_only A/B."""
-    path = os.path.join(root, WGMMA_LOAD_ONLY_AB)
-    if not os.path.exists(path):
-        return {}
-    con, tmp = open_xz_db(path)
-    out = {}
-    for r in con.execute("SELECT c.batch, c.context, c.head_dim, l.value AS lat, ff.value AS ff, "
-                         "(SELECT value FROM measurements WHERE case_id = c.id AND name = 'latency_load_only_us') "
-                         "AS lo FROM cases c JOIN measurements l ON l.case_id = c.id AND l.name = 'latency_us' "
-                         "JOIN measurements ff ON ff.case_id = c.id AND ff.name = 'floor_fraction' "
-                         "WHERE c.status = 'ok' AND c.kv = 'k8v8' AND c.k_path = 'fp8_qk' AND c.mode = 'k_only' "
-                         "AND c.mma = 'wgmma' AND c.q_heads = 32 AND c.kv_heads = 8 AND c.page_size = 16 "
-                         "AND c.cache = 'hbm_cold'"):
-        if r["lo"]:
-            floor = r["lat"] * r["ff"]
-            out[(r["batch"], r["context"], r["head_dim"])] = (r["lat"] / floor, r["lo"] / floor)
-    con.close()
-    os.unlink(tmp)
-    return out
+    return {(b, ctx, d): (1 / ff, lo / (lat * ff))
+            for (kv, mode, b, ctx, hq, hk, d, page, cache, mma), (lat, lo, ff) in load_only_pairs(root).items()
+            if (kv, mode, hq, hk, page, cache, mma) == ("k8v8", "k_only", 32, 8, 16, "hbm_cold", "wgmma") and lo}
 
 
 def grid_section(root, w, con, peers):

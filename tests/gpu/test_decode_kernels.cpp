@@ -258,19 +258,7 @@ std::vector<KernelCase> wgmma_cases() {
     op.mma = Mma::wgmma;
     cases.push_back({what + "_" + name_of(op), op});
   };
-  struct Variant {
-    KvDtype kv;
-    KPath path;
-    TransformMode mode;
-  };
-  for (const auto& [kv, path, mode] : {Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::full},
-                                       Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only},
-                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::full},
-                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::k_only},
-                                       Variant{KvDtype::k16v16, KPath::k16, TransformMode::none},
-                                       Variant{KvDtype::k16v8, KPath::k16, TransformMode::full},
-                                       Variant{KvDtype::k8v16, KPath::fp8_qk, TransformMode::none},
-                                       Variant{KvDtype::k8v16, KPath::transform, TransformMode::full}}) {
+  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
     OperatingPoint op = base_op(kv, path, mode);
     add("ragged", op);
     op.scale = ScaleGranularity::per_tensor;

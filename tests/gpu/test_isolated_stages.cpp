@@ -134,20 +134,8 @@ INSTANTIATE_TEST_SUITE_P(AllD128Variants, IsolatedStages, ::testing::ValuesIn(is
 namespace {
 
 std::vector<IsolatedCase> wgmma_load_only_cases() {
-  struct Variant {  // the wgmma kernels' (kv, k path, mode): no separate_kv, no prebias
-    KvDtype kv;
-    KPath path;
-    TransformMode mode;
-  };
   std::vector<IsolatedCase> cases;
-  for (const auto& [kv, path, mode] : {Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::full},
-                                       Variant{KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only},
-                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::full},
-                                       Variant{KvDtype::k8v8, KPath::transform, TransformMode::k_only},
-                                       Variant{KvDtype::k16v16, KPath::k16, TransformMode::none},
-                                       Variant{KvDtype::k16v8, KPath::k16, TransformMode::full},
-                                       Variant{KvDtype::k8v16, KPath::fp8_qk, TransformMode::none},
-                                       Variant{KvDtype::k8v16, KPath::transform, TransformMode::full}}) {
+  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
     for (int d : {64, 128, 256}) {
       OperatingPoint op;
       op.batch = 3;
