@@ -34,11 +34,15 @@ if [ -f data/h200-sweep.sqlite ]; then
   echo "report of the bundled H200 sweep: out/h200-report.csv ($(($(wc -l <out/h200-report.csv) - 1)) cases)"
   echo
   echo "== measured on the H200: B=64 S=4096 Hq/Hk=32/8 D=128, HBM-cold =="
-  "$bin/tilepath" report --db data/h200-sweep.sqlite --format csv --batch 64 --context 4096 --cache hbm_cold |
+  # The database also holds the grid's other head dims, head counts and pages, and cases a kernel refused.
+  "$bin/tilepath" report --db data/h200-sweep.sqlite --format csv --batch 64 --context 4096 --cache hbm_cold \
+    --head-dim 128 --status ok |
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-             { printf "%-7s %-9s %-12s %-8s %8.1f us  %5.1f%% of floor  limited by %s\n", $col["kv"], $col["k_path"],
-                      $col["mode"], $col["k_repr"], $col["latency_us"], 100 * $col["floor_fraction"],
-                      $col["limiting_stage"] }'
+             $col["q_heads"] == 32 && $col["kv_heads"] == 8 && $col["page_size"] == 16 {
+               printf "%-7s %-9s %-12s %-8s %-8s %8.1f us  %5.1f%% of floor  limited by %s\n", $col["kv"],
+                      $col["k_path"], $col["mode"], $col["mma"], $col["k_repr"], $col["latency_us"],
+                      100 * $col["floor_fraction"],
+                      $col["limiting_stage"] == "" ? "unknown (no stage costs)" : $col["limiting_stage"] }'
 fi
 if [ -x "$bin/tilepath-gui" ]; then
   # Without --open the GUI starts as it would on a desktop: on the user's copy of the bundled H200 sweep.
