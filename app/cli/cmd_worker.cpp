@@ -87,7 +87,9 @@ int run_worker(const WorkerFlags& f) {
     done.status = std::string(to_string(rec.status));
     done.message = rec.message;
     done.latency_us = rec.measurement("latency_us");
+    done.retire = rec.status == CaseStatus::error;
     reply(done);
+    if (done.retire) return kExitOk;  // the sweep starts a fresh worker for the next case
   }
   return kExitOk;
 }

@@ -157,6 +157,7 @@ struct Slot {
   Clock::time_point started;
   std::int64_t run_id = 0;
   int failed_starts = 0;
+  bool retiring = false;  // its last reply said it ends: a fresh worker takes over
 };
 
 }  // namespace
@@ -251,6 +252,7 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
         exe, "worker", "--backend", backend.name(), "--device", std::to_string(s.device), "--db", o.db});
     s.ready = false;
     s.busy = -1;
+    s.retiring = false;
   };
   std::vector<Slot> slots(o.devices.size());
   for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -396,6 +398,7 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
               report_done(s.busy, status, r.message, r.latency_us, false, r.case_id);
             }
             s.busy = -1;
+            s.retiring = r.retire;
             if (stopping) s.process->close_input();
           } else if (r.kind == WorkerReply::Kind::cancelled && r.case_index == s.busy) {
             outcome.cancelled = true;
@@ -409,6 +412,9 @@ WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& ba
         const std::string how = s.process->wait_for_exit();
         if (s.busy < 0 && stopping) {
           s.process.reset();  // told to stop, or stopped after a cancelled case
+        } else if (s.busy < 0 && s.retiring) {
+          ++out.worker_restarts;  // it retired after a runtime error, as its reply said
+          spawn(s);
         } else {
           worker_died(s, how);
         }

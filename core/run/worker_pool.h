@@ -36,8 +36,9 @@ struct WorkerSweepOutcome {
 // Runs every case of the shard that the store has no result for. Cancel (the flag or the
 // observer) interrupts the cases in flight; one that does not stop within 10 s (or the case
 // timeout, if shorter) is abandoned with its worker. Finished cases are stored whatever ends
-// the sweep. Throws std::runtime_error when worker_program is not an executable file or a
-// worker cannot start (its stderr says why).
+// the sweep. A worker whose case ended in a runtime error ends after its reply (the device may
+// be unusable in its process) and a fresh one takes the next case. Throws std::runtime_error
+// when worker_program is not an executable file or a worker cannot start (its stderr says why).
 WorkerSweepOutcome run_sweep_in_workers(const SweepSpec& spec, const Backend& backend, RunStore& store,
                                         const WorkerSweepOptions& options, ProgressObserver* observer,
                                         const CancelFlag* cancel);

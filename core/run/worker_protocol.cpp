@@ -83,6 +83,7 @@ std::string encode(const WorkerReply& r) {
            {"case_id", r.case_id},
            {"message", r.message}};
       if (r.latency_us) j["latency_us"] = *r.latency_us;
+      if (r.retire) j["retire"] = true;
       break;
     case WorkerReply::Kind::cancelled:
       j = {{"case", r.case_index}, {"cancelled", true}};
@@ -129,6 +130,7 @@ WorkerReply decode_reply(const std::string& line) {
     if (j.contains("case_id") && j["case_id"].is_number_integer()) r.case_id = j["case_id"].get<std::int64_t>();
     r.message = j.value("message", "");
     if (j.contains("latency_us") && j["latency_us"].is_number()) r.latency_us = j["latency_us"].get<double>();
+    r.retire = j.value("retire", false);
   } else {
     throw std::runtime_error("worker reply: neither progress, status nor cancelled: " + line.substr(0, 200));
   }

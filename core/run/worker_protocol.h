@@ -49,6 +49,10 @@ struct WorkerReply {
   bool stored = false;
   std::int64_t case_id = 0;
   std::optional<double> latency_us;
+  // The worker ends after this reply and the sweep starts a fresh one: its plugin reported a
+  // runtime error, which may have left the device unusable in this process (a sticky CUDA
+  // error poisons the context until the process exits).
+  bool retire = false;
 };
 
 std::string encode(const WorkerRequest& r);

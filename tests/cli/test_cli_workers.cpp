@@ -101,6 +101,32 @@ TEST_F(CliWorkersTest, ACrashingAbortingOrExitingPluginCostsItsWorkerNotTheSweep
   EXPECT_EQ(read_file(db), before);
 }
 
+// A runtime error can leave the device unusable in the worker's process (a sticky CUDA error
+// fails every later call there): the worker ends after reporting it, so the next case runs in
+// a fresh one. The faulty plugin's B=15 poisons its process as such an error does.
+TEST_F(CliWorkersTest, ARuntimeErrorRetiresItsWorkerSoTheNextCaseRunsInAFreshOne) {
+  const std::string db = path("sticky.sqlite");
+  CliResult r = sweep({spec("sticky", {15, 1}), "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["ran"], 4);
+  EXPECT_EQ(j["failed"], 2);
+  EXPECT_EQ(j["worker_restarts"], 2);  // one per error
+  EXPECT_TRUE(j["poison"].empty());
+  const std::vector<CaseSummary> cases = stored(db);
+  ASSERT_EQ(cases.size(), 4u);
+  for (int context : {128, 256}) {
+    const CaseSummary* poisoned = find_batch(cases, 15, context);
+    ASSERT_NE(poisoned, nullptr);
+    EXPECT_EQ(poisoned->record.status, CaseStatus::error);
+    EXPECT_NE(poisoned->record.message.find("simulated sticky device error (B=15)"), std::string::npos)
+        << poisoned->record.message;
+    const CaseSummary* after = find_batch(cases, 1, context);
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->record.status, CaseStatus::ok) << after->record.message;
+  }
+}
+
 TEST_F(CliWorkersTest, AHangingCaseIsKilledAtTheCaseTimeout) {
   const std::string db = path("hang.sqlite");
   const auto start = std::chrono::steady_clock::now();
