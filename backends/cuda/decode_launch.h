@@ -113,9 +113,10 @@ int split_tokens_for(int max_len, int splits);
 // 4096, where it measured faster.
 int kv_heads_per_cta_for(const DecodeArgs& args);
 
-// The one-kv-head main kernel for these arguments: the CTAs one SM holds at once, as the
-// runtime computes it, and its registers (cudaErrorNotSupported when no such kernel is
-// compiled in).
+// The main kernel a launch with these arguments runs (its kv heads per CTA follow from
+// args.splits and args.split_tokens: one head for a decode_shape_args(op, 1) shape): the CTAs
+// one SM holds at once, as the runtime computes it, and its registers
+// (cudaErrorNotSupported when no such kernel is compiled in).
 cudaError_t main_kernel_resources(const DecodeArgs& args, KernelResources* out);
 
 // Split-KV count: enough CTAs to fill sm_count SMs at the main kernel's own occupancy

@@ -132,14 +132,37 @@ inline constexpr int kWgmmaThreads = 32 * (kWgmmaConsumerWarps + 1);
 constexpr int wgmma_stage_bytes(int head_dim, int k_bytes, int v_bytes) {
   return kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
 }
-constexpr int wgmma_stages(int stage_bytes) { return 4 * stage_bytes <= 48 * 1024 ? 4 : 3; }
-constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8) {
-  const int stage = wgmma_stage_bytes(head_dim, k_bytes, v_bytes);
+// Two tile groups per kv head take alternate tiles: 4 slots, an even count, so that each slot
+// holds one group's tiles only (decode_wgmma.cuh).
+constexpr int wgmma_stages(int stage_bytes, int tile_groups = 1) {
+  return tile_groups == 2 || 4 * stage_bytes <= 48 * 1024 ? 4 : 3;
+}
+// Threads of a wgmma CTA: its consumer warpgroups (one per kv head, or per kv head and
+// tile group) and one producer warp.
+constexpr int wgmma_threads(int warpgroups) { return 32 * (kWgmmaConsumerWarps * warpgroups + 1); }
+// kv_heads_per_cta 2: each ring slot holds both heads' tiles. tile_groups 2: two consumer
+// warpgroups share one kv head, taking alternate tiles. Each consumer warpgroup has its own
+// operand tiles and bookkeeping in a 1024-byte aligned block.
+constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8, int kv_heads_per_cta = 1,
+                               int tile_groups = 1) {
+  const int stage = kv_heads_per_cta * wgmma_stage_bytes(head_dim, k_bytes, v_bytes);
   const int q_tile = (8 * head_dim * (q_fp8 ? 1 : 2) + 1023) / 1024 * 1024;
   const int p_tile = 8 * 128;
   const int row_max = kWgmmaConsumerWarps * 8 * 4, q_scales = 8 * 4, l_sums = kWgmmaConsumerWarps * 8 * 4;
-  const int barriers = 2 * wgmma_stages(stage) * 8;
-  return wgmma_stages(stage) * stage + q_tile + p_tile + row_max + q_scales + l_sums + barriers + 1024;
+  const int warpgroup_block = q_tile + p_tile + row_max + q_scales + l_sums;
+  const int stages = wgmma_stages(stage, tile_groups);
+  return stages * stage + (kv_heads_per_cta * tile_groups - 1) * ((warpgroup_block + 1023) / 1024 * 1024) +
+         warpgroup_block + 2 * stages * 8 + 1024;
+}
+
+// Kv heads one wgmma CTA covers (1 or 2): two for K8/V8 at D = 64 on a split grid (the kernels
+// of decode_wgmma_two_heads.cu: a consumer warpgroup per head), where two calls measured
+// 0.87-0.93x the one-head latency at B = 1, S = 32768 and 0.91-0.99x at B = 16; the policy fills
+// 2 CTAs per SM there, so one head per CTA leaves 8 consumer warps per SM. One elsewhere: D = 64
+// unsplit was mixed (0.96-1.14x at B = 64, S = 4096), D = 128 with query groups slower (up to
+// 1.42x split), Hq/Hk 32/32 at D = 128 only 2% faster (bench/results/wgmma-cta-layouts/).
+inline int wgmma_kv_heads_per_cta_for(bool k8v8, int head_dim, int kv_heads, int splits) {
+  return k8v8 && head_dim == 64 && kv_heads % 2 == 0 && splits > 1 ? 2 : 1;
 }
 
 // Kv heads one CTA covers (1 or 2). Two kv heads per CTA read the same pages: for K8/V8 at

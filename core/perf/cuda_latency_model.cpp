@@ -46,23 +46,23 @@ void plan_mma_sync_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs,
   p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
 }
 
-// The wgmma kernels (decode_wgmma.cuh): a consumer warpgroup and a producer warp, 64-token
-// tiles, one kv head per CTA.
-void plan_wgmma_cta(const OperatingPoint& op, int regs, CudaKernelPlan& p) {
+// The wgmma kernels (decode_wgmma.cuh): a consumer warpgroup per kv head (one or two) and a
+// producer warp, 64-token tiles.
+void plan_wgmma_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
+  const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
   p.mma_warps_per_head = plan::kWgmmaConsumerWarps;
-  p.stages = plan::wgmma_stages(plan::wgmma_stage_bytes(op.head_dim, k_is_fp8(op.kv) ? 1 : 2, v_is_fp8(op.kv) ? 1 : 2));
-  p.kv_heads_per_cta = 1;
+  p.stages = plan::wgmma_stages(kv_heads_per_cta * plan::wgmma_stage_bytes(op.head_dim, k_bytes, v_bytes));
+  p.kv_heads_per_cta = kv_heads_per_cta;
   p.converter_warps = 0;
-  p.threads = plan::kWgmmaThreads;
-  p.smem_bytes =
-      plan::wgmma_smem_bytes(op.head_dim, k_is_fp8(op.kv) ? 1 : 2, v_is_fp8(op.kv) ? 1 : 2, op.k_path == KPath::fp8_qk);
+  p.threads = plan::wgmma_threads(kv_heads_per_cta);
+  p.smem_bytes = plan::wgmma_smem_bytes(op.head_dim, k_bytes, v_bytes, op.k_path == KPath::fp8_qk, kv_heads_per_cta);
   p.tile_tokens = plan::kWgmmaTileTokens;
   p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
 }
 
 void plan_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
   if (op.mma == Mma::wgmma)
-    plan_wgmma_cta(op, regs, p);
+    plan_wgmma_cta(op, kv_heads_per_cta, regs, p);
   else
     plan_mma_sync_cta(op, kv_heads_per_cta, regs, p);
 }
@@ -72,8 +72,10 @@ void plan_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKern
 CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs_per_thread) {
   CudaKernelPlan p;
   p.head_chunks = static_cast<int>(ceil_div(op.gqa_ratio(), plan::kHeadsPerCta));
-  // The split count fills the one-kv-head kernel's resident slots; a kernel holding two kv
-  // heads per CTA (chosen once a split is long) keeps the same kv-head streams per SM.
+  // The split count fills the one-kv-head kernel's resident slots. An mma.sync kernel holding
+  // two kv heads per CTA (chosen once a split is long) keeps the same kv-head streams per SM;
+  // a wgmma kernel holding two (chosen on a split grid) gets the split count of its own CTAs,
+  // as the plugin's choose_splits does.
   plan_cta(op, 1, regs_per_thread, p);
   const int max_len = op.max_context();
   const long long streams = static_cast<long long>(op.batch) * op.kv_heads * p.head_chunks;
@@ -81,10 +83,15 @@ CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs
   p.splits = op.splits > 0 ? op.splits : plan::choose_splits(streams, max_len, sm_count, p.ctas_per_sm, family);
   p.split_tokens = plan::split_tokens_for(max_len, p.splits);
   const int kv_heads_per_cta =
-      op.mma == Mma::wgmma ? 1
-                           : plan::kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.mode == TransformMode::separate_kv,
-                                                        op.head_dim, op.kv_heads, p.split_tokens);
+      op.mma == Mma::wgmma
+          ? plan::wgmma_kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.head_dim, op.kv_heads, p.splits)
+          : plan::kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.mode == TransformMode::separate_kv, op.head_dim,
+                                       op.kv_heads, p.split_tokens);
   if (kv_heads_per_cta != 1) plan_cta(op, kv_heads_per_cta, regs_per_thread, p);
+  if (kv_heads_per_cta != 1 && op.mma == Mma::wgmma && op.splits == 0) {
+    p.splits = plan::choose_splits(streams / kv_heads_per_cta, max_len, sm_count, p.ctas_per_sm, family);
+    p.split_tokens = plan::split_tokens_for(max_len, p.splits);
+  }
   p.tiles_per_cta = ceil_div(std::min(max_len, p.split_tokens), p.tile_tokens);
   p.ctas = static_cast<long long>(p.splits) * (op.kv_heads / p.kv_heads_per_cta) * p.head_chunks * op.batch;
   const long long slots = static_cast<long long>(sm_count) * std::max(1, p.ctas_per_sm);

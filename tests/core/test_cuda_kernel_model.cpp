@@ -63,6 +63,27 @@ TEST(CudaKernelPlan, IsWhatTheCudaBackendLaunchedForEveryBundledCase) {
   }
 }
 
+// A split K8/V8 wgmma grid at D = 64 runs two kv heads per CTA, with the splits of its own
+// CTAs: twice those of one head at B = 1 (the one-head plan would be 33 splits of 8 CTAs).
+TEST(CudaKernelPlan, WgmmaAtD64PairsKvHeadsOnASplitGridOnly) {
+  OperatingPoint op = headline_k8v8();
+  op.mma = Mma::wgmma;
+  op.head_dim = 64;
+  op.batch = 1;
+  op.context = 32768;
+  const CudaKernelPlan split = plan_cuda_kernel(op, 132, 64);
+  EXPECT_EQ(split.kv_heads_per_cta, 2);
+  EXPECT_EQ(split.splits, 66);
+  EXPECT_EQ(split.ctas, 66 * 4);
+  EXPECT_EQ(split.threads, 32 * 9);
+  op.batch = 64;
+  op.context = 4096;
+  const CudaKernelPlan unsplit = plan_cuda_kernel(op, 132, 56);
+  EXPECT_EQ(unsplit.kv_heads_per_cta, 1);
+  EXPECT_EQ(unsplit.splits, 1);
+  EXPECT_EQ(unsplit.ctas, 64 * 8);
+}
+
 TEST(CudaKernelModel, CommittedFitMeetsItsTargetsOnHeldOutShapes) {
   const GpuModel gpu = load_gpu_model("h200", kModels);
   const CudaKernelFit fit = load_cuda_kernel_fit("h200", kModels);

@@ -56,6 +56,16 @@ TEST(SplitPolicy, WgmmaKernelsFillTwoCtasPerSm) {
   EXPECT_EQ(choose_splits(512, 4096, kH200Sms, wgmma_d128, kWgmma), 1);
 }
 
+// K8/V8 wgmma at D = 64 reads two kv heads per CTA once its grid splits; nowhere else.
+TEST(SplitPolicy, WgmmaK8V8AtD64TakesTwoKvHeadsPerCtaOnASplitGrid) {
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 8, 33), 2);
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 8, 1), 1);    // unsplit
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 8, 33), 1);  // D = 128
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 32, 1), 1);  // Hq/Hk 32/32
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(false, 64, 8, 33), 1);  // 16-bit caches: no two-head kernel
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 1, 128), 1);  // one kv head
+}
+
 TEST(SplitPolicy, AWaveOrMoreStaysUnsplit) {
   EXPECT_EQ(choose_splits(512, 4096, kH200Sms, 4, kMmaSync), 1);    // B = 64 x 8: 512 of 528 slots
   EXPECT_EQ(choose_splits(600, 65536, kH200Sms, 4, kMmaSync), 1);   // a little over a wave
@@ -108,6 +118,16 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(128, 1, 1)), 3);
   EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(64, 2, 1)), 4);
   EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(64, 1, 1)), 4);
+  // Two kv heads per CTA (a warpgroup each, both heads' tiles in a slot): half the CTAs per SM
+  // of the one-head kernel at D = 128, so the same bytes in flight per SM; 4 at D = 64.
+  EXPECT_EQ(kWgmmaThreads, wgmma_threads(1));
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true, 2), wgmma_threads(2)), 2);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 1, 1, true, 2), wgmma_threads(2)), 4);
+  // Two tile groups on one kv head: an even ring (a fourth 16 KB slot at D = 128), a second
+  // warpgroup block.
+  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(128, 1, 1), 2), 4);
+  EXPECT_EQ(wgmma_smem_bytes(128, 1, 1, true, 1, 2) - wgmma_smem_bytes(128, 1, 1, true), 16 * 1024 + 3 * 1024 + 16);
+  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true, 1, 2), wgmma_threads(2)), 3);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 2, false), kWgmmaThreads), 4);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 1, false), kWgmmaThreads), 4);
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -133,8 +134,10 @@ class DecodeKernel : public ::testing::TestWithParam<KernelCase> {
 };
 
 // Launches the case twice over (bit-identical repeat), checks every output element was
-// written and the output against the float64 reference of host.source.
-void expect_matches_reference(const HostDecodeCase& host, const std::string& label) {
+// written and the output against the float64 reference of host.source; with kernel_name_part,
+// that the kernel which ran has it in its name.
+void expect_matches_reference(const HostDecodeCase& host, const std::string& label,
+                              const char* kernel_name_part = nullptr) {
   const OperatingPoint& op = host.op;
 
   int sm_count = 0;
@@ -169,6 +172,7 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   if (kv_heads_per_cta_for(args) > 1) {
     EXPECT_NE(std::string(info.name).find("_kvh2"), std::string::npos) << info.name << ": not the two-head kernel";
   }
+  if (kernel_name_part) EXPECT_NE(std::string(info.name).find(kernel_name_part), std::string::npos) << info.name;
 
   const long long unwritten = std::count(out16.begin(), out16.end(), std::uint16_t(0xFFFF));
   EXPECT_EQ(unwritten, 0) << "output elements never written";
@@ -314,6 +318,67 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+// The two-kv-head wgmma kernels (decode_wgmma_two_heads.cu: K8/V8 at D = 64 and 128, run only
+// under the A/B switch TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=2) on the same cases;
+// expect_matches_reference also checks that the two-head kernel is the one that ran.
+class WgmmaTwoHeadKernel : public DecodeKernel {
+ protected:
+  void SetUp() override {
+    DecodeKernel::SetUp();
+    setenv("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA", "2", 1);
+  }
+  void TearDown() override { unsetenv("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA"); }
+};
+
+std::vector<KernelCase> wgmma_two_head_cases() {
+  std::vector<KernelCase> cases;
+  for (const KernelCase& c : wgmma_cases())
+    if (c.op.kv == KvDtype::k8v8 && (c.op.head_dim == 64 || c.op.head_dim == 128) && c.op.kv_heads % 2 == 0)
+      cases.push_back(c);
+  return cases;
+}
+
+TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label, "_kvh2");
+}
+
+INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTwoHeadKernel, ::testing::ValuesIn(wgmma_two_head_cases()),
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+// The wgmma kernels with two tile groups per kv head (decode_wgmma_tile_groups.cu: K8/V8 at
+// D = 64 and 128, run only under the A/B switch TILEPATH_CUDA_WGMMA_TILE_GROUPS=2) on the same
+// cases: one-tile splits (a tile group with no tile), ragged lengths and split grids among them.
+class WgmmaTileGroupKernel : public DecodeKernel {
+ protected:
+  void SetUp() override {
+    DecodeKernel::SetUp();
+    setenv("TILEPATH_CUDA_WGMMA_TILE_GROUPS", "2", 1);
+  }
+  void TearDown() override { unsetenv("TILEPATH_CUDA_WGMMA_TILE_GROUPS"); }
+};
+
+std::vector<KernelCase> wgmma_tile_group_cases() {
+  std::vector<KernelCase> cases;
+  for (const KernelCase& c : wgmma_cases())
+    if (c.op.kv == KvDtype::k8v8 && (c.op.head_dim == 64 || c.op.head_dim == 128)) cases.push_back(c);
+  return cases;
+}
+
+TEST_P(WgmmaTileGroupKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(op, seed, /*allow_tiling=*/false), GetParam().label, "_tg2");
+}
+
+INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTileGroupKernel, ::testing::ValuesIn(wgmma_tile_group_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 // What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom

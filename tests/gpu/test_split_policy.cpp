@@ -49,19 +49,29 @@ class SplitPolicy : public ::testing::Test {
 
 }  // namespace
 
+// At B = 16, S = 1024 the wgmma K8/V8 grids at D = 64 split and pair kv heads (two-head
+// kernels, wgmma_kv_heads_per_cta_for); every other shape keeps one kv head per CTA. The plan,
+// given the registers of the kernel that runs at its split count, predicts that kernel.
 TEST_F(SplitPolicy, ThePlanPredictsTheRuntimeOccupancyOfEveryMainKernel) {
   const std::vector<OperatingPoint> ops = every_main_kernel_shape();
   ASSERT_GE(ops.size(), 40u);
+  int two_head_plans = 0;
   for (const OperatingPoint& op : ops) {
     SCOPED_TRACE(op.key());
-    KernelResources kernel;
-    ASSERT_EQ(main_kernel_resources(decode_shape_args(op, 1), &kernel), cudaSuccess);
+    KernelResources one_head;
+    ASSERT_EQ(main_kernel_resources(decode_shape_args(op, 1), &one_head), cudaSuccess);
+    const perf::CudaKernelPlan sized = perf::plan_cuda_kernel(op, sm_count_, one_head.regs_per_thread);
+    KernelResources kernel;  // the kernel a launch at the plan's split count runs
+    ASSERT_EQ(main_kernel_resources(decode_shape_args(op, sized.splits), &kernel), cudaSuccess);
     EXPECT_GE(kernel.ctas_per_sm, 1);
     EXPECT_GT(kernel.regs_per_thread, 0);
     const perf::CudaKernelPlan plan = perf::plan_cuda_kernel(op, sm_count_, kernel.regs_per_thread);
-    ASSERT_EQ(plan.kv_heads_per_cta, 1);
+    EXPECT_EQ(plan.kv_heads_per_cta, sized.kv_heads_per_cta);
+    EXPECT_EQ(plan.kv_heads_per_cta, op.mma == Mma::wgmma && op.kv == KvDtype::k8v8 && op.head_dim == 64 ? 2 : 1);
     EXPECT_EQ(plan.ctas_per_sm, kernel.ctas_per_sm) << kernel.regs_per_thread << " registers per thread";
+    two_head_plans += plan.kv_heads_per_cta == 2;
   }
+  EXPECT_EQ(two_head_plans, 4);  // fp8_qk and transform, full and k_only
 }
 
 TEST_F(SplitPolicy, ThePlanPredictsTheSplitCountAtEveryBatchAndKvHeadCount) {

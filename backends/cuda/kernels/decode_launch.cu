@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_k8v8_wgmma_variants(t);
     kernels::append_16bit_wgmma_variants(t);
     kernels::append_wgmma_load_only_variants(t);
+    kernels::append_wgmma_two_head_variants(t);
+    kernels::append_wgmma_tile_group_variants(t);
     kernels::append_isolated_k16_variants(t);
     kernels::append_isolated_k8v16_variants(t);
     kernels::append_isolated_k8v8_transform_variants(t);
@@ -55,19 +58,32 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
   return true;
 }
 
-const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
+const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta,
+                                 int tile_groups = 1) {
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
         e.k_repr == args.k_repr && e.mma == args.mma && e.kv_heads_per_cta == kv_heads_per_cta &&
-        same_ablation(e, ablation)) {
+        e.tile_groups == tile_groups && same_ablation(e, ablation)) {
       return &e;
     }
   }
   return nullptr;
 }
 
-// The variant a launch runs: kv_heads_per_cta_for's choice when it is compiled in.
+// Tile groups per kv head of a wgmma CTA: 1; TILEPATH_CUDA_WGMMA_TILE_GROUPS=2 (A/B runs only)
+// asks for the kernels of decode_wgmma_tile_groups.cu where they exist.
+int wgmma_tile_groups_for(const DecodeArgs& args) {
+  if (args.mma != kMmaWgmma) return 1;
+  const char* ab = std::getenv("TILEPATH_CUDA_WGMMA_TILE_GROUPS");
+  return ab && std::string(ab) == "2" ? 2 : 1;
+}
+
+// The variant a launch runs: the choice of wgmma_tile_groups_for or kv_heads_per_cta_for when
+// it is compiled in.
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
+  if (const int g = wgmma_tile_groups_for(args); g > 1) {
+    if (const VariantEntry* e = find_variant(args, ablation, 1, g)) return e;
+  }
   if (const int h = kv_heads_per_cta_for(args); h > 1) {
     if (const VariantEntry* e = find_variant(args, ablation, h)) return e;
   }
@@ -85,6 +101,7 @@ const char* variant_name(const VariantEntry& e) {
                   std::to_string(e.head_dim);
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
+  if (e.tile_groups > 1) n += "_tg" + std::to_string(e.tile_groups);
   if (e.mma == kMmaWgmma) n += "_wgmma";
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
     n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";
@@ -184,7 +201,15 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 }
 
 int kv_heads_per_cta_for(const DecodeArgs& args) {
-  if (args.mma == kMmaWgmma) return 1;  // the wgmma kernels hold one kv head per CTA
+  if (args.mma == kMmaWgmma) {
+    // TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=1 or 2 (A/B runs only) overrides the policy; 2 runs
+    // the two-head kernels where they exist (decode_wgmma_two_heads.cu).
+    const char* ab = std::getenv("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA");
+    if (ab && std::string(ab) == "1") return 1;
+    if (ab && std::string(ab) == "2") return args.kv_heads % 2 == 0 ? 2 : 1;
+    return perf::cuda_plan::wgmma_kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.head_dim, args.kv_heads,
+                                                       args.splits);
+  }
   return perf::cuda_plan::kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.mode == TP_MODE_SEPARATE_KV,
                                                args.head_dim, args.kv_heads, args.split_tokens);
 }
@@ -193,19 +218,37 @@ int split_tokens_for(int max_len, int splits) { return perf::cuda_plan::split_to
 
 cudaError_t main_kernel_resources(const DecodeArgs& args, KernelResources* out) {
   *out = KernelResources{};
-  const VariantEntry* entry = find_variant(args, Ablation{}, 1);
+  const VariantEntry* entry = find_variant(args, Ablation{});
   if (!entry || !entry->resources) return cudaErrorNotSupported;
   return entry->resources(out);
 }
 
-int choose_splits(const DecodeArgs& args, int max_len, int sm_count) {
+namespace {
+
+// The split count that fills the GPU with the CTAs of `entry` (splits of one kv head per CTA
+// where no kernel is compiled in: the launch refuses the case anyway).
+int splits_for(const VariantEntry* entry, const DecodeArgs& args, int max_len, int sm_count) {
   KernelResources kernel;
-  // No kernel for these arguments: the launch refuses the case anyway; one CTA per SM
-  // keeps the count defined.
-  if (main_kernel_resources(args, &kernel) != cudaSuccess) kernel.ctas_per_sm = 1;
-  const long long streams = static_cast<long long>(args.batch) * args.kv_heads * head_chunks_of(args);
+  if (!entry || !entry->resources || entry->resources(&kernel) != cudaSuccess) kernel.ctas_per_sm = 1;
+  const int heads_per_cta = entry ? entry->kv_heads_per_cta : 1;
+  const long long streams = static_cast<long long>(args.batch) * (args.kv_heads / heads_per_cta) * head_chunks_of(args);
   const auto family = args.mma == kMmaWgmma ? perf::cuda_plan::MmaFamily::wgmma : perf::cuda_plan::MmaFamily::mma_sync;
   return perf::cuda_plan::choose_splits(streams, max_len, sm_count, kernel.ctas_per_sm, family);
+}
+
+}  // namespace
+
+int choose_splits(const DecodeArgs& args, int max_len, int sm_count) {
+  // The mma.sync kernels choose their kv heads per CTA from the split's length, so their splits
+  // are sized for one head per CTA. A wgmma CTA's layout depends on whether the one-head grid
+  // splits (wgmma_kv_heads_per_cta_for); a two-head grid gets the splits of its own CTAs.
+  if (args.mma != kMmaWgmma) return splits_for(find_variant(args, Ablation{}, 1), args, max_len, sm_count);
+  DecodeArgs one = args;
+  one.splits = 1;
+  const VariantEntry* unsplit = find_variant(one, Ablation{});
+  one.splits = splits_for(unsplit, one, max_len, sm_count);
+  const VariantEntry* split = find_variant(one, Ablation{});
+  return split == unsplit ? one.splits : splits_for(split, one, max_len, sm_count);
 }
 
 }  // namespace tilepath::cuda

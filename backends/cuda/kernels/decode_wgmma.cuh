@@ -35,14 +35,19 @@
 
 namespace tilepath::cuda::kernels {
 
-template <KOperand KO, VOperand VO, int kD>
-struct WgmmaTraits {
+// The layout of a wgmma kernel's CTA for kKvPerCta kv heads (1, or 2: one consumer warpgroup
+// per kv head, both reading the same pages) and kGroupsPerHead consumer warpgroups per kv head
+// (1, or 2 with one kv head: the warpgroups take alternate tiles and merge at the end). The
+// kernels are instantiated with the named types below (WgmmaTraits, WgmmaLoadOnlyTraits,
+// WgmmaTwoHeadTraits, WgmmaTileGroupTraits), not with this one.
+template <KOperand KO, VOperand VO, int kD, int kKvPerCta, int kGroupsPerHead = 1>
+struct WgmmaLayout {
   static constexpr bool kLoadOnly = false;  // WgmmaLoadOnlyTraits
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
   static constexpr int kHeadDim = kD;
-  static constexpr int kKvHeadsPerCta = 1;
+  static constexpr int kKvHeadsPerCta = kKvPerCta;
   static constexpr bool kPFp8 = VO == VOperand::fp8_mma;        // k_only: PV on E4M3
   static constexpr bool kPBf16 = VO == VOperand::bf16;          // V16: PV on BF16; else F16
   static constexpr int kKBytes = KO == KOperand::bf16 ? 2 : 1;  // per element, in HBM and in the ring
@@ -53,10 +58,15 @@ struct WgmmaTraits {
   // keep a CTA under 56 KB of shared memory, so 4 CTAs share an SM: at 16 KB a slot (K8/V8
   // D = 128, K16/V16 D = 64) 4 slots let only 3 fit, and were slower (docs/perf-notes.md,
   // "wgmma kernels"); 3 from there up (2 CTAs per SM at 32 KB, 1 at 64 KB).
-  static constexpr int kStages =
-      perf::cuda_plan::wgmma_stages(perf::cuda_plan::wgmma_stage_bytes(kD, kKBytes, kVBytes));
-  static constexpr int kConsumerWarps = perf::cuda_plan::kWgmmaConsumerWarps;
-  static constexpr int kThreads = 32 * (kConsumerWarps + 1);
+  // Tile groups need an even count, so that each slot always holds the same group's tiles: an
+  // mbarrier's parity wait cannot tell phase k from k + 2, and a group that skipped a phase of
+  // its slot would take the other group's tile.
+  static constexpr int kStages = perf::cuda_plan::wgmma_stages(
+      kKvPerCta * perf::cuda_plan::wgmma_stage_bytes(kD, kKBytes, kVBytes), kGroupsPerHead);
+  static constexpr int kConsumerWarps = perf::cuda_plan::kWgmmaConsumerWarps;  // per warpgroup
+  static constexpr int kTileGroups = kGroupsPerHead;                           // consumer warpgroups per kv head
+  static constexpr int kWarpgroups = kKvPerCta * kTileGroups;
+  static constexpr int kThreads = perf::cuda_plan::wgmma_threads(kWarpgroups);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
 
   // The operand tiles (SwizzledTile): K and V (64 tok, D) E4M3 or BF16 as TMA writes them, Qᵀ
@@ -68,26 +78,47 @@ struct WgmmaTraits {
   using PTile = SwizzledTile<128, 8>;
 
   // shared memory, every operand tile 1024-byte aligned (the largest swizzle atom):
-  // [ring: kStages x (K tile | V tile)] [Q tile] [P tile] [row maxima] [q scales] [l sums] [mbarriers]
+  // [ring: kStages x (K tile | V tile) per kv head]
+  // [per consumer warpgroup: Q tile, P tile, row maxima, q scales, l sums (1024-aligned blocks)]
+  // [mbarriers]
   static constexpr int kKTileBytes = KTile::kBytes;
   static constexpr int kVTileBytes = VTile::kBytes;
-  static constexpr int kStageBytes = kKTileBytes + kVTileBytes;
+  static constexpr int kHeadKvBytes = kKTileBytes + kVTileBytes;  // one kv head's tiles of a slot
+  static constexpr int kStageBytes = kKvPerCta * kHeadKvBytes;
   static constexpr int kQOffset = kStages * kStageBytes;
   static constexpr int kPOffset = kQOffset + (QTile::kBytes + 1023) / 1024 * 1024;
   static constexpr int kRowMaxOffset = kPOffset + PTile::kBytes;
   static constexpr int kQScaleOffset = kRowMaxOffset + kConsumerWarps * 8 * 4;
   static constexpr int kLSumOffset = kQScaleOffset + 8 * 4;
-  static constexpr int kBarrierOffset = kLSumOffset + kConsumerWarps * 8 * 4;
+  static constexpr int kBlockEnd = kLSumOffset + kConsumerWarps * 8 * 4;  // of warpgroup 0's block
+  static constexpr int kBlockBytes = (kBlockEnd - kQOffset + 1023) / 1024 * 1024;
+  static constexpr int kBarrierOffset = kBlockEnd + (kWarpgroups - 1) * kBlockBytes;
   static constexpr int kUsedBytes = kBarrierOffset + 2 * kStages * 8;
   static constexpr int kSmemBytes = kUsedBytes + 1024;  // room to align the dynamic base to 1024
 
+  static_assert(kKvPerCta == 1 || kKvPerCta == 2, "one or two kv heads per CTA");
+  static_assert(kTileGroups == 1 || (kTileGroups == 2 && kKvPerCta == 1), "tile groups share one kv head");
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
   // The GPU model's launch plan (core/perf/cuda_kernel_plan.h) sizes this kernel the same way.
-  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8),
+  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8, kKvPerCta, kTileGroups),
                 "the plan's shared memory of this kernel");
-  static_assert(kThreads == perf::cuda_plan::kWgmmaThreads, "the plan's threads of this kernel");
 };
+
+// The wgmma kernel of (KO, VO, kD): one kv head per CTA.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaTraits : WgmmaLayout<KO, VO, kD, 1> {};
+
+// Two kv heads per CTA: a consumer warpgroup per head, each ring slot holding both heads'
+// K and V tiles of the same pages (adjacent rows of each token), one producer warp.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaTwoHeadTraits : WgmmaLayout<KO, VO, kD, 2> {};
+
+// One kv head per CTA, two consumer warpgroups taking alternate tiles of the ring (0, 2, 4, ..
+// and 1, 3, 5, ..), so that two tiles' compute overlaps where a CTA has few tiles (B = 1,
+// few kv heads); the second warpgroup hands its running max, sum and O to the first at the end.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaTileGroupTraits : WgmmaLayout<KO, VO, kD, 1, 2> {};
 
 // The load_only ablation of WgmmaTraits<KO, VO, kD>: the same CTA, ring, prologue and epilogue
 // with no per-tile compute (each tile's slot released as soon as it lands): the stream through
@@ -95,6 +126,18 @@ struct WgmmaTraits {
 // keep their names and code.
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaLoadOnlyTraits : WgmmaTraits<KO, VO, kD> {
+  static constexpr bool kLoadOnly = true;
+};
+
+// The load_only ablation of WgmmaTwoHeadTraits<KO, VO, kD>.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
+  static constexpr bool kLoadOnly = true;
+};
+
+// The load_only ablation of WgmmaTileGroupTraits<KO, VO, kD>.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaTileGroupLoadOnlyTraits : WgmmaTileGroupTraits<KO, VO, kD> {
   static constexpr bool kLoadOnly = true;
 };
 
@@ -109,15 +152,41 @@ struct WgmmaParams {
 // Tokens of one TMA box: wgmma_box_tokens (decode_launch.h); tiles start at multiples of 32,
 // as split starts do, so a box never straddles two pages.
 
+// The CTA's shared memory as one consumer warpgroup sees it: its kv head's tiles and its own
+// block of operand tiles and bookkeeping (the producer names the head of each tile it loads).
 template <class T>
 struct WgmmaSmem {
   std::uint32_t base;
-  __device__ std::uint32_t k_tile(int slot) const { return base + slot * T::kStageBytes; }
+  int warpgroup = 0;  // the consumer warpgroup within the CTA (< kWarpgroups)
+  int head = 0;       // its kv head within the CTA (< kKvHeadsPerCta)
+  __device__ std::uint32_t block() const {
+    if constexpr (T::kWarpgroups == 1) {
+      return 0u;
+    } else {
+      return static_cast<std::uint32_t>(warpgroup * T::kBlockBytes);
+    }
+  }
+  __device__ std::uint32_t k_tile(int slot, int h) const { return base + slot * T::kStageBytes + h * T::kHeadKvBytes; }
+  __device__ std::uint32_t v_tile(int slot, int h) const { return k_tile(slot, h) + T::kKTileBytes; }
+  __device__ std::uint32_t k_tile(int slot) const {
+    return T::kKvHeadsPerCta == 1 ? base + slot * T::kStageBytes : k_tile(slot, head);
+  }
   __device__ std::uint32_t v_tile(int slot) const { return k_tile(slot) + T::kKTileBytes; }
-  __device__ std::uint32_t q_tile() const { return base + T::kQOffset; }
-  __device__ std::uint32_t p_tile() const { return base + T::kPOffset; }
+  __device__ std::uint32_t q_tile() const { return base + T::kQOffset + block(); }
+  __device__ std::uint32_t p_tile() const { return base + T::kPOffset + block(); }
+  __device__ std::uint32_t row_max() const { return base + T::kRowMaxOffset + block(); }
+  __device__ std::uint32_t q_scales() const { return base + T::kQScaleOffset + block(); }
+  __device__ std::uint32_t l_sums() const { return base + T::kLSumOffset + block(); }
   __device__ std::uint32_t full_bar(int slot) const { return base + T::kBarrierOffset + slot * 8; }
   __device__ std::uint32_t empty_bar(int slot) const { return base + T::kBarrierOffset + (T::kStages + slot) * 8; }
+  // The named barrier of this consumer warpgroup (ids 1 and 2; 0 is __syncthreads).
+  __device__ void consumer_barrier() const {
+    if constexpr (T::kWarpgroups == 1) {
+      warpgroup_barrier();
+    } else {
+      warpgroup_barrier(1 + warpgroup);
+    }
+  }
 };
 
 // ============================================================================
@@ -160,12 +229,15 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     __syncwarp();
     if (issues) {
       const int byte0 = block * 128;  // the block's first byte of a row (a 64-byte row is one block)
-      if (block < KTile::kBlocks)     // k_load
-        tma_load_4d(sm.k_tile(slot) + KTile::offset(piece * box_tokens, byte0), &p.k_map, byte0, w.kv_head,
-                    slot_in_page, page, sm.full_bar(slot));
-      if (block < VTile::kBlocks)  // v_load
-        tma_load_4d(sm.v_tile(slot) + VTile::offset(piece * box_tokens, byte0), &p.v_map, byte0, w.kv_head,
-                    slot_in_page, page, sm.full_bar(slot));
+#pragma unroll
+      for (int h = 0; h < T::kKvHeadsPerCta; ++h) {  // the CTA's kv heads: adjacent rows of each token
+        if (block < KTile::kBlocks)                  // k_load
+          tma_load_4d(sm.k_tile(slot, h) + KTile::offset(piece * box_tokens, byte0), &p.k_map, byte0, w.kv_head + h,
+                      slot_in_page, page, sm.full_bar(slot));
+        if (block < VTile::kBlocks)  // v_load
+          tma_load_4d(sm.v_tile(slot, h) + VTile::offset(piece * box_tokens, byte0), &p.v_map, byte0, w.kv_head + h,
+                      slot_in_page, page, sm.full_bar(slot));
+      }
     }
   }
 }
@@ -235,7 +307,7 @@ __device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWo
     asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(sm.q_tile() + T::QTile::offset(q.head, q.d0 + 4 * v)), "r"(word)
                  : "memory");
   }
-  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + q.head * 4, scale);
+  if (tid % 16 == 0) sts_f32(sm.q_scales() + q.head * 4, scale);
 }
 
 // Qᵀ's BF16 operand tile (k16): Q as given, each d at its own k (K is read from the ring in
@@ -253,7 +325,7 @@ __device__ __forceinline__ void wgmma_q_to_bf16(const KernelParams& p, const Cta
     const std::uint32_t at = sm.q_tile() + T::QTile::offset(head, 2 * (d0 + 4 * v));
     asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(at), "r"(raw.x), "r"(raw.y) : "memory");
   }
-  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + head * 4, 1.0f);
+  if (tid % 16 == 0) sts_f32(sm.q_scales() + head * 4, 1.0f);
 }
 
 // The k order of the transform path's K fragments (wgmma_k_prep): logical k of QK's reduction
@@ -285,7 +357,7 @@ __device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaW
       sts_u16(sm.q_tile() + T::QTile::offset(q.head, 2 * k), i == 0 ? h2 & 0xFFFFu : h2 >> 16);
     }
   }
-  if (tid % 16 == 0) sts_f32(sm.base + T::kQScaleOffset + q.head * 4, __int_as_float((127 - shift) << 23));
+  if (tid % 16 == 0) sts_f32(sm.q_scales() + q.head * 4, __int_as_float((127 - shift) << 23));
 }
 
 // k_prep (transform): the warp's K rows 16w+g and 16w+g+8, chunks t, t+4, .., as F16 A
@@ -384,12 +456,12 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
     mx[0] = fmaxf(mx[0], __shfl_xor_sync(0xffffffffu, mx[0], mask));
     mx[1] = fmaxf(mx[1], __shfl_xor_sync(0xffffffffu, mx[1], mask));
   }
-  const std::uint32_t row_max = sm.base + T::kRowMaxOffset;
+  const std::uint32_t row_max = sm.row_max();
   if (g == 0) {
     sts_f32(row_max + (warp * 8 + 2 * t) * 4, mx[0]);
     sts_f32(row_max + (warp * 8 + 2 * t + 1) * 4, mx[1]);
   }
-  warpgroup_barrier();
+  sm.consumer_barrier();
   float e[4];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -504,18 +576,63 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
 // Rows of V past the end of the split (the last tile's tail, loaded from whatever the page
 // held) are zeroed: P is 0 there, but 0 x NaN would poison PV.
 template <class T>
-__device__ __forceinline__ void zero_v_tail(std::uint32_t v_tile, int valid, int tid) {
+__device__ __forceinline__ void zero_v_tail(const WgmmaSmem<T>& sm, int slot, int valid, int tid) {
   constexpr int kChunks = T::VTile::kRowBytes / 16;  // per row
+  const std::uint32_t v_tile = sm.v_tile(slot);
   for (int i = valid * kChunks + tid; i < T::kTileTokens * kChunks; i += 32 * T::kConsumerWarps)
     sts_128(v_tile + T::VTile::offset(i / kChunks, 16 * (i % kChunks)), {});
-  warpgroup_barrier();
+  sm.consumer_barrier();
+}
+
+// Tile groups: the second warpgroup's running max, sum and O handed to the first through ring
+// slot 0, idle once both have consumed their last tile (every tile the producer issued has
+// landed and been read). Returns whether this warpgroup goes on to write the output (the first).
+template <class T>
+__device__ __forceinline__ bool merge_tile_groups(const WgmmaSmem<T>& sm, int tid, WgmmaSoftmaxState& st, float (&l)[2],
+                                                  float (&o)[T::kMBlocks][4]) {
+  constexpr int kGroupThreads = 32 * T::kConsumerWarps;
+  constexpr int kWords = 4 + 4 * T::kMBlocks;  // m, l of 2 heads, then O
+  static_assert(kWords * kGroupThreads * 4 <= T::kKTileBytes, "the hand-over fits in slot 0's K tile");
+  const std::uint32_t at = sm.k_tile(0) + tid * 4;  // word i of thread tid at i * kGroupThreads + tid
+  const auto word = [&](int i) { return at + i * kGroupThreads * 4; };
+  named_barrier_sync(3, 2 * kGroupThreads);  // both warpgroups past their last tile
+  if (sm.warpgroup == 1) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sts_f32(word(h), st.m[h]);
+      sts_f32(word(2 + h), l[h]);
+    }
+#pragma unroll
+    for (int mb = 0; mb < T::kMBlocks; ++mb)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) sts_f32(word(4 + 4 * mb + i), o[mb][i]);
+    named_barrier_sync(4, 2 * kGroupThreads);
+    return false;
+  }
+  named_barrier_sync(4, 2 * kGroupThreads);  // the second warpgroup's words written
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float m1 = lds_f32(word(h)), l1 = lds_f32(word(2 + h));
+    const float m_new = fmaxf(st.m[h], m1);
+    if (m_new == -INFINITY) continue;  // neither warpgroup saw a token
+    const float a0 = fast_exp2(st.m[h] - m_new), a1 = fast_exp2(m1 - m_new);
+    l[h] = l[h] * a0 + l1 * a1;
+#pragma unroll
+    for (int mb = 0; mb < T::kMBlocks; ++mb) {
+      o[mb][h] = o[mb][h] * a0 + lds_f32(word(4 + 4 * mb + h)) * a1;
+      o[mb][2 + h] = o[mb][2 + h] * a0 + lds_f32(word(4 + 4 * mb + 2 + h)) * a1;
+    }
+    st.m[h] = m_new;
+  }
+  return true;
 }
 
 template <class T>
 __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tiles, int warp, int lane) {
   const DecodeArgs& a = p.base.args;
-  const int tid = threadIdx.x, t = lane % 4, g = lane / 4;
+  const int tid = T::kWarpgroups == 1 ? int(threadIdx.x) : int(threadIdx.x) % (32 * T::kConsumerWarps);
+  const int t = lane % 4, g = lane / 4;
   if constexpr (T::kQFp8) {
     wgmma_q_quant<T>(p.base, w, sm, tid);  // q8 = e4m3(q / s)
   } else if constexpr (T::kK == KOperand::bf16) {
@@ -524,17 +641,18 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     wgmma_q_to_f16<T>(p.base, w, sm, tid);  // q16 = f16(q·2^shift)
   }
   fence_proxy_async_shared();  // Qᵀ is read by wgmma
-  warpgroup_barrier();
+  sm.consumer_barrier();
   const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
   float row_scale[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
-    row_scale[h] = a.softmax_scale * kLog2e * k_scale * lds_f32(sm.base + T::kQScaleOffset + (2 * t + h) * 4);
+    row_scale[h] = a.softmax_scale * kLog2e * k_scale * lds_f32(sm.q_scales() + (2 * t + h) * 4);
 
   float o[T::kMBlocks][4] = {};
   WgmmaSoftmaxState st{{-INFINITY, -INFINITY}, {0.0f, 0.0f}};
+  const int first_tile = sm.warpgroup % T::kTileGroups;  // tile groups take alternate tiles
 #pragma unroll 1
-  for (int tile = 0; tile < tiles; ++tile) {
+  for (int tile = first_tile; tile < tiles; tile += T::kTileGroups) {
     const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
     mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
@@ -543,7 +661,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
       continue;
     }
-    if (valid < T::kTileTokens) zero_v_tail<T>(sm.v_tile(slot), valid, tid);
+    if (valid < T::kTileTokens) zero_v_tail<T>(sm, slot, valid, tid);
 
     float s[4] = {};
     wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile(), warp, lane);  // S = K·Qᵀ
@@ -558,7 +676,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       o[mb][0] *= alpha[0], o[mb][1] *= alpha[1], o[mb][2] *= alpha[0], o[mb][3] *= alpha[1];
     }
     fence_proxy_async_shared();  // Pᵀ is read by wgmma
-    warpgroup_barrier();
+    sm.consumer_barrier();
     wgmma_pv<T>(o, v, sm.p_tile());  // O += V'ᵀ·Pᵀ
   }
 
@@ -569,17 +687,20 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     l[0] += __shfl_xor_sync(0xffffffffu, l[0], mask);
     l[1] += __shfl_xor_sync(0xffffffffu, l[1], mask);
   }
-  const std::uint32_t l_sum = sm.base + T::kLSumOffset;
+  const std::uint32_t l_sum = sm.l_sums();
   if (g == 0) {
     sts_f32(l_sum + (warp * 8 + 2 * t) * 4, l[0]);
     sts_f32(l_sum + (warp * 8 + 2 * t + 1) * 4, l[1]);
   }
-  warpgroup_barrier();
+  sm.consumer_barrier();
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     l[h] = 0.0f;
 #pragma unroll
     for (int u = 0; u < T::kConsumerWarps; ++u) l[h] += lds_f32(l_sum + (u * 8 + 2 * t + h) * 4);
+  }
+  if constexpr (T::kTileGroups == 2) {
+    if (!merge_tile_groups<T>(sm, tid, st, l, o)) return;
   }
 
   const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
@@ -627,20 +748,25 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
   grid_dependency_wait();
   grid_dependents_launch();
-  const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u};
-  const CtaWork w = cta_work<T>(p.base, 0);
+  constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // A consumer warpgroup and its kv head within the CTA; the producer loads for all (head 0's work).
+  const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
+  const int head = warpgroup / T::kTileGroups;
+  const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup, head};
+  const CtaWork w = cta_work<T>(p.base, head);
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if (threadIdx.x < T::kStages) {
-    mbarrier_init(sm.full_bar(threadIdx.x), 1);                   // the producer's arrive + the bytes
-    mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps);  // one arrive per consumer warp
+    mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
+    // one arrive per consumer warp that reads the slot: every kv head's warpgroup, one tile group
+    mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps * T::kKvHeadsPerCta);
   }
   fence_mbarrier_init();
   __syncthreads();
-  if (warp == T::kConsumerWarps) {
+  if (warp == kConsumers) {
     wgmma_producer<T>(p, w, sm, tiles, lane);
   } else {
-    wgmma_consumer<T>(p, w, sm, tiles, warp, lane);
+    wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }
 }
 

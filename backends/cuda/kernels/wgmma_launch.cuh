@@ -76,7 +76,8 @@ cudaError_t wgmma_resources(KernelResources* out) {
 
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
-  if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1)
+  if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1 ||
+      args.kv_heads % T::kKvHeadsPerCta != 0)
     return cudaErrorNotSupported;
   WgmmaParams params{};
   params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
@@ -96,18 +97,37 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
   params.k_map = k_map;
   params.v_map = v_map;
 
-  const dim3 grid(args.splits, args.kv_heads * head_chunks, args.batch);
+  const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
                               wgmma_smem_limit_raised<T>(), stream, info);
 }
 
+// How a wgmma CTA uses its consumer warpgroups: one kv head, two kv heads (a warpgroup each),
+// or one kv head in two tile groups (alternate tiles).
+enum class WgmmaCta { one_head, two_heads, tile_groups };
+
+template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
+using WgmmaFullTraitsOf = std::conditional_t<
+    kCta == WgmmaCta::one_head, WgmmaTraits<KO, VO, kD>,
+    std::conditional_t<kCta == WgmmaCta::two_heads, WgmmaTwoHeadTraits<KO, VO, kD>, WgmmaTileGroupTraits<KO, VO, kD>>>;
+template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
+using WgmmaLoadOnlyTraitsOf =
+    std::conditional_t<kCta == WgmmaCta::one_head, WgmmaLoadOnlyTraits<KO, VO, kD>,
+                       std::conditional_t<kCta == WgmmaCta::two_heads, WgmmaTwoHeadLoadOnlyTraits<KO, VO, kD>,
+                                          WgmmaTileGroupLoadOnlyTraits<KO, VO, kD>>>;
+// The kernel type of (KO, VO, kD) with CTA layout kCta, or of its load_only ablation.
+template <KOperand KO, VOperand VO, int kD, AblationKind kAblation, WgmmaCta kCta>
+using WgmmaKernelTraits =
+    std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraitsOf<KO, VO, kD, kCta>,
+                       WgmmaFullTraitsOf<KO, VO, kD, kCta>>;
+
 // The variant table's entry of the wgmma kernel of (KO, VO, kD), or of its load_only ablation.
-template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none>
+template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none,
+          WgmmaCta kCta = WgmmaCta::one_head>
 VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
                 "the wgmma kernels have no remove, twice or isolate ablations");
-  using T = std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraits<KO, VO, kD>,
-                               WgmmaTraits<KO, VO, kD>>;
+  using T = WgmmaKernelTraits<KO, VO, kD, kAblation, kCta>;
   VariantEntry e{};
   e.kv_dtype = kv_dtype;
   e.k_path = k_path;
@@ -115,27 +135,28 @@ VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   e.head_dim = kD;
   e.ablation = kAblation;
   e.ablated_stage = -1;
-  e.kv_heads_per_cta = 1;
+  e.kv_heads_per_cta = T::kKvHeadsPerCta;
   e.k_repr = TP_KREPR_PLAIN;
   e.launch = &launch_wgmma<T>;
   e.mma = kMmaWgmma;
   e.resources = &wgmma_resources<T>;
+  e.tile_groups = T::kTileGroups;
   return e;
 }
 
 // The wgmma kernels of one dtype family at head dim kD (kAblation: none for the kernels
-// themselves, load_only for their ablation): one list per family, shared by the translation
-// unit of the kernels and that of their load_only.
-template <AblationKind kAblation, int kD>
+// themselves, load_only for their ablation) in CTA layout kCta: one list per family, shared by
+// the translation units of the kernels, of their load_only and of the other CTA layouts.
+template <AblationKind kAblation, int kD, WgmmaCta kCta = WgmmaCta::one_head>
 void append_k8v8_wgmma_entries(std::vector<VariantEntry>& out) {
-  out.push_back(
-      wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD, kAblation>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL));
-  out.push_back(
-      wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD, kAblation>(TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD, kAblation>(TP_KV_K8V8, TP_KPATH_TRANSFORM,
-                                                                                         TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation>(TP_KV_K8V8, TP_KPATH_TRANSFORM,
-                                                                                     TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD, kAblation, kCta>(TP_KV_K8V8, TP_KPATH_FP8_QK,
+                                                                                           TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD, kAblation, kCta>(TP_KV_K8V8, TP_KPATH_FP8_QK,
+                                                                                       TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD, kAblation, kCta>(
+      TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation, kCta>(
+      TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
 }
 
 template <AblationKind kAblation, int kD>

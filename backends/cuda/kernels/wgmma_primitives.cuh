@@ -145,5 +145,11 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
 
 // The consumer warpgroup's barrier (id 1; id 0 is __syncthreads), the producer warp not in it.
 __device__ __forceinline__ void warpgroup_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
+// Barrier `id` of one of several consumer warpgroups (the two-kv-head kernels: 1 + head).
+__device__ __forceinline__ void warpgroup_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// Named barrier `id` over `threads` threads (whole warps).
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 }  // namespace tilepath::cuda::kernels
