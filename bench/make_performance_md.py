@@ -312,8 +312,9 @@ def wgmma_section(root, w, path):
       + "; ".join(f"run {r['id']}: {r['started_at']}, {r['notes'] or ''}".strip() for r in runs) + "). "
       + ("At D = 128 both families come from the same run." if same_call else
          f"At D = 128 the mma.sync cases come from run(s) {fam_runs['mma_sync']} and the wgmma cases from run(s) "
-         f"{fam_runs['wgmma']}: two device calls, so a ratio between them also carries the spread between calls "
-         "(about 2% between the bundled runs' calls, docs/perf-notes.md).")
+         f"{fam_runs['wgmma']}: other device calls, so a ratio between them also carries the spread between calls "
+         "and machines (compare each case's read bandwidth; about 2% between the bundled runs' calls, "
+         "docs/perf-notes.md).")
       + " The wgmma kernels (`kernels/decode_wgmma.cuh`, backends/cuda/README.md) issue QK on QGMMA (`fp8_qk`) or "
       "on HGMMA with K converted in registers (`transform`), and PV on QGMMA (`k_only`) or HGMMA (`full`), K and V "
       "brought by TMA. Every case stores its SASS counts; one case of each D = 128 kernel:")
