@@ -108,9 +108,10 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 // first page-table reads need not wait for one. Multiple of 32 (a warp tile).
 int split_tokens_for(int max_len, int splits);
 
-// Kv heads one CTA of the main kernel covers for these arguments (1 or 2): two for
-// K8/V8 at D=128 (not separate_kv) once a CTA's token range (split_tokens) reaches
-// 4096, where it measured faster.
+// Kv heads one CTA of the main kernel covers for these arguments (1 or 2), where it measured
+// faster: on mma.sync two for K8/V8 at D=128 (not separate_kv) once a CTA's token range
+// (split_tokens) reaches 4096; on wgmma two for K8/V8 at D=64 on a split grid (splits > 1;
+// TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=1 or 2 overrides it for A/B runs).
 int kv_heads_per_cta_for(const DecodeArgs& args);
 
 // The main kernel a launch with these arguments runs (its kv heads per CTA follow from
