@@ -13,38 +13,31 @@ the last columns give each layout's latency over the first layout's.
 """
 import argparse
 import contextlib
-import lzma
-import os
-import sqlite3
 import statistics
-import tempfile
+
+from make_performance_md import open_db, xz_db  # bench/, beside this script
 
 CASE_COLUMNS = "head_dim, q_heads, kv_heads, batch, context, splits, k_path, mode"
 
 
 @contextlib.contextmanager
-def open_db(path):
+def any_db(path):
     """A read-only connection to a plain or xz-compressed database."""
-    tmp = None
     if path.endswith(".xz"):
-        tmp = tempfile.NamedTemporaryFile(suffix=".sqlite", delete=False)
-        with lzma.open(path) as src:
-            tmp.write(src.read())
-        tmp.close()
-        path = tmp.name
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        with xz_db(path) as con:
+            yield con
+        return
+    con = open_db(path)
     try:
         yield con
     finally:
         con.close()
-        if tmp:
-            os.unlink(tmp.name)
 
 
 def cases_of(path):
     """{case tuple: (kernel name, splits used, {measurement: value})} of one database's ok cases."""
     out = {}
-    with open_db(path) as con:
+    with any_db(path) as con:
         rows = con.execute(f"SELECT id, {CASE_COLUMNS}, kernel_name, splits_used FROM cases WHERE status = 'ok'")
         for case_id, *rest in rows.fetchall():
             key, kernel, splits_used = tuple(rest[:8]), rest[8], rest[9]

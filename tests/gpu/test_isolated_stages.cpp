@@ -72,6 +72,18 @@ int ctas_per_sm(const KernelInfo& info) {
   return blocks;
 }
 
+// An ablation kernel launched as the real kernel was: the same grid, block, shared memory,
+// tile and CTAs per SM.
+void expect_real_kernels_geometry(const KernelInfo& info, const KernelInfo& real, int real_ctas_per_sm) {
+  EXPECT_EQ(info.grid.x, real.grid.x);
+  EXPECT_EQ(info.grid.y, real.grid.y);
+  EXPECT_EQ(info.grid.z, real.grid.z);
+  EXPECT_EQ(info.block.x, real.block.x);
+  EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
+  EXPECT_EQ(info.tile_tokens, real.tile_tokens);
+  EXPECT_EQ(ctas_per_sm(info), real_ctas_per_sm) << info.name << " beside " << real.name;
+}
+
 }  // namespace
 
 TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
@@ -114,13 +126,7 @@ TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
     EXPECT_EQ(std::string(info.name).find("_kvh2") != std::string::npos,
               std::string(real.name).find("_kvh2") != std::string::npos)
         << info.name << " beside " << real.name;
-    EXPECT_EQ(info.grid.x, real.grid.x);
-    EXPECT_EQ(info.grid.y, real.grid.y);
-    EXPECT_EQ(info.grid.z, real.grid.z);
-    EXPECT_EQ(info.block.x, real.block.x);
-    EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
-    EXPECT_EQ(info.tile_tokens, real.tile_tokens);
-    EXPECT_EQ(ctas_per_sm(info), real_ctas_per_sm) << info.name << " beside " << real.name;
+    expect_real_kernels_geometry(info, real, real_ctas_per_sm);
   }
   cudaStreamDestroy(stream);
 }
@@ -185,13 +191,7 @@ TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
   ASSERT_EQ(launch_decode(args, load_only, stream, &info), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_EQ(std::string(info.name), std::string(real.name) + "_load_only");
-  EXPECT_EQ(info.grid.x, real.grid.x);
-  EXPECT_EQ(info.grid.y, real.grid.y);
-  EXPECT_EQ(info.grid.z, real.grid.z);
-  EXPECT_EQ(info.block.x, real.block.x);
-  EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
-  EXPECT_EQ(info.tile_tokens, real.tile_tokens);
-  EXPECT_EQ(ctas_per_sm(info), ctas_per_sm(real)) << info.name << " beside " << real.name;
+  expect_real_kernels_geometry(info, real, ctas_per_sm(real));
   std::vector<std::uint16_t> out(outputs);
   ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
   std::size_t nonzero = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -70,12 +71,19 @@ const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablatio
   return nullptr;
 }
 
+// An A/B switch of the wgmma CTA layout: 1 or 2 as the environment sets it, else 0 (unset or
+// another value). Read at every launch: the GPU tests set and clear the switches between cases.
+int wgmma_layout_switch(const char* name) {
+  const char* value = std::getenv(name);
+  if (value && std::strcmp(value, "1") == 0) return 1;
+  if (value && std::strcmp(value, "2") == 0) return 2;
+  return 0;
+}
+
 // Tile groups per kv head of a wgmma CTA: 1; TILEPATH_CUDA_WGMMA_TILE_GROUPS=2 (A/B runs only)
 // asks for the kernels of decode_wgmma_tile_groups.cu where they exist.
 int wgmma_tile_groups_for(const DecodeArgs& args) {
-  if (args.mma != kMmaWgmma) return 1;
-  const char* ab = std::getenv("TILEPATH_CUDA_WGMMA_TILE_GROUPS");
-  return ab && std::string(ab) == "2" ? 2 : 1;
+  return args.mma == kMmaWgmma && wgmma_layout_switch("TILEPATH_CUDA_WGMMA_TILE_GROUPS") == 2 ? 2 : 1;
 }
 
 // The variant a launch runs: the choice of wgmma_tile_groups_for or kv_heads_per_cta_for when
@@ -204,9 +212,9 @@ int kv_heads_per_cta_for(const DecodeArgs& args) {
   if (args.mma == kMmaWgmma) {
     // TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=1 or 2 (A/B runs only) overrides the policy; 2 runs
     // the two-head kernels where they exist (decode_wgmma_two_heads.cu).
-    const char* ab = std::getenv("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA");
-    if (ab && std::string(ab) == "1") return 1;
-    if (ab && std::string(ab) == "2") return args.kv_heads % 2 == 0 ? 2 : 1;
+    const int forced = wgmma_layout_switch("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA");
+    if (forced == 1) return 1;
+    if (forced == 2) return args.kv_heads % 2 == 0 ? 2 : 1;
     return perf::cuda_plan::wgmma_kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.head_dim, args.kv_heads,
                                                        args.splits);
   }
