@@ -72,14 +72,15 @@ int ctas_per_sm(const KernelInfo& info) {
   return blocks;
 }
 
-// An ablation kernel launched as the real kernel was: the same grid, block, shared memory,
-// tile and CTAs per SM.
+// An ablation kernel launched as the real kernel was: the same grid, block, tile and CTAs per
+// SM, its shared memory the real kernel's or more (padded where fewer registers would let more
+// CTAs share an SM).
 void expect_real_kernels_geometry(const KernelInfo& info, const KernelInfo& real, int real_ctas_per_sm) {
   EXPECT_EQ(info.grid.x, real.grid.x);
   EXPECT_EQ(info.grid.y, real.grid.y);
   EXPECT_EQ(info.grid.z, real.grid.z);
   EXPECT_EQ(info.block.x, real.block.x);
-  EXPECT_EQ(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
+  EXPECT_GE(info.smem_dynamic_bytes, real.smem_dynamic_bytes);
   EXPECT_EQ(info.tile_tokens, real.tile_tokens);
   EXPECT_EQ(ctas_per_sm(info), real_ctas_per_sm) << info.name << " beside " << real.name;
 }

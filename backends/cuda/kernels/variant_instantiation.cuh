@@ -14,25 +14,26 @@
 
 namespace tilepath::cuda::kernels {
 
-// Whether decode_attention_kernel<T>'s shared-memory limit has been raised.
+// What the launches of decode_attention_kernel<T> remember.
 template <class T>
-bool& main_smem_limit_raised() {
-  static bool raised = false;
-  return raised;
+KernelLaunchState& main_launch_state() {
+  static KernelLaunchState state;
+  return state;
 }
 
 template <class T>
-cudaError_t launch_main(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
+cudaError_t launch_main(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
+                        KernelInfo* info) {
   if (args.kv_heads % T::kKvHeadsPerCta != 0) return cudaErrorNotSupported;
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   const KernelParams params{args, head_chunks, page_shift_of(args.page_size), 0u};
   return launch_decode_kernel(&decode_attention_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes,
-                              T::kCtaTokens, main_smem_limit_raised<T>(), stream, info);
+                              T::kCtaTokens, ctas_per_sm_cap, main_launch_state<T>(), stream, info);
 }
 
 template <class T>
 cudaError_t main_resources(KernelResources* out) {
-  return kernel_resources(&decode_attention_kernel<T>, T::kThreads, T::kSmemBytes, main_smem_limit_raised<T>(), out);
+  return kernel_resources(&decode_attention_kernel<T>, T::kThreads, T::kSmemBytes, main_launch_state<T>(), out);
 }
 
 template <KOperand KO, VOperand VO, bool kSep, int kD, AblationKind kAbl, int kStage, int kKvPerCta = 1,

@@ -11,7 +11,10 @@
 namespace tilepath::cuda::kernels {
 
 // Launches the main kernel of one variant (combine is launched after it when splits > 1).
-using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info);
+// ctas_per_sm_cap: 0, or for an ablation kernel the real kernel's CTAs per SM, which the launch
+// holds it to (smem_for_ctas_per_sm in kernel_launch.cuh).
+using MainLaunchFn = cudaError_t (*)(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
+                                     KernelInfo* info);
 // The main kernel's resident CTAs per SM and registers (kernel_resources in kernel_launch.cuh).
 using ResourcesFn = cudaError_t (*)(KernelResources* out);
 

@@ -62,20 +62,21 @@ cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap*
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// Whether decode_wgmma_kernel<T>'s shared-memory limit has been raised.
+// What the launches of decode_wgmma_kernel<T> remember.
 template <class T>
-bool& wgmma_smem_limit_raised() {
-  static bool raised = false;
-  return raised;
+KernelLaunchState& wgmma_launch_state() {
+  static KernelLaunchState state;
+  return state;
 }
 
 template <class T>
 cudaError_t wgmma_resources(KernelResources* out) {
-  return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_smem_limit_raised<T>(), out);
+  return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_launch_state<T>(), out);
 }
 
 template <class T>
-cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t stream, KernelInfo* info) {
+cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
+                         KernelInfo* info) {
   if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1 ||
       args.kv_heads % T::kKvHeadsPerCta != 0)
     return cudaErrorNotSupported;
@@ -99,7 +100,7 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, cudaStream_t s
 
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
-                              wgmma_smem_limit_raised<T>(), stream, info);
+                              ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
 }
 
 // How a wgmma CTA uses its consumer warpgroups: one kv head, two kv heads (a warpgroup each),
