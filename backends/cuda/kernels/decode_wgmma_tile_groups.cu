@@ -1,7 +1,8 @@
 // K8/V8 on wgmma with two consumer warpgroups per kv head taking alternate tiles
 // (decode_wgmma.cuh, WgmmaTileGroupTraits), at D = 64 and 128, with their load_only. Selected
-// only by the A/B switch TILEPATH_CUDA_WGMMA_TILE_GROUPS=2 (decode_launch.cu) until
-// measurements say where they are faster.
+// only by the A/B switch TILEPATH_CUDA_WGMMA_TILE_GROUPS=2 (decode_launch.cu): they measured
+// slower than one warpgroup per kv head where they were meant to help, at B = 1 (docs/perf-notes.md,
+// "wgmma CTA layouts"), so no policy chooses them.
 #include "backends/cuda/kernels/wgmma_launch.cuh"
 
 namespace tilepath::cuda::kernels {
