@@ -137,22 +137,6 @@ namespace {
 // combine alone: the combine kernel over the split partials, without the main kernel.
 bool is_isolated_combine(const Ablation& a) { return a.kind == AblationKind::isolate && a.stage == TP_STAGE_COMBINE; }
 
-// CTAs per SM of the real kernel the launch of args runs, asked once per kernel (an ablation
-// is launched many times per case).
-cudaError_t real_ctas_per_sm(const DecodeArgs& args, int* out) {
-  static std::map<const VariantEntry*, int> known;
-  const VariantEntry* real = find_variant(args, Ablation{});
-  if (!real || !real->resources) return cudaErrorNotSupported;
-  if (const auto it = known.find(real); it != known.end()) {
-    *out = it->second;
-    return cudaSuccess;
-  }
-  KernelResources resources;
-  if (const cudaError_t e = real->resources(&resources); e != cudaSuccess) return e;
-  known.emplace(real, resources.ctas_per_sm);
-  *out = resources.ctas_per_sm;
-  return cudaSuccess;
-}
 }  // namespace
 
 bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation) {
@@ -200,11 +184,11 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
 
   if (!combine_alone) {
     // An ablation runs at the real kernel's CTAs per SM (kernel_launch.cuh, smem_for_ctas_per_sm).
-    int ctas_per_sm_cap = 0;
+    KernelResources real;
     if (ablation.kind != AblationKind::none) {
-      if (const cudaError_t e = real_ctas_per_sm(args, &ctas_per_sm_cap); e != cudaSuccess) return e;
+      if (const cudaError_t e = main_kernel_resources(args, &real); e != cudaSuccess) return e;
     }
-    if (const cudaError_t e = entry->launch(args, head_chunks_of(args), ctas_per_sm_cap, stream, info);
+    if (const cudaError_t e = entry->launch(args, head_chunks_of(args), real.ctas_per_sm, stream, info);
         e != cudaSuccess)
       return e;
     if (info) info->name = variant_name(*entry);

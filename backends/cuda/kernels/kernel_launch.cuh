@@ -12,10 +12,13 @@ namespace tilepath::cuda::kernels {
 inline int page_shift_of(int page_size) { return (page_size & (page_size - 1)) == 0 ? __builtin_ctz(page_size) : -1; }
 
 // What the launches of one kernel remember (one static instance per kernel; the host
-// serialises plugin calls): the dynamic shared-memory limit it has been raised to, and the
-// padded shared memory of its last CTAs-per-SM cap.
+// serialises plugin calls): the dynamic shared-memory limit it has been raised to, its
+// resources at its own shared memory (asked once: fixed per kernel), and the padded shared
+// memory of its last CTAs-per-SM cap.
 struct KernelLaunchState {
   int smem_limit = 0;
+  bool resources_known = false;
+  KernelResources resources;
   int cap = 0, capped_smem = 0;
 };
 
@@ -78,11 +81,19 @@ cudaError_t smem_for_ctas_per_sm(void (*kernel)(Params), int threads, int smem_b
 template <class Params>
 cudaError_t kernel_resources(void (*kernel)(Params), int threads, int smem_bytes, KernelLaunchState& state,
                              KernelResources* out) {
-  if (const cudaError_t e = raise_smem_limit(kernel, smem_bytes, state); e != cudaSuccess) return e;
-  cudaFuncAttributes attr{};
-  if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel); e != cudaSuccess) return e;
-  out->regs_per_thread = attr.numRegs;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&out->ctas_per_sm, kernel, threads, smem_bytes);
+  if (!state.resources_known) {
+    if (const cudaError_t e = raise_smem_limit(kernel, smem_bytes, state); e != cudaSuccess) return e;
+    cudaFuncAttributes attr{};
+    if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel); e != cudaSuccess) return e;
+    state.resources.regs_per_thread = attr.numRegs;
+    if (const cudaError_t e =
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&state.resources.ctas_per_sm, kernel, threads, smem_bytes);
+        e != cudaSuccess)
+      return e;
+    state.resources_known = true;
+  }
+  *out = state.resources;
+  return cudaSuccess;
 }
 
 template <class Params>
