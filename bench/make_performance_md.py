@@ -129,6 +129,16 @@ def db_cases(con, batch, context, kv):
     return out
 
 
+def peer_shape_label(p):
+    """B, S and, where they differ from Hq/Hk 32/8 and D = 128, the heads and head dim of a peers row."""
+    label = f"B={p['batch']}, S={p['context']}"
+    if (p["q_heads"], p["kv_heads"]) != (32, 8):
+        label += f", Hq/Hk {p['q_heads']}/{p['kv_heads']}"
+    if p["head_dim"] != 128:
+        label += f", D={p['head_dim']}"
+    return label
+
+
 def variant_name(c):
     return c["kv"] + " " + c["k_path"] + "/" + c["mode"]
 
@@ -1019,7 +1029,7 @@ def main():
       "`floor/lat` is the fraction of the read bandwidth reached, `lat/floor` its inverse. "
       "The peers file has no K16/V8 floor: that column uses the sweep case's `bytes_moved` "
       "over the row's read bandwidth. *Best K8/V8 variant* is the fastest K8/V8 case of the sweep at that "
-      "shape (the peers file does not record which variant its best was).")
+      "shape (the peers file's own fastest variant is in the peers and issue-18 tables).")
     w("")
     prow = []
     for p, k8, k168, k16 in rows:
@@ -1133,21 +1143,26 @@ def main():
     w("")
     w("Peer time / tilepath time (above 1: tilepath is faster). cuDNN and flash run "
       "`torch.nn.functional.scaled_dot_product_attention` on BF16 K/V of the same shape (contiguous, GQA); "
-      "*unfused FP8* dequantizes an E4M3 cache to BF16 and then calls SDPA (`bench/peers.py`).")
+      "*unfused FP8* casts an E4M3 cache to BF16 and then calls SDPA, in its fastest form: the per-head scales "
+      "folded into q and the output, so K and V are only cast (`bench/peers.py`; *scaled K/V* is the form that "
+      "multiplies K and V by their scales, timed beside it). *Variant* is the fastest tilepath variant of the "
+      "row's dtype control, timed on both matrix instruction families.")
     w("")
     rr = []
     for p, _, _, _ in rows:
-        c, fl, u = p.get("cudnn_us"), p.get("flash_us"), p.get("unfused_fp8_us")
-        for label, key in [("K8/V8", "tilepath_k8v8_us"), ("K16/V8", "tilepath_k16v8_us"), ("K16/V16", "tilepath_k16v16_us")]:
+        c, fl, u, us = p.get("cudnn_us"), p.get("flash_us"), p.get("unfused_fp8_us"), p.get("unfused_fp8_scaled_kv_us")
+        for label, key, vkey in [("K8/V8", "tilepath_k8v8_us", "variant"),
+                                 ("K16/V8", "tilepath_k16v8_us", "variant_k16v8"),
+                                 ("K16/V16", "tilepath_k16v16_us", "variant_k16v16")]:
             t = p.get(key)
-            rr.append([f"B={p['batch']}, S={p['context']}", label, f(t), f(c), f(fl), f(u),
+            rr.append([peer_shape_label(p), label, p.get(vkey) or ABSENT, f(t), f(c), f(fl), f(u), f(us),
                        f(ratio(c, t), 2), f(ratio(fl, t), 2), f(ratio(u, t), 2)])
-    w(table(["shape", "tilepath", "us", "cuDNN BF16 us", "flash BF16 us", "unfused FP8 us",
-             "x vs cuDNN", "x vs flash", "x vs unfused FP8"], rr))
-    notes = [(p["batch"], p["context"], n) for p in peers for n in p.get("notes", [])]
+    w(table(["shape", "tilepath", "variant", "us", "cuDNN BF16 us", "flash BF16 us", "unfused FP8 us",
+             "unfused FP8, scaled K/V us", "x vs cuDNN", "x vs flash", "x vs unfused FP8"], rr))
+    notes = [(peer_shape_label(p), n) for p in peers for n in p.get("notes", [])]
     if notes:
         w("")
-        w("Peer notes from the file: " + "; ".join(f"B={b}, S={s}: {n}" for b, s, n in notes))
+        w("Peer notes from the file: " + "; ".join(f"{label}: {n}" for label, n in notes))
     w("")
 
     # ---- per shape: kernel resources and limits (sweep)

@@ -5,7 +5,8 @@ For each shape (page 16, HBM-cold; B, S, Hq/Hk and D per row, SHAPES below) it m
   * tilepath's CUDA kernels through the CLI (`tilepath run --json --no-ablations`):
     every K8/V8 path, mode and matrix instruction family (`--mma mma_sync|wgmma`; the
     fastest is reported, and `variant` names it; a case the backend refuses is skipped),
-    K16/V8 (best mode) and K16/V16, and the read bandwidth of the project's streaming read
+    K16/V8 and K16/V16 (the faster family of each, named in `variant_k16v8` and
+    `variant_k16v16`), and the read bandwidth of the project's streaming read
     kernel (same process);
   * for the B=1 and few-kv-head rows, `paged_bound_us`: the split-read + merge bound of
     the shape's K8/V8 bytes (bench/paged_read_bound.cu, its split_read_merge median), run
@@ -13,14 +14,17 @@ For each shape (page 16, HBM-cold; B, S, Hq/Hk and D per row, SHAPES below) it m
     when the binary fails, e.g. for a shape it does not compile in);
   * torch.nn.functional.scaled_dot_product_attention on the same shapes in BF16
     with the cuDNN and the flash backends (contiguous K/V, GQA);
-  * the unfused FP8 path a user would write today: E4M3 K/V with per-head scales,
-    dequantized to BF16, then SDPA (cuDNN, else the default backend).
+  * the unfused FP8 path a user would write today: E4M3 K/V with per-head scales, cast to
+    BF16, then SDPA (cuDNN, else the default backend); in its fastest form (`unfused_fp8_us`)
+    the scales are folded into q and the output, so K and V are only cast; the form that
+    multiplies K and V by their scales is timed beside it (`unfused_fp8_scaled_kv_us`).
 Peers are timed with CUDA events, median of --repeats (30) after warm-up, with L2 flushed
 (a read of a buffer of 4x L2) before every timed launch.
-Writes a JSON list of rows (issue 5's format, plus `variant` and `paged_bound_us`) to --out
-after every row, so a time limit keeps the rows already measured.
+Writes a JSON list of rows (issue 5's format, plus the variants timed, `paged_bound_us` and the
+second unfused form) to --out after every row, so a time limit keeps the rows already measured.
 
-Each row runs 13 tilepath processes and the torch peers; --shapes runs a subset, e.g.
+Each row runs 12 tilepath processes (and paged_read_bound for the B=1 and few-kv-head rows)
+and the torch peers; --shapes runs a subset, e.g.
   --shapes 1,32768,8,1,128 32,32768,8,1,128
 """
 import argparse
@@ -57,7 +61,10 @@ PAGE = 16
 # K16/V8 full beats it but at B=1 S=2048), and each candidate is a process of device time.
 K8V8_VARIANTS = [(path, mode, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA) for path in (KPATH_TRANSFORM, KPATH_FP8_QK)
                  for mode in (MODE_FULL, MODE_K_ONLY)]
-K16V8_VARIANTS = [(KPATH_K16, MODE_FULL, MMA_MMA_SYNC)]
+# The 16-bit caches on both matrix instruction families (the wgmma kernels of K16/V8 and K16/V16
+# take BF16 K from the TMA ring); the fastest is reported and named.
+K16V8_VARIANTS = [(KPATH_K16, MODE_FULL, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA)]
+K16V16_VARIANTS = [(KPATH_K16, MODE_NONE, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA)]
 PAGED_BOUND_READER = "split_read_merge"  # paged_read_bound's row with the plugin's structure
 PAGED_BOUND_TIMEOUT_S = 120
 
@@ -171,24 +178,43 @@ def torch_peers(shape, repeats):
             out[name] = None
             out.setdefault("notes", []).append(f"{name}: {type(e).__name__}: {str(e)[:200]}")
 
-    # Unfused FP8: E4M3 cache with per-head scales, dequantize to BF16, then SDPA.
+    # Unfused FP8: E4M3 cache with per-kv-head scales, cast to BF16, then SDPA. Softmax(q·(s_k·K)ᵀ)·(s_v·V)
+    # is softmax((s_k·q)·Kᵀ)·V·s_v, so the fastest form scales the one query row and the output
+    # per head (each q head takes its kv head's scales) and only casts K and V.
     k_scale = (k.abs().amax(dim=(0, 2, 3), keepdim=True).float() / 448.0)
     v_scale = (v.abs().amax(dim=(0, 2, 3), keepdim=True).float() / 448.0)
     k8 = (k.float() / k_scale).to(torch.float8_e4m3fn)
     v8 = (v.float() / v_scale).to(torch.float8_e4m3fn)
     del k, v
     torch.cuda.empty_cache()
+    group = hq // hk
+    k_scale_q = k_scale.repeat_interleave(group, dim=1).to(torch.bfloat16)  # (1, Hq, 1, 1)
+    v_scale_q = v_scale.repeat_interleave(group, dim=1).to(torch.bfloat16)
 
-    def unfused():
-        kk = (k8.to(torch.bfloat16) * k_scale.to(torch.bfloat16))
-        vv = (v8.to(torch.bfloat16) * v_scale.to(torch.bfloat16))
+    def sdpa_fp8(qq, kk, vv):
         try:
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                return F.scaled_dot_product_attention(q, kk, vv, enable_gqa=True)
+                return F.scaled_dot_product_attention(qq, kk, vv, enable_gqa=True)
         except RuntimeError:
-            return F.scaled_dot_product_attention(q, kk, vv, enable_gqa=True)
+            return F.scaled_dot_product_attention(qq, kk, vv, enable_gqa=True)
 
-    out["unfused_fp8_us"] = time_cold(unfused)
+    def unfused_folded():
+        return sdpa_fp8(q * k_scale_q, k8.to(torch.bfloat16), v8.to(torch.bfloat16)) * v_scale_q
+
+    def unfused_scaled_kv():
+        kk = (k8.to(torch.bfloat16) * k_scale.to(torch.bfloat16))
+        vv = (v8.to(torch.bfloat16) * v_scale.to(torch.bfloat16))
+        return sdpa_fp8(q, kk, vv)
+
+    # The two forms compute the same attention up to BF16 rounding: a fold that disagreed would be
+    # timing something else.
+    a, b = unfused_folded().float(), unfused_scaled_kv().float()
+    rel = ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
+    out["unfused_fp8_fold_rel_diff"] = rel
+    if not rel < 0.05:
+        out.setdefault("notes", []).append(f"unfused_fp8_us: the folded form differs from the scaled one by {rel:.3g}")
+    out["unfused_fp8_us"] = time_cold(unfused_folded)
+    out["unfused_fp8_scaled_kv_us"] = time_cold(unfused_scaled_kv)
     return out
 
 
@@ -228,9 +254,9 @@ def main():
                 bound_us, note = paged_bound(args.paged_read_bound, shape, args.repeats)
                 notes += [note] if note else []
             variant, k8v8 = best_variant(args.tilepath, db, shape, KV_K8V8, K8V8_VARIANTS, args.repeats)
-            _, k16v8 = best_variant(args.tilepath, db, shape, KV_K16V8, K16V8_VARIANTS, args.repeats)
-            k16v16 = tilepath_case(args.tilepath, db, shape, KV_K16V16, KPATH_K16, MODE_NONE, MMA_MMA_SYNC,
-                                   args.repeats)
+            variant_k16v8, k16v8 = best_variant(args.tilepath, db, shape, KV_K16V8, K16V8_VARIANTS, args.repeats)
+            variant_k16v16, k16v16 = best_variant(args.tilepath, db, shape, KV_K16V16, K16V16_VARIANTS,
+                                                  args.repeats)
             ref = k8v8 or k16v16 or {}
             bw = ref.get("read_bandwidth_gbps")
             row = {"batch": batch, "context": context, "q_heads": hq, "kv_heads": hk, "head_dim": d, "page_size": PAGE,
@@ -239,7 +265,9 @@ def main():
                    "tilepath_k8v8_us": k8v8["latency_us"] if k8v8 else None,
                    "variant": variant,  # the K8/V8 variant of tilepath_k8v8_us
                    "tilepath_k16v8_us": k16v8["latency_us"] if k16v8 else None,
+                   "variant_k16v8": variant_k16v8,
                    "tilepath_k16v16_us": k16v16["latency_us"] if k16v16 else None,
+                   "variant_k16v16": variant_k16v16,
                    # the read kernel over the K8/V8 case's bytes, same cold timing: a perfect stream
                    "stream_k8v8_us": k8v8.get("stream_same_bytes_us") if k8v8 else None,
                    "read_bandwidth_gbps": bw}
@@ -248,7 +276,7 @@ def main():
             try:
                 row.update(torch_peers(shape, args.repeats))
             except Exception as e:
-                row.update({"cudnn_us": None, "flash_us": None, "unfused_fp8_us": None,
+                row.update({"cudnn_us": None, "flash_us": None, "unfused_fp8_us": None, "unfused_fp8_scaled_kv_us": None,
                             "notes": [f"torch peers failed: {type(e).__name__}: {str(e)[:300]}"]})
             if notes:
                 row["notes"] = notes + row.get("notes", [])

@@ -23,8 +23,8 @@ TEST(CliModel, CheckReportsTrainHeldOutAndPerModeErrors) {
   CliResult r = run_cli({"model", "check", "--db", kBundled, "--gpu", "h200", "--held-out", kHeldOut, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["errors"]["all"]["cases"], 2220);  // every ok case of the bundled run
-  EXPECT_EQ(j["errors"]["held_out"]["cases"].get<int>() + j["errors"]["train"]["cases"].get<int>(), 2220);
+  EXPECT_EQ(j["errors"]["all"]["cases"], 2210);  // every ok case of the bundled run (10 of 2256 failed, 36 unsupported)
+  EXPECT_EQ(j["errors"]["held_out"]["cases"].get<int>() + j["errors"]["train"]["cases"].get<int>(), 2210);
   EXPECT_TRUE(j["errors"]["by_mode"].contains("separate_kv"));
   EXPECT_LE(j["errors"]["held_out"]["median"].get<double>(), 0.10);
 }
@@ -53,15 +53,15 @@ TEST(CliModel, KernelIiOfTheBundledRunMeetsTheMedianTargetsInEveryMode) {
   CliResult bundled = run_cli({"model", "ii", "--db", kBundled, "--json", "--per-case"});
   ASSERT_EQ(bundled.exit_code, 0) << bundled.err;
   const json b = json::parse(bundled.out);
-  EXPECT_EQ(b["cases"], 2220);
-  EXPECT_EQ(b["compared"], 1336);
+  EXPECT_EQ(b["cases"], 2210);
+  EXPECT_EQ(b["compared"], 1326);
   EXPECT_EQ(b["without_isolated_costs"], 884);
   EXPECT_EQ(b["lower_bounds"], 0);
   EXPECT_LE(b["errors"]["all"]["median"].get<double>(), 0.10);
   for (const char* mode : {"none", "full", "k_only", "separate_kv"})
     EXPECT_LE(b["errors"][mode]["median"].get<double>(), 0.15) << mode;
   // --per-case: every compared case, worst first, each with its own error.
-  ASSERT_EQ(b["per_case"].size(), 1336u);
+  ASSERT_EQ(b["per_case"].size(), 1326u);
   for (std::size_t i = 1; i < b["per_case"].size(); ++i)
     EXPECT_GE(b["per_case"][i - 1]["relative_error"].get<double>(), b["per_case"][i]["relative_error"].get<double>());
   EXPECT_TRUE(b["per_case"][0].contains("case"));

@@ -44,7 +44,7 @@
 #                  data/sweeps/h200-cuda.json; README.md, "The bundled database", lists the
 #                  specs of data/h200-sweep.sqlite)
 #   PEERS_SECONDS  limit for bench/peers.py (default 540: 180 s was the limit for 5 rows of 9
-#                  tilepath processes; the 11 rows of 13 take about three times as many). The rows
+#                  tilepath processes; the 11 rows of 12 take about three times as many). The rows
 #                  already done are kept when it runs out
 #   PEERS_SHAPES   the rows of bench/peers.py to run, as its --shapes takes them (space-separated
 #                  B,S,Hq,Hk,D; default: all), to split the list over calls
