@@ -5,7 +5,10 @@ more databases (rounds), plain or xz-compressed.
 
   python3 bench/wgmma_layouts_ab.py \\
       --arm one-head=r/one-head-round1.sqlite,r/one-head-round2.sqlite \\
-      --arm tile-groups=r/tile-groups-round1.sqlite,r/tile-groups-round2.sqlite
+      --arm two-heads=r/two-heads-round1.sqlite,r/two-heads-round2.sqlite
+
+(The databases of bench/results/wgmma-cta-layouts/ also hold a third layout, since removed: two
+tile groups per kv head, kernel names with _tg2.)
 
 Per case and layout: the median latency over the rounds (us), its load_only ablation, the
 ratio to the byte floor (1 / floor_fraction of each round, averaged) and the kernel that ran;

@@ -132,27 +132,20 @@ inline constexpr int kWgmmaThreads = 32 * (kWgmmaConsumerWarps + 1);
 constexpr int wgmma_stage_bytes(int head_dim, int k_bytes, int v_bytes) {
   return kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
 }
-// Two tile groups per kv head take alternate tiles: 4 slots, an even count, so that each slot
-// holds one group's tiles only (decode_wgmma.cuh).
-constexpr int wgmma_stages(int stage_bytes, int tile_groups = 1) {
-  return tile_groups == 2 || 4 * stage_bytes <= 48 * 1024 ? 4 : 3;
-}
-// Threads of a wgmma CTA: its consumer warpgroups (one per kv head, or per kv head and
-// tile group) and one producer warp.
+constexpr int wgmma_stages(int stage_bytes) { return 4 * stage_bytes <= 48 * 1024 ? 4 : 3; }
+// Threads of a wgmma CTA: its consumer warpgroups (one per kv head) and one producer warp.
 constexpr int wgmma_threads(int warpgroups) { return 32 * (kWgmmaConsumerWarps * warpgroups + 1); }
-// kv_heads_per_cta 2: each ring slot holds both heads' tiles. tile_groups 2: two consumer
-// warpgroups share one kv head, taking alternate tiles. Each consumer warpgroup has its own
-// operand tiles and bookkeeping in a 1024-byte aligned block.
-constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8, int kv_heads_per_cta = 1,
-                               int tile_groups = 1) {
+// kv_heads_per_cta 2: each ring slot holds both heads' tiles. Each consumer warpgroup has its
+// own operand tiles and bookkeeping in a 1024-byte aligned block.
+constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8, int kv_heads_per_cta = 1) {
   const int stage = kv_heads_per_cta * wgmma_stage_bytes(head_dim, k_bytes, v_bytes);
   const int q_tile = (8 * head_dim * (q_fp8 ? 1 : 2) + 1023) / 1024 * 1024;
   const int p_tile = 8 * 128;
   const int row_max = kWgmmaConsumerWarps * 8 * 4, q_scales = 8 * 4, l_sums = kWgmmaConsumerWarps * 8 * 4;
   const int warpgroup_block = q_tile + p_tile + row_max + q_scales + l_sums;
-  const int stages = wgmma_stages(stage, tile_groups);
-  return stages * stage + (kv_heads_per_cta * tile_groups - 1) * ((warpgroup_block + 1023) / 1024 * 1024) +
-         warpgroup_block + 2 * stages * 8 + 1024;
+  const int stages = wgmma_stages(stage);
+  return stages * stage + (kv_heads_per_cta - 1) * ((warpgroup_block + 1023) / 1024 * 1024) + warpgroup_block +
+         2 * stages * 8 + 1024;
 }
 
 // Kv heads one wgmma CTA covers (1 or 2): two for K8/V8 at D = 64 on a split grid (the kernels

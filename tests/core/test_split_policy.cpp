@@ -123,11 +123,6 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(kWgmmaThreads, wgmma_threads(1));
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true, 2), wgmma_threads(2)), 2);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 1, 1, true, 2), wgmma_threads(2)), 4);
-  // Two tile groups on one kv head: an even ring (a fourth 16 KB slot at D = 128), a second
-  // warpgroup block.
-  EXPECT_EQ(wgmma_stages(wgmma_stage_bytes(128, 1, 1), 2), 4);
-  EXPECT_EQ(wgmma_smem_bytes(128, 1, 1, true, 1, 2) - wgmma_smem_bytes(128, 1, 1, true), 16 * 1024 + 3 * 1024 + 16);
-  EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true, 1, 2), wgmma_threads(2)), 3);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 2, false), kWgmmaThreads), 4);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 1, false), kWgmmaThreads), 4);
 }

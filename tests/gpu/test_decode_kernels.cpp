@@ -321,60 +321,43 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 INSTANTIATE_TEST_SUITE_P(Variants, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-// An A/B switch of the wgmma CTA layout, set for one test only.
-class ScopedLayoutSwitch {
+// The A/B switch that forces the two-kv-head wgmma CTA layout, set for one test only.
+class ScopedTwoHeadSwitch {
  public:
-  explicit ScopedLayoutSwitch(const char* name) : name_(name) { setenv(name_, "2", 1); }
-  ~ScopedLayoutSwitch() { unsetenv(name_); }
-  ScopedLayoutSwitch(const ScopedLayoutSwitch&) = delete;
-  ScopedLayoutSwitch& operator=(const ScopedLayoutSwitch&) = delete;
+  ScopedTwoHeadSwitch() { setenv(kName, "2", 1); }
+  ~ScopedTwoHeadSwitch() { unsetenv(kName); }
+  ScopedTwoHeadSwitch(const ScopedTwoHeadSwitch&) = delete;
+  ScopedTwoHeadSwitch& operator=(const ScopedTwoHeadSwitch&) = delete;
 
  private:
-  const char* name_;
+  static constexpr const char* kName = "TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA";
 };
 
-// The cases of wgmma_cases() the K8/V8 layouts at D = 64 and 128 run (two kv heads need an
-// even kv-head count).
-std::vector<KernelCase> wgmma_layout_cases(bool even_kv_heads) {
+// The cases of wgmma_cases() the two-head layout runs: K8/V8 at D = 64 and 128 with an even
+// kv-head count.
+std::vector<KernelCase> wgmma_two_head_cases() {
   std::vector<KernelCase> cases;
   for (const KernelCase& c : wgmma_cases())
-    if (c.op.kv == KvDtype::k8v8 && (c.op.head_dim == 64 || c.op.head_dim == 128) &&
-        (!even_kv_heads || c.op.kv_heads % 2 == 0))
+    if (c.op.kv == KvDtype::k8v8 && (c.op.head_dim == 64 || c.op.head_dim == 128) && c.op.kv_heads % 2 == 0)
       cases.push_back(c);
   return cases;
 }
 
-// The case under the switch `name`, on fresh random inputs; the kernel that ran must have
-// kernel_name_part in its name.
-void expect_switched_kernel_matches_reference(const KernelCase& c, const char* name, const char* kernel_name_part) {
-  ASSERT_NO_THROW(c.op.validate());
-  const ScopedLayoutSwitch layout(name);
-  const std::uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, kernel_name_part);
-}
-
 // The two-kv-head wgmma kernels (decode_wgmma_two_heads.cu: K8/V8 at D = 64 and 128, forced by
-// the A/B switch TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=2) on the same cases.
+// the A/B switch TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA=2) on the same cases, fresh random
+// inputs; the kernel that ran must be a two-head one.
 class WgmmaTwoHeadKernel : public DecodeKernel {};
 
 TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
-  expect_switched_kernel_matches_reference(GetParam(), "TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA", "_kvh2");
+  const KernelCase& c = GetParam();
+  ASSERT_NO_THROW(c.op.validate());
+  const ScopedTwoHeadSwitch two_heads;
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, "_kvh2");
 }
 
-INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTwoHeadKernel, ::testing::ValuesIn(wgmma_layout_cases(/*even_kv_heads=*/true)),
-                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
-
-// The wgmma kernels with two tile groups per kv head (decode_wgmma_tile_groups.cu: K8/V8 at
-// D = 64 and 128, run only under the A/B switch TILEPATH_CUDA_WGMMA_TILE_GROUPS=2) on the same
-// cases: one-tile splits (a tile group with no tile), ragged lengths and split grids among them.
-class WgmmaTileGroupKernel : public DecodeKernel {};
-
-TEST_P(WgmmaTileGroupKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
-  expect_switched_kernel_matches_reference(GetParam(), "TILEPATH_CUDA_WGMMA_TILE_GROUPS", "_tg2");
-}
-
-INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTileGroupKernel, ::testing::ValuesIn(wgmma_layout_cases(/*even_kv_heads=*/false)),
+INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTwoHeadKernel, ::testing::ValuesIn(wgmma_two_head_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 // What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom

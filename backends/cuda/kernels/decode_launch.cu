@@ -39,7 +39,6 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_16bit_wgmma_variants(t);
     kernels::append_wgmma_load_only_variants(t);
     kernels::append_wgmma_two_head_variants(t);
-    kernels::append_wgmma_tile_group_variants(t);
     kernels::append_isolated_k16_variants(t);
     kernels::append_isolated_k8v16_variants(t);
     kernels::append_isolated_k8v8_transform_variants(t);
@@ -59,12 +58,11 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
   return true;
 }
 
-const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta,
-                                 int tile_groups = 1) {
+const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
         e.k_repr == args.k_repr && e.mma == args.mma && e.kv_heads_per_cta == kv_heads_per_cta &&
-        e.tile_groups == tile_groups && same_ablation(e, ablation)) {
+        same_ablation(e, ablation)) {
       return &e;
     }
   }
@@ -80,18 +78,8 @@ int wgmma_layout_switch(const char* name) {
   return 0;
 }
 
-// Tile groups per kv head of a wgmma CTA: 1; TILEPATH_CUDA_WGMMA_TILE_GROUPS=2 (A/B runs only)
-// asks for the kernels of decode_wgmma_tile_groups.cu where they exist.
-int wgmma_tile_groups_for(const DecodeArgs& args) {
-  return args.mma == kMmaWgmma && wgmma_layout_switch("TILEPATH_CUDA_WGMMA_TILE_GROUPS") == 2 ? 2 : 1;
-}
-
-// The variant a launch runs: the choice of wgmma_tile_groups_for or kv_heads_per_cta_for when
-// it is compiled in.
+// The variant a launch runs: the choice of kv_heads_per_cta_for when it is compiled in.
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
-  if (const int g = wgmma_tile_groups_for(args); g > 1) {
-    if (const VariantEntry* e = find_variant(args, ablation, 1, g)) return e;
-  }
   if (const int h = kv_heads_per_cta_for(args); h > 1) {
     if (const VariantEntry* e = find_variant(args, ablation, h)) return e;
   }
@@ -109,7 +97,6 @@ const char* variant_name(const VariantEntry& e) {
                   std::to_string(e.head_dim);
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
-  if (e.tile_groups > 1) n += "_tg" + std::to_string(e.tile_groups);
   if (e.mma == kMmaWgmma) n += "_wgmma";
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
     n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";

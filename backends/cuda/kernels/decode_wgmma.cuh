@@ -36,11 +36,9 @@
 namespace tilepath::cuda::kernels {
 
 // The layout of a wgmma kernel's CTA for kKvPerCta kv heads (1, or 2: one consumer warpgroup
-// per kv head, both reading the same pages) and kGroupsPerHead consumer warpgroups per kv head
-// (1, or 2 with one kv head: the warpgroups take alternate tiles and merge at the end). The
-// kernels are instantiated with the named types below (WgmmaTraits, WgmmaLoadOnlyTraits,
-// WgmmaTwoHeadTraits, WgmmaTileGroupTraits), not with this one.
-template <KOperand KO, VOperand VO, int kD, int kKvPerCta, int kGroupsPerHead = 1>
+// per kv head, both reading the same pages). The kernels are instantiated with the named types
+// below (WgmmaTraits, WgmmaLoadOnlyTraits, WgmmaTwoHeadTraits, ...), not with this one.
+template <KOperand KO, VOperand VO, int kD, int kKvPerCta>
 struct WgmmaLayout {
   static constexpr bool kLoadOnly = false;  // WgmmaLoadOnlyTraits
   static constexpr KOperand kK = KO;
@@ -58,14 +56,10 @@ struct WgmmaLayout {
   // keep a CTA under 56 KB of shared memory, so 4 CTAs share an SM: at 16 KB a slot (K8/V8
   // D = 128, K16/V16 D = 64) 4 slots let only 3 fit, and were slower (docs/perf-notes.md,
   // "wgmma kernels"); 3 from there up (2 CTAs per SM at 32 KB, 1 at 64 KB).
-  // Tile groups need an even count, so that each slot always holds the same group's tiles: an
-  // mbarrier's parity wait cannot tell phase k from k + 2, and a group that skipped a phase of
-  // its slot would take the other group's tile.
-  static constexpr int kStages = perf::cuda_plan::wgmma_stages(
-      kKvPerCta * perf::cuda_plan::wgmma_stage_bytes(kD, kKBytes, kVBytes), kGroupsPerHead);
+  static constexpr int kStages =
+      perf::cuda_plan::wgmma_stages(kKvPerCta * perf::cuda_plan::wgmma_stage_bytes(kD, kKBytes, kVBytes));
   static constexpr int kConsumerWarps = perf::cuda_plan::kWgmmaConsumerWarps;  // per warpgroup
-  static constexpr int kTileGroups = kGroupsPerHead;                           // consumer warpgroups per kv head
-  static constexpr int kWarpgroups = kKvPerCta * kTileGroups;
+  static constexpr int kWarpgroups = kKvPerCta;                                // a consumer warpgroup per kv head
   static constexpr int kThreads = perf::cuda_plan::wgmma_threads(kWarpgroups);
   static constexpr int kMBlocks = kHeadDim / 64;  // PV's m64 blocks along d
 
@@ -97,11 +91,10 @@ struct WgmmaLayout {
   static constexpr int kSmemBytes = kUsedBytes + 1024;  // room to align the dynamic base to 1024
 
   static_assert(kKvPerCta == 1 || kKvPerCta == 2, "one or two kv heads per CTA");
-  static_assert(kTileGroups == 1 || (kTileGroups == 2 && kKvPerCta == 1), "tile groups share one kv head");
   static_assert(kStageBytes % 1024 == 0, "ring slots keep the 1024-byte swizzle alignment");
   static_assert(kD == 64 || kD == 128 || kD == 256, "head dim must be 64, 128 or 256");
   // The GPU model's launch plan (core/perf/cuda_kernel_plan.h) sizes this kernel the same way.
-  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8, kKvPerCta, kTileGroups),
+  static_assert(kSmemBytes == perf::cuda_plan::wgmma_smem_bytes(kD, kKBytes, kVBytes, kQFp8, kKvPerCta),
                 "the plan's shared memory of this kernel");
 };
 
@@ -113,12 +106,6 @@ struct WgmmaTraits : WgmmaLayout<KO, VO, kD, 1> {};
 // K and V tiles of the same pages (adjacent rows of each token), one producer warp.
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTwoHeadTraits : WgmmaLayout<KO, VO, kD, 2> {};
-
-// One kv head per CTA, two consumer warpgroups taking alternate tiles of the ring (0, 2, 4, ..
-// and 1, 3, 5, ..), so that two tiles' compute overlaps where a CTA has few tiles (B = 1,
-// few kv heads); the second warpgroup hands its running max, sum and O to the first at the end.
-template <KOperand KO, VOperand VO, int kD>
-struct WgmmaTileGroupTraits : WgmmaLayout<KO, VO, kD, 1, 2> {};
 
 // The load_only ablation of WgmmaTraits<KO, VO, kD>: the same CTA, ring, prologue and epilogue
 // with no per-tile compute (each tile's slot released as soon as it lands): the stream through
@@ -132,12 +119,6 @@ struct WgmmaLoadOnlyTraits : WgmmaTraits<KO, VO, kD> {
 // The load_only ablation of WgmmaTwoHeadTraits<KO, VO, kD>.
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
-  static constexpr bool kLoadOnly = true;
-};
-
-// The load_only ablation of WgmmaTileGroupTraits<KO, VO, kD>.
-template <KOperand KO, VOperand VO, int kD>
-struct WgmmaTileGroupLoadOnlyTraits : WgmmaTileGroupTraits<KO, VO, kD> {
   static constexpr bool kLoadOnly = true;
 };
 
@@ -584,50 +565,6 @@ __device__ __forceinline__ void zero_v_tail(const WgmmaSmem<T>& sm, int slot, in
   sm.consumer_barrier();
 }
 
-// Tile groups: the second warpgroup's running max, sum and O handed to the first through ring
-// slot 0, idle once both have consumed their last tile (every tile the producer issued has
-// landed and been read). Returns whether this warpgroup goes on to write the output (the first).
-template <class T>
-__device__ __forceinline__ bool merge_tile_groups(const WgmmaSmem<T>& sm, int tid, WgmmaSoftmaxState& st, float (&l)[2],
-                                                  float (&o)[T::kMBlocks][4]) {
-  constexpr int kGroupThreads = 32 * T::kConsumerWarps;
-  constexpr int kWords = 4 + 4 * T::kMBlocks;  // m, l of 2 heads, then O
-  static_assert(kWords * kGroupThreads * 4 <= T::kKTileBytes, "the hand-over fits in slot 0's K tile");
-  const std::uint32_t at = sm.k_tile(0) + tid * 4;  // word i of thread tid at i * kGroupThreads + tid
-  const auto word = [&](int i) { return at + i * kGroupThreads * 4; };
-  named_barrier_sync<3, 2 * kGroupThreads>();  // both warpgroups past their last tile: slot 0 is free
-  if (sm.warpgroup == 1) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      sts_f32(word(h), st.m[h]);
-      sts_f32(word(2 + h), l[h]);
-    }
-#pragma unroll
-    for (int mb = 0; mb < T::kMBlocks; ++mb)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) sts_f32(word(4 + 4 * mb + i), o[mb][i]);
-  }
-  // The second warpgroup's words written. Both warpgroups reach this one barrier instruction
-  // (outside the branch): a barrier met at two places is divergent to compute-sanitizer.
-  named_barrier_sync<4, 2 * kGroupThreads>();
-  if (sm.warpgroup == 1) return false;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float m1 = lds_f32(word(h)), l1 = lds_f32(word(2 + h));
-    const float m_new = fmaxf(st.m[h], m1);
-    if (m_new == -INFINITY) continue;  // neither warpgroup saw a token
-    const float a0 = fast_exp2(st.m[h] - m_new), a1 = fast_exp2(m1 - m_new);
-    l[h] = l[h] * a0 + l1 * a1;
-#pragma unroll
-    for (int mb = 0; mb < T::kMBlocks; ++mb) {
-      o[mb][h] = o[mb][h] * a0 + lds_f32(word(4 + 4 * mb + h)) * a1;
-      o[mb][2 + h] = o[mb][2 + h] * a0 + lds_f32(word(4 + 4 * mb + 2 + h)) * a1;
-    }
-    st.m[h] = m_new;
-  }
-  return true;
-}
-
 template <class T>
 __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                int tiles, int warp, int lane) {
@@ -651,9 +588,8 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 
   float o[T::kMBlocks][4] = {};
   WgmmaSoftmaxState st{{-INFINITY, -INFINITY}, {0.0f, 0.0f}};
-  const int first_tile = sm.warpgroup % T::kTileGroups;  // tile groups take alternate tiles
 #pragma unroll 1
-  for (int tile = first_tile; tile < tiles; tile += T::kTileGroups) {
+  for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
     mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
@@ -699,9 +635,6 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     l[h] = 0.0f;
 #pragma unroll
     for (int u = 0; u < T::kConsumerWarps; ++u) l[h] += lds_f32(l_sum + (u * 8 + 2 * t + h) * 4);
-  }
-  if constexpr (T::kTileGroups == 2) {
-    if (!merge_tile_groups<T>(sm, tid, st, l, o)) return;
   }
 
   const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
@@ -753,13 +686,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warpgroup and its kv head within the CTA; the producer loads for all (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
-  const int head = warpgroup / T::kTileGroups;
+  const int head = warpgroup;
   const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup, head};
   const CtaWork w = cta_work<T>(p.base, head);
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if (threadIdx.x < T::kStages) {
     mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
-    // one arrive per consumer warp that reads the slot: every kv head's warpgroup, one tile group
+    // one arrive per consumer warp that reads the slot: every kv head's warpgroup
     mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps * T::kKvHeadsPerCta);
   }
   fence_mbarrier_init();

@@ -103,19 +103,15 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
                               ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
 }
 
-// How a wgmma CTA uses its consumer warpgroups: one kv head, two kv heads (a warpgroup each),
-// or one kv head in two tile groups (alternate tiles).
-enum class WgmmaCta { one_head, two_heads, tile_groups };
+// How a wgmma CTA uses its consumer warpgroups: one kv head, or two kv heads (a warpgroup each).
+enum class WgmmaCta { one_head, two_heads };
 
 template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
-using WgmmaFullTraitsOf = std::conditional_t<
-    kCta == WgmmaCta::one_head, WgmmaTraits<KO, VO, kD>,
-    std::conditional_t<kCta == WgmmaCta::two_heads, WgmmaTwoHeadTraits<KO, VO, kD>, WgmmaTileGroupTraits<KO, VO, kD>>>;
+using WgmmaFullTraitsOf =
+    std::conditional_t<kCta == WgmmaCta::one_head, WgmmaTraits<KO, VO, kD>, WgmmaTwoHeadTraits<KO, VO, kD>>;
 template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
-using WgmmaLoadOnlyTraitsOf =
-    std::conditional_t<kCta == WgmmaCta::one_head, WgmmaLoadOnlyTraits<KO, VO, kD>,
-                       std::conditional_t<kCta == WgmmaCta::two_heads, WgmmaTwoHeadLoadOnlyTraits<KO, VO, kD>,
-                                          WgmmaTileGroupLoadOnlyTraits<KO, VO, kD>>>;
+using WgmmaLoadOnlyTraitsOf = std::conditional_t<kCta == WgmmaCta::one_head, WgmmaLoadOnlyTraits<KO, VO, kD>,
+                                                 WgmmaTwoHeadLoadOnlyTraits<KO, VO, kD>>;
 // The kernel type of (KO, VO, kD) with CTA layout kCta, or of its load_only ablation.
 template <KOperand KO, VOperand VO, int kD, AblationKind kAblation, WgmmaCta kCta>
 using WgmmaKernelTraits =
@@ -141,7 +137,6 @@ VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   e.launch = &launch_wgmma<T>;
   e.mma = kMmaWgmma;
   e.resources = &wgmma_resources<T>;
-  e.tile_groups = T::kTileGroups;
   return e;
 }
 

@@ -147,11 +147,5 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
 __device__ __forceinline__ void warpgroup_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 // Barrier `id` of one of several consumer warpgroups (the two-kv-head kernels: 1 + head).
 __device__ __forceinline__ void warpgroup_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
-// Named barrier kId over kThreads threads (whole warps), both immediates in the SASS.
-template <int kId, int kThreads>
-__device__ __forceinline__ void named_barrier_sync() {
-  static_assert(kId > 0 && kId < 16 && kThreads % 32 == 0, "ids 1..15 (0 is __syncthreads), whole warps");
-  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "n"(kThreads) : "memory");
-}
 
 }  // namespace tilepath::cuda::kernels
