@@ -211,9 +211,12 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 // fixed angle between the warp's tiles (four FMAs per pair against step_rotation's
 // cos/sin, read through L1), and an F16 MMA of QK's shape against the fixed (D, 32 token)
 // cos/sin table in shared memory adds Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k.
-// α, β and the table are F16: 2^-12 of each term, under 2e-4 of Σ|q_d b_d|
-// (tests/backends/test_cuda_bias_tables.cpp), well below the E4M3 residual's own error; a
-// high/low split of α and β would double the MMAs.
+// α, β and the table are F16: 2^-12 of each term. With a bias spread over every channel that
+// is under 2e-4 of Σ|q_d b_d| (tests/backends/test_cuda_bias_tables.cpp); with the bias of
+// models/keys/qwen_bias.json on 4 channels the terms do not cancel and a score is off by up to
+// 1e-3 of it, 0.3-0.6% of the output (bench/kbias_f16_effect.cpp), still well below the E4M3
+// residual's own error. High and low F16 words for α, β and the table would remove it at more
+// MMAs.
 
 template <class T>
 struct BiasState {
