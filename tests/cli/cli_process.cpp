@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,32 @@ CliResult CliProcess::wait() {
 }
 
 CliResult run_cli(std::vector<std::string> args, const CliEnv& env) { return CliProcess(std::move(args), env).wait(); }
+
+std::string first_unreachable_as(uid_t uid, const std::vector<std::string>& paths) {
+  // The check runs as that user (access() as root would answer for root), with plain system
+  // calls only: the forked child must neither throw nor return into the test framework.
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(static_cast<gid_t>(uid)) != 0 || setuid(uid) != 0) _exit(255);
+    for (std::size_t i = 0; i < paths.size() && i < 254; ++i) {
+      struct stat st {};
+      if (stat(paths[i].c_str(), &st) != 0) _exit(static_cast<int>(i) + 1);
+      const bool search_or_run = S_ISDIR(st.st_mode) || (st.st_mode & S_IXUSR) != 0;
+      if (access(paths[i].c_str(), R_OK | (search_or_run ? X_OK : 0)) != 0) _exit(static_cast<int>(i) + 1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status)) return "(the check as uid " + std::to_string(uid) + " did not exit)";
+  const int code = WEXITSTATUS(status);
+  if (code == 0) return "";
+  if (code == 255) return "(could not become uid " + std::to_string(uid) + ")";
+  return paths[static_cast<std::size_t>(code - 1)];
+}
+
+std::vector<std::string> cli_paths() { return {TILEPATH_CLI_PATH, TILEPATH_PLUGIN_DIR, TILEPATH_SOURCE_DIR "/models"}; }
 
 std::string make_temp_dir(const std::string& tag) {
   std::string pattern = (std::filesystem::temp_directory_path() / ("tilepath-cli-" + tag + "-XXXXXX")).string();

@@ -45,6 +45,13 @@ class CliProcess {
 // Run to completion.
 CliResult run_cli(std::vector<std::string> args, const CliEnv& env = {});
 
+// The first of `paths` that user `uid` cannot reach (read, and search for a folder, execute for
+// a file that is executable), or "" when it reaches them all. A clone under a folder that only
+// its owner may enter (root's home is 0700) keeps every other user from the built CLI.
+std::string first_unreachable_as(uid_t uid, const std::vector<std::string>& paths);
+// The files a CLI run as another user reads: the binary, its plugins, the GPU models.
+std::vector<std::string> cli_paths();
+
 // A fresh empty directory under the test temp dir, removed by the caller's fixture.
 std::string make_temp_dir(const std::string& tag);
 std::string read_file(const std::string& path);

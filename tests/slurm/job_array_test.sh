@@ -24,6 +24,10 @@ done
 work=$(mktemp -d /tmp/tilepath-slurm-XXXXXX)
 pids=()
 cleanup() {
+  # Daemons that wrote a pid file but failed the script before it recorded them are stopped too.
+  for f in "$work"/run/*.pid "$work"/munge/munged.pid; do
+    [ -s "$f" ] && pids+=("$(cat "$f")")
+  done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 1
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -71,8 +75,13 @@ NodeName=$host CPUs=$cpus State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$work/slurm.conf
-slurmctld -f "$SLURM_CONF"
-slurmd -f "$SLURM_CONF"
+daemon_failed() {
+  tail -n 20 "$work/log/slurmctld.log" "$work/log/slurmd.log" >&2 2>/dev/null || true
+  echo "slurm job-array test FAILED: $1 did not start" >&2
+  exit 1
+}
+slurmctld -f "$SLURM_CONF" || daemon_failed slurmctld
+slurmd -f "$SLURM_CONF" || daemon_failed slurmd
 for _ in $(seq 100); do [ -s "$work/run/slurmctld.pid" ] && [ -s "$work/run/slurmd.pid" ] && break; sleep 0.1; done
 pids+=("$(cat "$work/run/slurmd.pid")" "$(cat "$work/run/slurmctld.pid")")
 for _ in $(seq 100); do
