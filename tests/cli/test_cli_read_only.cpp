@@ -162,7 +162,7 @@ TEST_F(CliReadOnlyTest, AFileLeftInWalModeOpensWithoutSidecars) {
   fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                               fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   if (const std::string why = why_no_other_user(); !why.empty())
-    GTEST_SKIP() << "the read-only folder part (the writable one passed above): " << why;
+    GTEST_SKIP() << "the read-only folder part skipped (the writable-folder part ran above): " << why;
   expect_untouched_by_every_command(db, as_other_user());
 }
 
