@@ -7,9 +7,9 @@
 // error (backends/cuda/output_check.cpp) that the stage's rounding alone explains.
 //
 // Build from the repository root after a build into build-device/, and run:
-//   g++ -std=c++20 -O2 -I. -I build-device -o kbias_f16_effect bench/kbias_f16_effect.cpp \
-//     build-device/backends/libtilepath_cuda_tables.a build-device/core/libtilepath_numerics.a \
-//     build-device/core/libtilepath_types.a -lpthread
+//   LIBS="build-device/backends/libtilepath_cuda_tables.a build-device/core/libtilepath_numerics.a
+//         build-device/core/libtilepath_types.a -lpthread"
+//   g++ -std=c++20 -O2 -I. -I build-device -o kbias_f16_effect bench/kbias_f16_effect.cpp $LIBS
 //   TILEPATH_MODELS_DIR=$PWD/models ./kbias_f16_effect 8192        # S [warp stride [seed]]
 #include <algorithm>
 #include <cmath>
@@ -28,6 +28,11 @@ namespace {
 
 constexpr int kHeadDim = 128, kQHeads = 32, kKvHeads = 8, kPage = 16, kTile = cuda::kBiasTileTokens;
 
+// Where token t of request 0, kv head h starts in the paged cache (decode_problem.h's layout).
+std::size_t cache_row(const numerics::DecodeProblem& p, int t, int h) {
+  return ((std::size_t(p.page_table[t / kPage]) * kPage + t % kPage) * kKvHeads + h) * kHeadDim;
+}
+
 // softmax(s) · V of kv head h for request 0, float64.
 std::vector<double> attend(const numerics::DecodeProblem& p, int h, const std::vector<double>& s) {
   const double top = *std::max_element(s.begin(), s.end());
@@ -36,7 +41,7 @@ std::vector<double> attend(const numerics::DecodeProblem& p, int h, const std::v
   for (std::size_t t = 0; t < s.size(); ++t) {
     const double e = std::exp(s[t] - top);
     sum += e;
-    const std::size_t at = ((std::size_t(p.page_table[t / kPage]) * kPage + t % kPage) * kKvHeads + h) * kHeadDim;
+    const std::size_t at = cache_row(p, static_cast<int>(t), h);
     for (int d = 0; d < kHeadDim; ++d) o[d] += e * numerics::e4m3_to_float(p.v8[at + d]) * p.v_scale[h];
   }
   for (double& x : o) x /= sum;
@@ -95,14 +100,15 @@ int main(int argc, char** argv) {
       }
       std::vector<double> exact(S), kernel(S);
       for (int t = 0; t < S; ++t) {
-        const std::size_t at = ((std::size_t(p.page_table[t / kPage]) * kPage + t % kPage) * kKvHeads + h) * kHeadDim;
+        const std::size_t at = cache_row(p, t, h);
         double qk = 0;
         for (int d = 0; d < kHeadDim; ++d) qk += double(q[d]) * numerics::e4m3_to_float(p.k8[at + d]) * p.k_scale[h];
-        exact[t] = p.softmax_scale * (qk + cuda::exact_bias_score(q, b, t));
+        const double bias = cuda::exact_bias_score(q, b, t);
+        exact[t] = p.softmax_scale * (qk + bias);
         kernel[t] = p.softmax_scale * (qk + emulated[t]);
         worst_logit = std::max(worst_logit, std::fabs(exact[t] - kernel[t]));
         // the score's error against the row's sum |q_d b_d|, the size the stage's bound is stated in
-        worst_relative = std::max(worst_relative, std::fabs(emulated[t] - cuda::exact_bias_score(q, b, t)) / qb);
+        worst_relative = std::max(worst_relative, std::fabs(emulated[t] - bias) / qb);
       }
       const std::vector<double> o_exact = attend(p, h, exact), o_kernel = attend(p, h, kernel);
       for (int d = 0; d < kHeadDim; ++d) {

@@ -16,8 +16,7 @@
 //
 // Each variant checks every loaded word against what was stored and exits 1 on a mismatch.
 // Build and run on an sm_90a machine, from the repository root:
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o racecheck_handover \
-//     bench/racecheck_handover.cu
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o racecheck_handover bench/racecheck_handover.cu
 //   for v in named after_bulk syncthreads no_barrier; do
 //     compute-sanitizer --tool racecheck --error-exitcode 3 ./racecheck_handover $v; done
 #include <cstdio>

@@ -138,8 +138,7 @@ struct WgmmaParams {
 template <class T>
 struct WgmmaSmem {
   std::uint32_t base;
-  int warpgroup = 0;  // the consumer warpgroup within the CTA (< kWarpgroups)
-  int head = 0;       // its kv head within the CTA (< kKvHeadsPerCta)
+  int warpgroup = 0;  // the consumer warpgroup within the CTA, and so its kv head (< kWarpgroups)
   __device__ std::uint32_t block() const {
     if constexpr (T::kWarpgroups == 1) {
       return 0u;
@@ -150,7 +149,7 @@ struct WgmmaSmem {
   __device__ std::uint32_t k_tile(int slot, int h) const { return base + slot * T::kStageBytes + h * T::kHeadKvBytes; }
   __device__ std::uint32_t v_tile(int slot, int h) const { return k_tile(slot, h) + T::kKTileBytes; }
   __device__ std::uint32_t k_tile(int slot) const {
-    return T::kKvHeadsPerCta == 1 ? base + slot * T::kStageBytes : k_tile(slot, head);
+    return T::kKvHeadsPerCta == 1 ? base + slot * T::kStageBytes : k_tile(slot, warpgroup);
   }
   __device__ std::uint32_t v_tile(int slot) const { return k_tile(slot) + T::kKTileBytes; }
   __device__ std::uint32_t q_tile() const { return base + T::kQOffset + block(); }
@@ -684,11 +683,11 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   grid_dependents_launch();
   constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // A consumer warpgroup and its kv head within the CTA; the producer loads for all (head 0's work).
+  // A consumer warpgroup, which is also its kv head within the CTA; the producer loads for all
+  // (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
-  const int head = warpgroup;
-  const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup, head};
-  const CtaWork w = cta_work<T>(p.base, head);
+  const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup};
+  const CtaWork w = cta_work<T>(p.base, warpgroup);
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if (threadIdx.x < T::kStages) {
     mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
