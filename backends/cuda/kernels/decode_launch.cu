@@ -159,8 +159,12 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
       args.head_dim % 2 != 0 || (args.kv_dtype != TP_KV_K16V16 && (!args.k_scale || !args.v_scale))) {
     return cudaErrorInvalidValue;
   }
-  if (args.k_repr == TP_KREPR_PREBIAS && (!args.k_bias || !args.bias_phase_step || !args.bias_table ||
-                                          reinterpret_cast<std::uintptr_t>(args.bias_table) % 16 != 0)) {
+  const auto missing_or_misaligned = [](const void* ptr) {
+    return !ptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0;
+  };
+  if (args.k_repr == TP_KREPR_PREBIAS &&
+      (!args.k_bias || !args.bias_phase_step || missing_or_misaligned(args.bias_table) ||
+       missing_or_misaligned(args.bias_step_rotation))) {
     return cudaErrorInvalidValue;
   }
   const bool combine_alone = is_isolated_combine(ablation);
