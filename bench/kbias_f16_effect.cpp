@@ -1,22 +1,20 @@
 // What the k_bias stage's F16 arithmetic costs an attention output, on the host: for one
 // request of a post-RoPE prebias K8/V8 problem (the generator of `tilepath sweep`, keys from
 // models/keys/<keys>.json), every q head's output with the exact bias score q·RoPE_t(b) and
-// with the score as the CUDA kernels compute it (EmulatedKBias: high and low F16 (α, β) words
-// against the high and low F16 cos/sin tables, float turns along each warp's tiles), everything
-// else the same float64 arithmetic on the stored cache. The rel_l2 between the two is the part
-// of the kernel check's error (backends/cuda/output_check.cpp) that the stage's rounding alone
-// explains. A fourth argument `high_only` drops the low words: one F16 word per term.
+// with the score as the CUDA kernels compute it (EmulatedKBias: F16 (α, β) words against the
+// F16 cos/sin table, float turns along each warp's tiles), everything else the same float64
+// arithmetic on the stored cache. The rel_l2 between the two is the part of the kernel check's
+// error (backends/cuda/output_check.cpp) that the stage's rounding alone explains.
 //
 // Build from the repository root after a build into build-device/, and run:
 //   LIBS="build-device/backends/libtilepath_cuda_tables.a build-device/core/libtilepath_numerics.a
 //         build-device/core/libtilepath_types.a -lpthread"
 //   g++ -std=c++20 -O2 -I. -I build-device -o kbias_f16_effect bench/kbias_f16_effect.cpp $LIBS
-//   TILEPATH_MODELS_DIR=$PWD/models ./kbias_f16_effect 8192   # S [warp stride [seed [high_only]]]
+//   TILEPATH_MODELS_DIR=$PWD/models ./kbias_f16_effect 8192        # S [warp stride [seed]]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <vector>
 
 #include "backends/cuda/emulated_k_bias.h"
@@ -54,18 +52,12 @@ std::vector<double> attend(const numerics::DecodeProblem& p, int h, const std::v
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CONTEXT [WARP_STRIDE (2)] [SEED (1)] [high_only]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s CONTEXT [WARP_STRIDE (2)] [SEED (1)]\n", argv[0]);
     return 2;
   }
   const int S = std::atoi(argv[1]);
   const int stride = argc > 2 ? std::atoi(argv[2]) : 2;  // MMA warps per kv head (kBiasMaxWarpStride)
   const unsigned seed = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 1u;
-  const bool high_only = argc > 4 && std::string(argv[4]) == "high_only";
-  if (argc > 4 && !high_only) {
-    std::fprintf(stderr, "the fourth argument is high_only or absent, not '%s'\n", argv[4]);
-    return 2;
-  }
-  const cuda::BiasWords words = high_only ? cuda::BiasWords::high_only : cuda::BiasWords::high_and_low;
   if (S < kTile || stride < 1 || stride > cuda::kBiasMaxWarpStride) {
     std::fprintf(stderr, "CONTEXT must be at least %d, WARP_STRIDE 1..%d\n", kTile, cuda::kBiasMaxWarpStride);
     return 2;
@@ -100,7 +92,7 @@ int main(int argc, char** argv) {
       // The kernel's bias scores: warp w takes tiles w, w + stride, ... of the request.
       std::vector<double> emulated(S);
       for (int w = 0; w < stride; ++w) {
-        cuda::EmulatedKBias walk(tables, q, b, static_cast<std::uint32_t>(w), stride, words);
+        cuda::EmulatedKBias walk(tables, q, b, static_cast<std::uint32_t>(w), stride);
         for (int m = w; m * kTile < S; m += stride) {
           const std::vector<double> tile = walk.next_tile();
           for (int k = 0; k < kTile && m * kTile + k < S; ++k) emulated[m * kTile + k] = tile[k];
@@ -126,9 +118,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "S=%d warp stride %d seed %u, %s: output rel_l2 of the kernel's k_bias arithmetic %.2e; worst logit error "
-      "%.2e; largest sum|q_d b_d| %.1f; worst score error over its row's sum|q_d b_d| %.2e\n",
-      S, stride, seed, high_only ? "high F16 words only" : "high and low F16 words", std::sqrt(diff_sq / ref_sq),
-      worst_logit, largest_qb, worst_relative);
+      "S=%d warp stride %d seed %u: output rel_l2 of the kernel's k_bias arithmetic %.4f; worst logit error %.4f; "
+      "largest sum|q_d b_d| %.1f; worst score error over its row's sum|q_d b_d| %.2e\n",
+      S, stride, seed, std::sqrt(diff_sq / ref_sq), worst_logit, largest_qb, worst_relative);
   return 0;
 }

@@ -11,15 +11,9 @@
 //
 // A warp's tiles are kWarpsPerHead tiles apart (kernels/decode_kernel.cuh), so from its
 // first tile on it turns (α, β) by one fixed angle per tile, ψ_i = stride·32θ_i: four FMAs
-// per pair against (cos ψ_i, sin ψ_i) from step_rotation, no sincos in the tile loop, and
-// four more against step_rotation_low, the float remainders: with the floats alone each turn
-// would be off by the same ~2^-25, which adds up along the walk (1.4e-4 of Σ|q_d b_d| after
-// 128k tokens with a bias on a few channels); with both only the rounding of α and β is left
-// to add up (tests/backends/test_cuda_bias_tables.cpp).
-//
-// The F16 words alone (α, β and the table each 2^-12) put a score off by up to 1e-3 of
-// Σ|q_d b_d| when a few channels carry the bias (bench/kbias_f16_effect.cpp), up to 0.6% of an
-// output at the bias of models/keys/qwen_bias.json: so each goes as a high and a low F16 word.
+// per pair against (cos ψ_i, sin ψ_i) from step_rotation, no sincos in the tile loop. The
+// rounding of the turns adds up along a warp's tiles; up to 128k tokens it stays below the
+// F16 words' own 2^-12 (tests/backends/test_cuda_bias_tables.cpp).
 //
 // Fragment layout (mma.sync m16n8k16): quad lane t holds pair slots p = 0 .. D/8-1; slot
 // p covers pair bias_pair_of(t, p). At k-step s, slot 2s is reduction columns (2t, 2t+1)
@@ -46,21 +40,14 @@ struct BiasRotationTables {
   // 2j and 2j+1 (word 2·u + w: step 2j+u, w = 0 slot 2s, w = 1 slot 2s+1), each the f16 pair
   // (cos kθ_i, sin kθ_i) of token k = 8n + g in the low / high half.
   std::vector<std::uint32_t> tile_table;
-  // The same layout: the F16 of what each tile_table half leaves of the float64 value, so
-  // that high + low carries cos and sin to ~2^-24 (the F16 word alone: 2^-12).
-  std::vector<std::uint32_t> tile_table_low;
   // [stride 1 .. kBiasMaxWarpStride][D/16 slot pairs][4 quads][4 floats]: quad lane t's
   // (cos ψ, sin ψ) of slots 2j and 2j+1 (pairs bias_pair_of(t, 2j), bias_pair_of(t, 2j+1)),
   // ψ = stride·32θ_i, from float64 angles rounded once to float.
   std::vector<float> step_rotation;
-  // The same layout: the float of what each step_rotation value leaves of the float64 one.
-  std::vector<float> step_rotation_low;
 };
 
 // Offset in step_rotation of stride s's block (s in 1 .. kBiasMaxWarpStride).
 constexpr int bias_step_rotation_offset(int head_dim, int stride) { return (stride - 1) * (head_dim / 16) * 16; }
-// Floats in step_rotation (and in step_rotation_low): the kernels get the two one after the other.
-constexpr int bias_step_rotation_floats(int head_dim) { return kBiasMaxWarpStride * (head_dim / 16) * 16; }
 
 // head_dim: a multiple of 128.
 BiasRotationTables make_bias_rotation_tables(int head_dim);

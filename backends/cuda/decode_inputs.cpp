@@ -270,13 +270,8 @@ void DeviceDecodeInputs::upload(const HostDecodeCase& c, int splits, cudaStream_
     const BiasRotationTables tables = make_bias_rotation_tables(op.head_dim);
     k_bias_.upload(src.k_bias, stream);
     bias_phase_step_.upload(tables.phase_step, stream);
-    std::vector<std::uint32_t> high_then_low = tables.tile_table;
-    high_then_low.insert(high_then_low.end(), tables.tile_table_low.begin(), tables.tile_table_low.end());
-    bias_table_.upload(high_then_low, stream);
-    std::vector<float> turns_high_then_low = tables.step_rotation;
-    turns_high_then_low.insert(turns_high_then_low.end(), tables.step_rotation_low.begin(),
-                               tables.step_rotation_low.end());
-    bias_step_rotation_.upload(turns_high_then_low, stream);
+    bias_table_.upload(tables.tile_table, stream);
+    bias_step_rotation_.upload(tables.step_rotation, stream);
     args.k_bias = k_bias_.as<float>();
     args.bias_phase_step = bias_phase_step_.as<std::uint32_t>();
     args.bias_table = bias_table_.as<std::uint32_t>();

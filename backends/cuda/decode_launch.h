@@ -68,10 +68,8 @@ struct DecodeArgs {
   // prebias only (bias_rotation_tables.h): the cache holds K_t - RoPE_t(b)
   const float* k_bias = nullptr;                   // [kv_heads][head_dim] b, exact
   const std::uint32_t* bias_phase_step = nullptr;  // [head_dim / 2]
-  const std::uint32_t* bias_table = nullptr;       // [2][head_dim * 16] F16 cos/sin fragments: high, low words
-                                                   // (tile_table, tile_table_low), 16-byte aligned
-  const float* bias_step_rotation = nullptr;       // [2][kBiasMaxWarpStride][head_dim] per-tile turns: high, low
-                                                   // (step_rotation, step_rotation_low), 16-byte aligned
+  const std::uint32_t* bias_table = nullptr;       // [head_dim * 16] F16 cos/sin fragments, 16-byte aligned
+  const float* bias_step_rotation = nullptr;       // [kBiasMaxWarpStride][head_dim] per-tile turns, 16-byte aligned
 
   // The matrix instruction family (enum tp_mma): mma.sync kernels, or the wgmma kernels
   // (kernels/decode_wgmma.cuh), whose TMA tensor maps span the whole page pool.

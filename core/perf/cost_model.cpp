@@ -356,13 +356,10 @@ CostEstimate estimate_costs(const OperatingPoint& op, const GpuModel& gpu) {
   if (v.p_quant) c[Stage::softmax] += scores / cvt_per_us;  // P -> E4M3 for the FP8 PV
   if (v.k_bias) {
     // S += q·RoPE_t(b): per row, the bias's D/2 rotation coefficients turned from one tile to
-    // the next (eight FMAs per pair: a float angle and its remainder) and split into high and
-    // low F16 words (two subtractions, three conversions), then two 16-bit MMAs of QK's shape
-    // against a fixed (D, T) cos/sin table's high and low words (backends/cuda/README.md,
-    // "Prebias K").
+    // the next (four FMAs per pair), then a 16-bit MMA of QK's shape against a fixed (D, T)
+    // cos/sin table (backends/cuda/README.md, "Prebias K").
     const double pairs = static_cast<double>(m_rows) * D / 2;
-    c[Stage::k_bias] = pairs * 10 / fp32_per_us + pairs * 3 / cvt_per_us +
-                       2 * (2.0 * m_rows * T * D / matrix_flop_per_us("bf16_bf16"));
+    c[Stage::k_bias] = pairs * 4 / fp32_per_us + 2.0 * m_rows * T * D / matrix_flop_per_us("bf16_bf16");
   }
   if (v.v_prep) c[Stage::v_prep] = T * D / cvt_per_us;
   c[Stage::pv] = 2.0 * m_rows * T * D / matrix_flop_per_us(v.pv_path);  // O += P·V

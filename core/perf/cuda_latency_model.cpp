@@ -197,12 +197,10 @@ CudaLatencyEstimate estimate_cuda_latency(const OperatingPoint& op, const GpuMod
   const double pv = mma_flop / rate(fp8_pv ? fp8_path : "bf16_bf16");
   const double scores = kMmaRows * step_tokens;
   double softmax = scores / exp + scores * kSoftmaxFp32OpsPerScore / fp32 + (fp8_pv ? scores / cvt : 0.0);
-  // k_bias: per row and channel pair, eight FMAs (the turn to the warp's next tile, by a
-  // float angle and its remainder), two subtractions and three conversions (the low F16
-  // words), then two 16-bit MMAs of QK's shape against the high and low cos/sin tables
+  // k_bias: per row, four FMAs per channel pair (the turn to the warp's next tile), then a
+  // 16-bit MMA of QK's shape against the cos/sin table
   const double pairs = kMmaRows * d / 2.0 * p.kv_heads_per_cta;
-  const double k_bias =
-      restores_bias_in_scores(op) ? pairs * 10 / fp32 + pairs * 3 / cvt + 2 * mma_flop / rate("bf16_bf16") : 0.0;
+  const double k_bias = restores_bias_in_scores(op) ? pairs * 4 / fp32 + mma_flop / rate("bf16_bf16") : 0.0;
   // pre-RoPE prebias: the exact bias added back to every converted K element; MXFP8
   // converted in the tile: each element times its block's scale
   const bool k_converted = k_is_fp8(op.kv) && op.k_path == KPath::transform;

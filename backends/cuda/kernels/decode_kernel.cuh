@@ -338,7 +338,6 @@ __device__ __forceinline__ void make_bias_state(const KernelParams& p, const Cta
   bs.step =
       reinterpret_cast<const float4*>(p.args.bias_step_rotation + bias_step_rotation_offset(kD, T::kWarpsPerHead)) +
       ln.quad;
-  bs.table_low = reinterpret_cast<const uint4*>(p.args.bias_table) + T::kBiasTableBytes / 16 + ln.lane;
   // S·row_scale is the logit in log2 units; the bias's logit is softmax_scale·log2e·(q·b_t).
   const float per_unit = T::kQFp8 ? 1.0f / raw.k_scale : p.args.softmax_scale * kLog2e / row_scale;
   bs.to_s = row_scale > 0.0f ? per_unit * __int_as_float((127 - shift) << 23) : 0.0f;

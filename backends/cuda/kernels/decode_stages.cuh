@@ -208,41 +208,29 @@ __device__ __forceinline__ void qk(float (&s)[T::kNTiles][4], const QFragment<T>
 // The derivation and the tables: backends/cuda/bias_rotation_tables.h. Per row the bias
 // enters as (α_i, β_i) of each channel pair, set for the warp's first tile (an exact
 // integer phase and one sincos per pair, make_bias_state); after each tile they turn by the
-// fixed angle between the warp's tiles (eight FMAs per pair against step_rotation's
-// cos/sin and their float remainders, read through L1), and F16 MMAs of QK's shape against the fixed (D, 32 token)
-// cos/sin table add Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k.
-// One F16 word per term would be 2^-12 of it: with the bias of models/keys/qwen_bias.json on
-// 4 channels the roundings do not cancel, a score is off by up to 1e-3 of Σ|q_d b_d| and an
-// output by up to 0.6% (bench/kbias_f16_effect.cpp), more than the kernel check allows. So
-// α, β and the table each go as a high and a low F16 word: the low (α, β) in the A operand's
-// padding rows 8..15 against the high table (no extra MMA), the high (α, β) against the low
-// table in a second MMA, read through L1 (the high table in shared memory already fills the
-// 4-CTAs-per-SM budget). Low x low, 2^-24 of a term, is left out.
+// fixed angle between the warp's tiles (four FMAs per pair against step_rotation's
+// cos/sin, read through L1), and an F16 MMA of QK's shape against the fixed (D, 32 token)
+// cos/sin table in shared memory adds Σ α_i cos(kθ_i) + β_i sin(kθ_i) to token t0 + k.
+// α, β and the table are F16: 2^-12 of each term. With a bias spread over every channel that
+// is under 2e-4 of Σ|q_d b_d| (tests/backends/test_cuda_bias_tables.cpp); with the bias of
+// models/keys/qwen_bias.json on 4 channels the terms do not cancel and a score is off by up to
+// 1e-3 of it, 0.3-0.6% of the output (bench/kbias_f16_effect.cpp), still well below the E4M3
+// residual's own error. High and low F16 words remove it but double the stage's MMAs: prebias
+// kernels 1.14-1.42x slower (bench/results/kbias-words/, which sketches a cheaper form).
 
 template <class T>
 struct BiasState {
   static constexpr int kSlots = T::kHeadDim / 8;  // channel pairs per lane (bias_pair_of)
   float alpha[kSlots], beta[kSlots];              // (α_i, β_i) of row g for the warp's current tile, times 2^sigma
   const float4* step;                             // this quad's step_rotation entries for the kernel's warp stride
-                                                  // (step_rotation_low's kLowFloat4s on)
-  const uint4* table_low;                         // this lane's words of the low table (global, read through L1)
   float to_s;                                     // S units per (α, β) unit: the QK accumulator's scale over 2^sigma
 };
 
-// (α, β) ← (α cos ψ + β sin ψ, β cos ψ − α sin ψ): the pair turned by ψ.
+// (α, β) ← (α cos ψ + β sin ψ, β cos ψ − α sin ψ): the same pair one warp stride later.
 __device__ __forceinline__ void turn_pair(float& alpha, float& beta, float cs, float sn) {
   const float a = alpha, b = beta;
   alpha = fmaf(a, cs, b * sn);
   beta = fmaf(b, cs, -a * sn);
-}
-
-// The same with cos ψ = cs + cs_low and sin ψ = sn + sn_low: the turn from one of the warp's
-// tiles to the next, which repeats along the walk, so that a rounded angle would add up.
-__device__ __forceinline__ void turn_pair_split(float& alpha, float& beta, float cs, float sn, float cs_low,
-                                                float sn_low) {
-  const float a = alpha, b = beta;
-  alpha = fmaf(a, cs, fmaf(b, sn, fmaf(a, cs_low, b * sn_low)));
-  beta = fmaf(b, cs, fmaf(-a, sn, fmaf(b, cs_low, -a * sn_low)));
 }
 
 // c(16 rows, 32 tok) += (α, β) · table for the warp's current tile, then (α, β) turned to its
@@ -253,40 +241,28 @@ __device__ __forceinline__ void bias_scores(float (&c)[T::kNTiles][4], BiasState
                                             const Lane& ln, std::uint32_t word_salt, float turn_salt) {
   constexpr int kGroups = T::kHeadDim / 32;  // two k-steps (four pair slots) per table uint4
   constexpr int kSlots = BiasState<T>::kSlots;
-  std::uint32_t high[kSlots], low[kSlots];  // F16 (α, β) and the F16 of what they leave
+  std::uint32_t w[kSlots];
 #pragma unroll
-  for (int slot = 0; slot < kSlots; ++slot) {
-    high[slot] = pack_f16x2(bs.alpha[slot], bs.beta[slot]) ^ word_salt;
-    low[slot] = pack_f16x2(bs.alpha[slot] - f16x2_low_to_float(high[slot]),  // exact differences
-                           bs.beta[slot] - f16x2_high_to_float(high[slot]));
-  }
+  for (int slot = 0; slot < kSlots; ++slot) w[slot] = pack_f16x2(bs.alpha[slot], bs.beta[slot]) ^ word_salt;
 #pragma unroll
   for (int pair = 0; pair < kSlots / 2; ++pair) {  // slots 2·pair, 2·pair + 1: step_rotation entry `pair`
-    float4 r, r_low;
+    float4 r;
     if constexpr (kStepFromTable) {
-      // per tile: held across the loop they would cost 64 registers
-      constexpr int kLowFloat4s = bias_step_rotation_floats(T::kHeadDim) / 4;
-      r = ldg_nc_f32x4(bs.step + 4 * pair);
-      r_low = ldg_nc_f32x4(bs.step + kLowFloat4s + 4 * pair);
+      r = ldg_nc_f32x4(bs.step + 4 * pair);  // per tile: held across the loop it costs 32 registers
     } else {
       r = make_float4(1.0f + turn_salt, turn_salt, 1.0f + turn_salt, turn_salt);
-      r_low = make_float4(turn_salt, turn_salt, turn_salt, turn_salt);
     }
-    turn_pair_split(bs.alpha[2 * pair], bs.beta[2 * pair], r.x, r.y, r_low.x, r_low.y);
-    turn_pair_split(bs.alpha[2 * pair + 1], bs.beta[2 * pair + 1], r.z, r.w, r_low.z, r_low.w);
+    turn_pair(bs.alpha[2 * pair], bs.beta[2 * pair], r.x, r.y);
+    turn_pair(bs.alpha[2 * pair + 1], bs.beta[2 * pair + 1], r.z, r.w);
   }
 #pragma unroll
   for (int j = 0; j < kGroups; ++j) {
 #pragma unroll
     for (int n = 0; n < T::kNTiles; ++n) {
       const uint4 e = lds_128(table + ((n * kGroups + j) * 32 + ln.lane) * 16);
-      const uint4 e_low = ldg_nc_u32x4(bs.table_low + (n * kGroups + j) * 32);
-      // rows g: high (α, β) x high table; rows g + 8: low (α, β) x high table
-      mma_f16_16816(c[n], high[4 * j], low[4 * j], high[4 * j + 1], low[4 * j + 1], e.x, e.y);
-      mma_f16_16816(c[n], high[4 * j + 2], low[4 * j + 2], high[4 * j + 3], low[4 * j + 3], e.z, e.w);
-      // rows g: high (α, β) x low table (rows g + 8 add 0)
-      mma_f16_16816(c[n], high[4 * j], 0u, high[4 * j + 1], 0u, e_low.x, e_low.y);
-      mma_f16_16816(c[n], high[4 * j + 2], 0u, high[4 * j + 3], 0u, e_low.z, e_low.w);
+      // rows 8..15 are padding (a1 = a3 = 0)
+      mma_f16_16816(c[n], w[4 * j], 0u, w[4 * j + 1], 0u, e.x, e.y);
+      mma_f16_16816(c[n], w[4 * j + 2], 0u, w[4 * j + 3], 0u, e.z, e.w);
     }
   }
 }
@@ -311,8 +287,8 @@ __device__ __forceinline__ void k_bias(float (&s)[T::kNTiles][4], BiasState<T>& 
     }
 #pragma unroll
     for (int n = 0; n < T::kNTiles; ++n) {
-      s[n][0] = fmaf(c[n][0] + c[n][2], weight, s[n][0]);  // row g's high and low parts, token 2t
-      s[n][1] = fmaf(c[n][1] + c[n][3], weight, s[n][1]);  // token 2t + 1
+      s[n][0] = fmaf(c[n][0], weight, s[n][0]);  // rows g (8..15 are padding)
+      s[n][1] = fmaf(c[n][1], weight, s[n][1]);
     }
   }
 }

@@ -38,11 +38,6 @@ __device__ __forceinline__ float4 ldg_nc_f32x4(const float4* src) {
   asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(src));
   return v;
 }
-__device__ __forceinline__ uint4 ldg_nc_u32x4(const uint4* src) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(src));
-  return v;
-}
 
 // ---- shared -> registers ----------------------------------------------------
 
