@@ -98,6 +98,11 @@ bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation);
 // Workspace bytes needed (partial outputs for splits).
 std::size_t decode_workspace_bytes(const DecodeArgs& args);
 
+// cudaErrorInvalidValue where args cannot be launched as they are (a shape out of range, a
+// missing or misaligned buffer), else cudaSuccess; touches no device. launch_decode checks it
+// first.
+cudaError_t check_decode_args(const DecodeArgs& args);
+
 // Launch the whole step on stream: the main kernel (q_quant fused into its prologue for
 // fp8_qk), then combine (splits > 1).
 // Returns the first CUDA error (launch errors included). Fills *info when non-null.

@@ -186,28 +186,69 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   EXPECT_LE(err.rel_l2, numerics::default_tolerance(op)) << "max_abs " << err.max_abs;
 }
 
-}  // namespace
-
-// The kernels store two d at once, so launch_decode refuses outputs it cannot store that
-// way; it checks before touching the device (no GPU needed).
-TEST(DecodeLaunch, RefusesMisalignedOutputs) {
-  OperatingPoint op = base_op(KvDtype::k8v8, KPath::transform, TransformMode::full);
+// Arguments every check of check_decode_args passes (host buffers: it touches no device).
+DecodeArgs launchable_args(const OperatingPoint& op) {
   DecodeArgs args = decode_shape_args(op, 2);
+  args.max_pages_per_seq = 1;
+  args.split_tokens = 32;
   static std::uint16_t q[2];
   static std::int32_t ints[2];
-  alignas(8) static float floats[4];
+  alignas(16) static float floats[8];
+  alignas(16) static std::uint32_t words[8];
+  alignas(8) static std::uint16_t out[4];
   args.q = q;
   args.k_pages = args.v_pages = q;
   args.page_table = args.lengths = ints;
   args.k_scale = args.v_scale = floats;
   args.partial_out = floats;
   args.partial_lse = floats;
-  alignas(8) static std::uint16_t out[4];
-  args.out = out + 1;  // 2-byte aligned only
-  EXPECT_EQ(launch_decode(args, Ablation{}, nullptr, nullptr), cudaErrorInvalidValue);
   args.out = out;
-  args.partial_out = floats + 1;  // 4-byte aligned only
-  EXPECT_EQ(launch_decode(args, Ablation{}, nullptr, nullptr), cudaErrorInvalidValue);
+  args.k_bias = floats;
+  args.bias_phase_step = words;
+  args.bias_table = words;
+  args.bias_step_rotation = floats;
+  return args;
+}
+
+}  // namespace
+
+// The kernels store two d at once, so launch_decode refuses outputs it cannot store that way.
+TEST(DecodeLaunch, RefusesMisalignedOutputs) {
+  DecodeArgs args = launchable_args(base_op(KvDtype::k8v8, KPath::transform, TransformMode::full));
+  ASSERT_EQ(check_decode_args(args), cudaSuccess);
+  args.out = reinterpret_cast<std::uint16_t*>(reinterpret_cast<char*>(args.out) + 2);  // 2-byte aligned only
+  EXPECT_EQ(check_decode_args(args), cudaErrorInvalidValue);
+  args = launchable_args(base_op(KvDtype::k8v8, KPath::transform, TransformMode::full));
+  args.partial_out += 1;  // 4-byte aligned only
+  EXPECT_EQ(check_decode_args(args), cudaErrorInvalidValue);
+}
+
+// A prebias launch reads the bias, its phase steps and two tables (the cos/sin table and the
+// tile-to-tile turns, both as 16-byte words): without any of them it is refused.
+TEST(DecodeLaunch, RefusesAPrebiasLaunchWithoutItsTables) {
+  OperatingPoint op = base_op(KvDtype::k8v8, KPath::transform, TransformMode::full);
+  op.k_repr = KRepr::prebias;
+  const DecodeArgs all = launchable_args(op);
+  ASSERT_EQ(all.k_repr, TP_KREPR_PREBIAS);
+  ASSERT_EQ(check_decode_args(all), cudaSuccess);
+  const auto refused = [&](auto change) {
+    DecodeArgs a = all;
+    change(a);
+    return check_decode_args(a) == cudaErrorInvalidValue;
+  };
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.k_bias = nullptr; }));
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.bias_phase_step = nullptr; }));
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.bias_table = nullptr; }));
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.bias_table += 1; }));  // 4-byte aligned only
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.bias_step_rotation = nullptr; }));
+  EXPECT_TRUE(refused([](DecodeArgs& a) { a.bias_step_rotation += 1; }));
+  // a plain K cache reads none of them
+  DecodeArgs plain = all;
+  plain.k_repr = TP_KREPR_PLAIN;
+  plain.k_bias = nullptr;
+  plain.bias_phase_step = plain.bias_table = nullptr;
+  plain.bias_step_rotation = nullptr;
+  EXPECT_EQ(check_decode_args(plain), cudaSuccess);
 }
 
 TEST_P(DecodeKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {

@@ -143,7 +143,7 @@ std::size_t decode_workspace_bytes(const DecodeArgs& args) {
   return bytes;
 }
 
-cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
+cudaError_t check_decode_args(const DecodeArgs& args) {
   if (args.batch < 1 || args.q_heads < 1 || args.kv_heads < 1 || args.q_heads % args.kv_heads != 0 ||
       args.page_size < 1 || args.max_pages_per_seq < 1 || args.splits < 1 || args.head_dim < 1 ||
       args.split_tokens < 32 || args.split_tokens % 32 != 0 || !args.q || !args.k_pages || !args.v_pages ||
@@ -167,6 +167,11 @@ cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cuda
        missing_or_misaligned(args.bias_step_rotation))) {
     return cudaErrorInvalidValue;
   }
+  return cudaSuccess;
+}
+
+cudaError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, cudaStream_t stream, KernelInfo* info) {
+  if (const cudaError_t e = check_decode_args(args); e != cudaSuccess) return e;
   const bool combine_alone = is_isolated_combine(ablation);
   if (combine_alone && args.splits == 1) return cudaErrorNotSupported;
   const VariantEntry* entry = find_variant(args, combine_alone ? Ablation{} : ablation);
