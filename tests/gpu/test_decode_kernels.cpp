@@ -216,7 +216,7 @@ DecodeArgs launchable_args(const OperatingPoint& op) {
 TEST(DecodeLaunch, RefusesMisalignedOutputs) {
   DecodeArgs args = launchable_args(base_op(KvDtype::k8v8, KPath::transform, TransformMode::full));
   ASSERT_EQ(check_decode_args(args), cudaSuccess);
-  args.out = reinterpret_cast<std::uint16_t*>(reinterpret_cast<char*>(args.out) + 2);  // 2-byte aligned only
+  args.out += 1;  // 2-byte aligned only
   EXPECT_EQ(check_decode_args(args), cudaErrorInvalidValue);
   args = launchable_args(base_op(KvDtype::k8v8, KPath::transform, TransformMode::full));
   args.partial_out += 1;  // 4-byte aligned only
