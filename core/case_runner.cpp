@@ -311,10 +311,14 @@ RunInfo make_run_info(const Backend& backend, int device, const std::string& com
   info.backend = backend.name();
   info.backend_version = backend.version();
   const auto& devices = backend.devices();
-  if (device >= 0 && device < static_cast<int>(devices.size()))
-    info.device = devices[static_cast<std::size_t>(device)].name;
-  else
+  if (device >= 0 && device < static_cast<int>(devices.size())) {
+    const DeviceInfo& d = devices[static_cast<std::size_t>(device)];
+    info.device = d.name;
+    info.device_index = device;
+    info.device_uid = d.uid;
+  } else {
     info.device = "none";
+  }
   info.command = command;
   return info;
 }

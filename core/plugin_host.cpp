@@ -289,6 +289,8 @@ const Backend* PluginHost::load_file(const std::string& path) {
     d.bandwidth_gbps = info.bandwidth_gbps;
     d.l2_bytes = static_cast<double>(info.l2_bytes);
     d.clock_mhz = info.clock_mhz;
+    // ABI 2.6; an older plugin's shorter struct leaves it empty (the host zeroed it).
+    if (info.struct_size >= offsetof(tp_device_info, uid) + sizeof info.uid) d.uid = bounded(info.uid);
     backend->devices_.push_back(std::move(d));
   }
   // ABI 2.4: the compiled kernels, where the plugin's table has them.

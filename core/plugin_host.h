@@ -13,6 +13,7 @@ namespace tilepath {
 struct DeviceInfo {
   int index = 0;
   std::string name, arch;
+  std::string uid;  // the device's identity on its host (PCI bus id for a GPU); empty before ABI 2.6
   int sm_count = 0;
   double memory_bytes = 0, bandwidth_gbps = 0, l2_bytes = 0, clock_mhz = 0;
 };

@@ -23,6 +23,7 @@ nlohmann::json backends_json(const PluginHost& host) {
     for (const DeviceInfo& d : b->devices())
       devices.push_back({{"index", d.index},
                          {"name", d.name},
+                         {"uid", d.uid},
                          {"arch", d.arch},
                          {"sm_count", d.sm_count},
                          {"memory_bytes", d.memory_bytes},
@@ -64,8 +65,9 @@ void print_backends(const PluginHost& host) {
     if (!b->kernels().empty())
       std::printf("  %zu compiled kernels (tilepath backends --json lists them)\n", b->kernels().size());
     for (const DeviceInfo& d : b->devices())
-      std::printf("  device %d: %s (%s), %d SMs, %.1f GiB, %.0f GB/s\n", d.index, d.name.c_str(), d.arch.c_str(),
-                  d.sm_count, d.memory_bytes / (1024.0 * 1024.0 * 1024.0), d.bandwidth_gbps);
+      std::printf("  device %d: %s (%s), %d SMs, %.1f GiB, %.0f GB/s%s\n", d.index, d.name.c_str(), d.arch.c_str(),
+                  d.sm_count, d.memory_bytes / (1024.0 * 1024.0 * 1024.0), d.bandwidth_gbps,
+                  d.uid.empty() ? "" : (", " + d.uid).c_str());
   }
   for (const PluginProblem& p : host.problems()) std::printf("not loaded: %s: %s\n", p.file.c_str(), p.reason.c_str());
 }

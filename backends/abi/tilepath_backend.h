@@ -26,7 +26,8 @@
  * gate on the case's own inputs (tp_result.gate_*); 2.3 the stage TP_STAGE_K_BIAS; 2.4 the
  * compiled kernels' records (tp_backend_api.kernel_count / kernel_record), listed without
  * a device; 2.5 the matrix instruction family (tp_case.mma) and the key distribution's
- * parameters (tp_run_options.key_model_json).
+ * parameters (tp_run_options.key_model_json); 2.6 the device's identity on its host
+ * (tp_device_info.uid), so that the runs of a several-GPU host name the GPU that ran them.
  *
  * Only plain C types cross this boundary. Strings are NUL-terminated UTF-8.
  *
@@ -46,7 +47,7 @@ extern "C" {
 #endif
 
 #define TILEPATH_ABI_MAJOR 2
-#define TILEPATH_ABI_MINOR 5
+#define TILEPATH_ABI_MINOR 6
 #define TILEPATH_BACKEND_ENTRY_SYMBOL "tilepath_backend_entry"
 
 #if defined(_WIN32)
@@ -139,6 +140,10 @@ typedef struct tp_device_info {
   double bandwidth_gbps; /* nominal or measured read bandwidth, GB/s */
   uint64_t l2_bytes;
   double clock_mhz;
+  /* ABI 2.6: the device's identity on its host, the same in every process whatever the
+   * visible-device mask (the index is not): a GPU's PCI bus id ("0000:19:00.0"), else the
+   * plugin's own name for the device ("cpu:1"). Empty from an older plugin. */
+  char uid[64];
 } tp_device_info;
 
 /* One operating point. Owned by the host; valid for the duration of the call. */

@@ -122,11 +122,11 @@ int cpu_device_info(int32_t device, tp_device_info* out) {
   info.bandwidth_gbps = s.bandwidth_gbps;
   info.l2_bytes = s.device.l2_bytes;
   info.clock_mhz = s.device.clock_mhz;
-  // Copy only what the host's (possibly older) struct has room for.
+  copy_text(info.uid, "cpu:" + std::to_string(device));
+  // Copy only what the host's (possibly older) struct has room for, and say how much.
   const std::size_t size = std::min<std::size_t>(out->struct_size, sizeof(tp_device_info));
-  const uint32_t host_size = out->struct_size;
   std::memcpy(out, &info, size);
-  out->struct_size = host_size;
+  out->struct_size = static_cast<uint32_t>(size);
   return 0;
 }
 

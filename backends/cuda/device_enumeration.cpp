@@ -57,6 +57,11 @@ DeviceSurvey survey_devices() {
     const double memory_clock_hz = attribute(cudaDevAttrMemoryClockRate, d) * 1000.0;
     const double bus_bytes = attribute(cudaDevAttrGlobalMemoryBusWidth, d) / 8.0;
     info.bandwidth_gbps = 2.0 * memory_clock_hz * bus_bytes / 1e9;
+    // The PCI bus id names the GPU on its host whatever CUDA_VISIBLE_DEVICES makes its index.
+    if (cudaDeviceGetPCIBusId(info.uid, sizeof(info.uid), d) != cudaSuccess) {
+      cudaGetLastError();
+      std::snprintf(info.uid, sizeof(info.uid), "cuda:%d", d);
+    }
     survey.devices.push_back(info);
   }
   return survey;

@@ -31,6 +31,9 @@ DeviceSurvey survey_devices() {
     info.bandwidth_gbps = 2.0 * prop.memoryClockRate * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
     info.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
     info.clock_mhz = prop.clockRate / 1e3;
+    // The PCI bus id names the GPU on its host whatever HIP_VISIBLE_DEVICES makes its index.
+    if (hipDeviceGetPCIBusId(info.uid, sizeof(info.uid), d) != hipSuccess)
+      plugin::copy_text(info.uid, "hip:" + std::to_string(d));
     survey.devices.push_back(info);
   }
   if (survey.devices.empty())

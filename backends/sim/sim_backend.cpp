@@ -112,7 +112,7 @@ const char* sim_no_device_reason() { return state().no_device_reason.c_str(); }
 int sim_device_info(int32_t device, tp_device_info* out) {
   auto& gpus = state().gpus;
   if (out == nullptr || device < 0 || device >= static_cast<int32_t>(gpus.size())) return 1;
-  if (out->struct_size < sizeof(tp_device_info)) return 1;  // this major's .0 layout is the oldest
+  if (out->struct_size < offsetof(tp_device_info, uid)) return 1;  // this major's .0 layout is the oldest
   const GpuModel& g = gpus[device];
   copy_text(out->name, g.name + " (model)");
   copy_text(out->arch, g.arch);
@@ -121,6 +121,10 @@ int sim_device_info(int32_t device, tp_device_info* out) {
   out->bandwidth_gbps = g.read_bandwidth_gbps;
   out->l2_bytes = static_cast<uint64_t>(g.l2_bytes);
   out->clock_mhz = g.clock_mhz;
+  if (out->struct_size >= sizeof(tp_device_info)) {  // ABI 2.6
+    copy_text(out->uid, "model:" + g.id);
+    out->struct_size = sizeof(tp_device_info);
+  }
   return 0;
 }
 

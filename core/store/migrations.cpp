@@ -225,6 +225,15 @@ void migrate_v6_to_v7(sqlite3* db, const std::string& path) {
   exec(db, path, "ALTER TABLE cases ADD COLUMN mma TEXT NOT NULL DEFAULT 'mma_sync';");
 }
 
+// v8: a run records which of the host's devices ran it, the plugin's index and the device's
+// identity on the host (a GPU's PCI bus id), so that the runs of a sweep over several GPUs of
+// one model name the GPU each ran on. Older runs did not record it: NULL and ''.
+void migrate_v7_to_v8(sqlite3* db, const std::string& path) {
+  exec(db, path,
+       "ALTER TABLE runs ADD COLUMN device_index INTEGER;"
+       "ALTER TABLE runs ADD COLUMN device_uid TEXT NOT NULL DEFAULT '';");
+}
+
 void migrate_to_current(sqlite3* db, const std::string& path) {
   if (read_user_version(db, path) == kCurrentSchemaVersion) return;  // read-only fast path, no lock
 
@@ -241,6 +250,7 @@ void migrate_to_current(sqlite3* db, const std::string& path) {
   if (version < 5) migrate_v4_to_v5(db, path);
   if (version < 6) migrate_v5_to_v6(db, path);
   if (version < 7) migrate_v6_to_v7(db, path);
+  if (version < 8) migrate_v7_to_v8(db, path);
   // PRAGMA cannot take a bound parameter; the value is our own constant.
   exec(db, path, "PRAGMA user_version = " + std::to_string(kCurrentSchemaVersion));
   tx.commit();

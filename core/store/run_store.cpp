@@ -875,12 +875,19 @@ RunInfo read_run_columns(const Statement& q) {
   r.device = q.text(9);
   r.command = q.text(10);
   r.notes = q.text(11);
+  r.device_index = q.integer(12, -1);
+  r.device_uid = q.text(13);
   return r;
 }
 
-constexpr const char* kRunColumns =
-    "id, uuid, started_at, finished_at, tool_version, git_revision, host, backend, backend_version, device, command, "
-    "notes";
+// The runs columns read_run_columns reads; a file before v8 (read as it is) has no device
+// index or uid, which read as not recorded.
+std::string run_columns(sqlite3* db, const std::string& path) {
+  return std::string(
+             "id, uuid, started_at, finished_at, tool_version, git_revision, host, backend, backend_version, "
+             "device, command, notes, ") +
+         (has_column(db, path, "main", "runs", "device_index") ? "device_index, device_uid" : "NULL, ''");
+}
 
 // ---------------------------------------------------------------- copying between files
 
@@ -1348,8 +1355,8 @@ std::int64_t RunStore::begin_run(RunInfo& run) {
   Statement s(
       db_, path_,
       "INSERT INTO runs(uuid, started_at, finished_at, tool_version, git_revision, host, backend, "
-      "backend_version, device, command, notes, owner_host, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?)");
+      "backend_version, device, command, notes, owner_host, owner_pid, device_index, device_uid) VALUES (?, ?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.bind(1, run.uuid).bind(2, run.started_at);
   if (run.finished_at.empty())
     s.bind_null(3);
@@ -1358,6 +1365,11 @@ std::int64_t RunStore::begin_run(RunInfo& run) {
   s.bind(4, run.tool_version).bind(5, run.git_revision).bind(6, run.host).bind(7, run.backend);
   s.bind(8, run.backend_version).bind(9, run.device).bind(10, run.command).bind(11, run.notes);
   s.bind(12, this_host()).bind(13, std::int64_t(getpid()));
+  if (run.device_index < 0)
+    s.bind_null(14);
+  else
+    s.bind(14, std::int64_t(run.device_index));
+  s.bind(15, run.device_uid);
   try {
     s.run();
   } catch (const StoreError&) {
@@ -1517,14 +1529,14 @@ void RunStore::finish_run(std::int64_t run_id) {
 // ---------------------------------------------------------------- reading
 
 std::vector<RunInfo> RunStore::runs() const {
-  Statement q(db_, path_, std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
+  Statement q(db_, path_, "SELECT " + run_columns(db_, path_) + " FROM runs ORDER BY id");
   std::vector<RunInfo> out;
   while (q.step()) out.push_back(read_run_columns(q));
   return out;
 }
 
 std::optional<RunInfo> RunStore::run(std::int64_t run_id) const {
-  Statement q(db_, path_, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  Statement q(db_, path_, "SELECT " + run_columns(db_, path_) + " FROM runs WHERE id = ?");
   q.bind(1, run_id);
   if (!q.step()) return std::nullopt;
   return read_run_columns(q);

@@ -43,6 +43,11 @@ struct RunInfo {
   std::string device;   // device name
   std::string command;  // the command line / spec that produced it
   std::string notes;
+  // Which of the host's devices ran it (since v8): the plugin's device index (-1: none, or
+  // not recorded) and the device's identity on the host (tp_device_info.uid: a GPU's PCI
+  // bus id), which tells apart the GPUs of one model that a several-device sweep ran on.
+  int device_index = -1;
+  std::string device_uid;
 };
 
 struct KernelMeta {

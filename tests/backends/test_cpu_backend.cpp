@@ -156,7 +156,10 @@ TEST(CpuBackend, LoadsThroughTheCAbi) {
   EXPECT_EQ(info.sm_count, static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_GT(info.memory_bytes, 0u);
   EXPECT_GT(info.bandwidth_gbps, 0.0);
+  EXPECT_EQ(info.struct_size, sizeof info);
+  EXPECT_STREQ(info.uid, "cpu:0");
   ASSERT_EQ(api->device_info(1, &info), 0);
+  EXPECT_STREQ(info.uid, "cpu:1");
   EXPECT_NE(std::string(info.name).find("E4M3 FNUZ numerics of gfx942"), std::string::npos) << info.name;
   EXPECT_NE(api->device_info(2, &info), 0);
 

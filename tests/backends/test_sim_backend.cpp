@@ -120,7 +120,14 @@ TEST_F(SimBackend, OneDevicePerGpuModelFile) {
     EXPECT_EQ(std::string(info.arch), m.arch);
     EXPECT_EQ(info.sm_count, m.sm_count);
     EXPECT_DOUBLE_EQ(info.bandwidth_gbps, m.read_bandwidth_gbps);
+    EXPECT_EQ(std::string(info.uid), "model:" + m.id);
   }
+  // A host of ABI 2.5 passes the struct without uid: served, nothing written past it.
+  tp_device_info older{};
+  older.struct_size = offsetof(tp_device_info, uid);
+  ASSERT_EQ(api_->device_info(0, &older), 0);
+  EXPECT_EQ(older.struct_size, offsetof(tp_device_info, uid));
+  EXPECT_STREQ(older.uid, "");
   tp_device_info info{};
   info.struct_size = sizeof(info);
   EXPECT_NE(api_->device_info(api_->device_count(), &info), 0);

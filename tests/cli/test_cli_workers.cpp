@@ -172,6 +172,11 @@ TEST_F(CliWorkersTest, DevicesAllRunsEveryCaseOnceWithARunPerDevice) {
   EXPECT_EQ(keys.size(), 8u);  // every case once
   EXPECT_EQ(runs.size(), j["run_ids"].size());
   EXPECT_LE(runs.size(), 2u);
+  // Each run names the device that ran it: its index and the device's uid on this host.
+  std::set<std::pair<int, std::string>> devices;
+  for (const RunInfo& run : RunStore::open_read_only(db).runs()) devices.insert({run.device_index, run.device_uid});
+  EXPECT_EQ(devices.size(), runs.size());
+  for (const auto& [index, uid] : devices) EXPECT_EQ(uid, "fake:" + std::to_string(index));
 }
 
 TEST_F(CliWorkersTest, ShardsMergedEqualOneSweep) {

@@ -60,6 +60,7 @@ TEST(PluginHost, LoadsAGoodPluginAndReadsItsDevices) {
   EXPECT_EQ(b->devices()[0].name, "Fake Device");
   EXPECT_EQ(b->devices()[0].sm_count, 7);
   EXPECT_DOUBLE_EQ(b->devices()[0].bandwidth_gbps, 123.0);
+  EXPECT_EQ(b->devices()[0].uid, "fake:0");
   EXPECT_TRUE(b->no_device_reason().empty());
 }
 
@@ -91,6 +92,17 @@ TEST(PluginHost, SupportsReportsThePluginsReasonAndValidatesFirst) {
   EXPECT_NE(b->unsupported_reason(0, op).find("head_dim"), std::string::npos);
   op.head_dim = 128;
   EXPECT_NE(b->unsupported_reason(5, op).find("device 5 does not exist"), std::string::npos);
+}
+
+// A plugin older than ABI 2.6 fills a tp_device_info that ends before uid and says so in
+// struct_size: the host leaves the uid empty instead of reading what lies past the struct.
+TEST(PluginHost, ADeviceOfAPluginOlderThanAbi26HasNoUid) {
+  PluginHost host;
+  const auto* b = host.load_file(fake("fake_minor4"));
+  ASSERT_NE(b, nullptr) << (host.problems().empty() ? "" : host.problems().front().reason);
+  ASSERT_EQ(b->devices().size(), 1u);
+  EXPECT_EQ(b->devices()[0].name, "Fake Device");
+  EXPECT_EQ(b->devices()[0].uid, "");
 }
 
 // A plugin of ABI 2.4 cannot read tp_case.mma: a wgmma case is refused by the host,

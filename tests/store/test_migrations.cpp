@@ -365,6 +365,79 @@ TEST(Migrations, ReadOnlyOpenReadsOlderCasesAsMmaSyncWithoutWriting) {
   }
 }
 
+// v8: runs of a v7 file did not record which device ran them: device_index NULL and
+// device_uid '', read back as not recorded (-1, ""); the runs table matches a fresh one.
+TEST(Migrations, V8LeavesOlderRunsWithoutADeviceIndex) {
+  TempDir tmp;
+  const std::string fresh_path = tmp.file("fresh.sqlite");
+  { RunStore fresh = RunStore::open(fresh_path); }
+  const std::string path = copy_fixture(tmp, 7);
+  const Table before = RawDb(path).table("runs");
+  ASSERT_FALSE(before.empty());
+  {
+    RunStore store = RunStore::open(path);
+    for (const RunInfo& r : store.runs()) {
+      EXPECT_EQ(r.device_index, -1) << "run " << r.id;
+      EXPECT_EQ(r.device_uid, "") << "run " << r.id;
+    }
+  }
+  RawDb upgraded(path);
+  EXPECT_EQ(upgraded.shape("runs"), RawDb(fresh_path).shape("runs"));
+  const Table after = upgraded.table("runs");
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [id, row] : after) {
+    EXPECT_EQ(row.at("device_index"), Cell{}) << "run " << id;
+    EXPECT_EQ(row.at("device_uid"), (Cell{SQLITE_TEXT, ""})) << "run " << id;
+    for (const auto& [column, cell] : before.at(id)) EXPECT_EQ(row.at(column), cell) << column << " of run " << id;
+  }
+  EXPECT_EQ(RawDb(kFixtures + "schema_v8.sqlite").shape("runs"), RawDb(fresh_path).shape("runs"));
+}
+
+// A run names the device that ran it: stored, read back, and copied by a merge; a v7 file
+// opened read-only reads its runs as not recorded and is not written.
+TEST(Migrations, V8RunReadsBackItsDeviceIndexAndUid) {
+  TempDir tmp;
+  {
+    RunStore store = RunStore::open_read_only(copy_fixture(tmp, 8));
+    const std::optional<RunInfo> r = store.run(3);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->device_index, 1);
+    EXPECT_EQ(r->device_uid, "0000:2A:00.0");
+    EXPECT_EQ(store.run(1)->device_index, -1);
+  }
+  const std::string written = tmp.file("written.sqlite");
+  {
+    RunStore store = RunStore::open(written);
+    RunInfo run;
+    run.backend = "cuda";
+    run.device = "NVIDIA H200";
+    run.device_index = 5;
+    run.device_uid = "0000:9B:00.0";
+    const std::int64_t id = store.begin_run(run);
+    EXPECT_EQ(store.run(id)->device_index, 5);
+    EXPECT_EQ(store.run(id)->device_uid, "0000:9B:00.0");
+  }
+  const std::string merged = tmp.file("merged.sqlite");
+  merge_databases({written, copy_fixture(tmp, 8)}, merged);
+  {
+    RunStore store = RunStore::open_read_only(merged);
+    std::map<std::string, std::pair<int, std::string>> by_uuid;
+    for (const RunInfo& r : store.runs()) by_uuid[r.uuid] = {r.device_index, r.device_uid};
+    EXPECT_EQ(by_uuid.at("5d0e7c41-2b9a-4f3e-8d6c-1a2b3c4d5e6f"), std::make_pair(1, std::string("0000:2A:00.0")));
+    EXPECT_EQ(by_uuid.size(), 4u);
+    int with_index_5 = 0;
+    for (const auto& [uuid, device] : by_uuid) with_index_5 += device == std::make_pair(5, std::string("0000:9B:00.0"));
+    EXPECT_EQ(with_index_5, 1);
+  }
+  const std::string v7 = copy_fixture(tmp, 7);
+  const auto bytes = read_bytes(v7);
+  {
+    RunStore store = RunStore::open_read_only(v7);
+    for (const RunInfo& r : store.runs()) EXPECT_EQ(r.device_index, -1);
+  }
+  EXPECT_EQ(read_bytes(v7), bytes);
+}
+
 TEST(Migrations, ReadOnlyOpenOfOldSchemaNamesTheUpgradeCommand) {
   TempDir tmp;
   const std::string path = copy_fixture(tmp, 2);
