@@ -678,18 +678,11 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 template <class T>
 __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
   extern __shared__ __align__(1024) char wgmma_smem[];
-  constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // The tensor maps are parameters, not the previous kernel's output: the producer has their
-  // descriptors fetched while the grid waits for that kernel, so the first k_load does not.
-  if (warp == kConsumers && lane == 0) {
-    tma_prefetch_descriptor(&p.k_map);
-    tma_prefetch_descriptor(&p.v_map);
-  }
-  // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel before
-  // reading anything it may write.
+  // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
   grid_dependency_wait();
   grid_dependents_launch();
+  constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warpgroup, which is also its kv head within the CTA; the producer loads for all
   // (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;

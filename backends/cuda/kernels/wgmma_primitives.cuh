@@ -141,12 +141,6 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
-// Brings a tensor map (a __grid_constant__ kernel parameter) into the TMA unit's descriptor
-// cache ahead of its first copy.
-__device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
-}
-
 // ---- named barrier of one warpgroup ---------------------------------------------
 
 // The consumer warpgroup's barrier (id 1; id 0 is __syncthreads), the producer warp not in it.
