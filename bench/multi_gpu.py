@@ -67,6 +67,11 @@ def read_db(path):
     return cases, counts
 
 
+def statuses(cases):
+    """{case_key: status} of read_db's cases."""
+    return {key: value[0] for key, value in cases.items()}
+
+
 def spread(values):
     if not values:
         return None
@@ -167,7 +172,6 @@ def main():
             base = one.get(key)
             if status == "ok" and latency and base and base[0] == "ok" and base[1]:
                 (same_device if index == devices[0] else other_device).append(abs(latency - base[1]) / base[1])
-        statuses = lambda cases: {k: v[0] for k, v in cases.items()}  # noqa: E731
         n = len(devices)
         result.update({
             "cases": len(all_cases),
