@@ -137,7 +137,7 @@ class DecodeKernel : public ::testing::TestWithParam<KernelCase> {
 // written and the output against the float64 reference of host.source; with kernel_name_part,
 // that the kernel which ran has it in its name.
 void expect_matches_reference(const HostDecodeCase& host, const std::string& label,
-                              const char* kernel_name_part = nullptr, KernelInfo* launched = nullptr) {
+                              const char* kernel_name_part = nullptr) {
   const OperatingPoint& op = host.op;
 
   int sm_count = 0;
@@ -166,7 +166,6 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_TRUE(inputs.download_output(stream) == out16) << "a repeated launch gave a different output";
   cudaStreamDestroy(stream);
-  if (launched) *launched = info;
   ASSERT_NE(info.name, nullptr);
   EXPECT_GT(info.tile_tokens, 0);
   EXPECT_EQ(std::string(info.name).find("_wgmma") != std::string::npos, op.mma == Mma::wgmma) << info.name;
@@ -363,16 +362,16 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 INSTANTIATE_TEST_SUITE_P(Variants, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-// An A/B switch of the wgmma kernels (an environment variable), set for one test only.
-class ScopedSwitch {
+// The A/B switch that forces the two-kv-head wgmma CTA layout, set for one test only.
+class ScopedTwoHeadSwitch {
  public:
-  ScopedSwitch(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedSwitch() { unsetenv(name_); }
-  ScopedSwitch(const ScopedSwitch&) = delete;
-  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
+  ScopedTwoHeadSwitch() { setenv(kName, "2", 1); }
+  ~ScopedTwoHeadSwitch() { unsetenv(kName); }
+  ScopedTwoHeadSwitch(const ScopedTwoHeadSwitch&) = delete;
+  ScopedTwoHeadSwitch& operator=(const ScopedTwoHeadSwitch&) = delete;
 
  private:
-  const char* name_;
+  static constexpr const char* kName = "TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA";
 };
 
 // The cases of wgmma_cases() the two-head layout runs: K8/V8 at D = 64 and 128 with an even
@@ -393,7 +392,7 @@ class WgmmaTwoHeadKernel : public DecodeKernel {};
 TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   const KernelCase& c = GetParam();
   ASSERT_NO_THROW(c.op.validate());
-  const ScopedSwitch two_heads("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA", "2");
+  const ScopedTwoHeadSwitch two_heads;
   const std::uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, "_kvh2");
@@ -401,67 +400,6 @@ TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 
 INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTwoHeadKernel, ::testing::ValuesIn(wgmma_two_head_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
-
-// Persistent wgmma CTAs (the policy; the A/B switch TILEPATH_CUDA_WGMMA_PERSISTENT=0 turns them
-// off): where a launch has more work items than the GPU holds CTAs, one CTA per resident slot
-// takes items c, c + CTAs, .., its ring running on from one item into the next. Batches large enough for 2-4 items per
-// CTA, ragged (1 to 300 tokens: items of 1 to 5 tiles, last tiles partial), plus splits, D 64
-// and 256 and GQA 16; the launch must have been a persistent grid.
-std::vector<KernelCase> wgmma_persistent_cases() {
-  std::vector<KernelCase> cases;
-  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
-    const auto add = [&](const std::string& what, int batch, int head_dim, int q_heads, int splits) {
-      OperatingPoint op = base_op(kv, path, mode);
-      op.mma = Mma::wgmma;
-      op.batch = batch;
-      op.head_dim = head_dim;
-      op.q_heads = q_heads;
-      op.splits = splits;
-      op.context_lengths.clear();
-      for (int b = 0; b < batch; ++b) op.context_lengths.push_back(1 + (b * 97) % 300);
-      op.context = 300;
-      cases.push_back({what + "_" + name_of(op), op});
-    };
-    add("ragged", 192, 128, 32, 1);
-    add("splits", 192, 64, 32, 2);
-    add("gqa16", 64, 256, 128, 1);
-  }
-  return cases;
-}
-
-class WgmmaPersistentKernel : public DecodeKernel {};
-
-TEST_P(WgmmaPersistentKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
-  const KernelCase& c = GetParam();
-  ASSERT_NO_THROW(c.op.validate());
-  const std::uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  KernelInfo info;
-  expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, nullptr, &info);
-  const DecodeArgs args = decode_shape_args(c.op, c.op.splits);
-  const long long items = static_cast<long long>(c.op.splits) * c.op.batch * args.kv_heads /
-                          kv_heads_per_cta_for(args) * ((c.op.q_heads / c.op.kv_heads + 7) / 8);
-  EXPECT_EQ(info.grid.y * info.grid.z, 1u) << "not a persistent grid";
-  EXPECT_LT(static_cast<long long>(info.grid.x), items / 2)
-      << "fewer than two items per CTA: the case tests too little";
-}
-
-INSTANTIATE_TEST_SUITE_P(Variants, WgmmaPersistentKernel, ::testing::ValuesIn(wgmma_persistent_cases()),
-                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
-
-// TILEPATH_CUDA_WGMMA_PERSISTENT=0: one CTA per work item (the grid of split x kv-head group x
-// request), the same output.
-TEST(WgmmaPersistentSwitch, OffLaunchesOneCtaPerItem) {
-  const KernelCase c = wgmma_persistent_cases().front();
-  const ScopedSwitch off("TILEPATH_CUDA_WGMMA_PERSISTENT", "0");
-  const std::uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  KernelInfo info;
-  expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, nullptr, &info);
-  EXPECT_EQ(info.grid.x, static_cast<unsigned>(c.op.splits));
-  EXPECT_EQ(info.grid.y, static_cast<unsigned>(c.op.kv_heads));
-  EXPECT_EQ(info.grid.z, static_cast<unsigned>(c.op.batch));
-}
 
 // What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom
 // (a TMA box of fewer than 8 token rows) among them.

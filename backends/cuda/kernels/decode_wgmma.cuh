@@ -7,9 +7,7 @@
 //              operand, against F16 Q (scaled per head as the mma.sync kernel's q_to_f16)
 //   k16        QK on HGMMA (BF16): BF16 K straight from the ring against BF16 Q as given
 //
-// Work items (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel's
-// CTAs; a CTA takes one item (a grid of one CTA per item) or, persistent, items c, c + CTAs, ..
-// (a grid of one CTA per resident slot, wgmma_item_work), its ring running on across items:
+// One CTA per (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel:
 //   producer warp (warp 4)       k_load, v_load: per 64-token tile, one TMA box per page
 //                                 piece of K and of V (4-D tensor maps over the page pool),
 //                                 completing on the slot's `full` mbarrier
@@ -185,53 +183,9 @@ __device__ __forceinline__ int wgmma_box_page(const DecodeArgs& a, const CtaWork
   return a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
 }
 
-// The tiles of the range [begin, end) of one work item.
 template <class T>
-__device__ __forceinline__ int wgmma_tile_count(const CtaWork& w) {
-  return w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
-}
-
-// Work items: the launch's (split, kv-head group · head chunk, request) space in a 3-D grid's
-// order (split fastest). A grid of one CTA per item gives each CTA its own block's item; a
-// persistent grid (one CTA per resident slot) gives CTA c the items c, c + CTAs, .., so that
-// its producer loads the next item's first tiles while its consumers finish the last one's
-// (no CTA exit, launch and ring refill between them).
-template <class T>
-__device__ __forceinline__ int wgmma_item_count(const KernelParams& p) {
-  return p.args.splits * (p.args.kv_heads / T::kKvHeadsPerCta * p.head_chunks) * p.args.batch;
-}
-__device__ __forceinline__ int wgmma_first_item() {
-  return static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-}
-__device__ __forceinline__ int wgmma_item_stride() { return static_cast<int>(gridDim.x * gridDim.y * gridDim.z); }
-
-// The work of item `item` for the CTA's kv head `slot` (< kKvHeadsPerCta): cta_work's, with
-// the item in place of the block index.
-template <class T>
-__device__ __forceinline__ CtaWork wgmma_item_work(const KernelParams& p, int item, int slot) {
-  const DecodeArgs& a = p.args;
-  const int groups = a.kv_heads / T::kKvHeadsPerCta * p.head_chunks;
-  CtaWork w;
-  w.split = item % a.splits;
-  const int y = item / a.splits % groups;
-  w.batch = item / a.splits / groups;
-  w.kv_head = y / p.head_chunks * T::kKvHeadsPerCta + slot;
-  const int chunk = y % p.head_chunks;
-  const int group = a.q_heads / a.kv_heads;
-  w.head0 = w.kv_head * group + chunk * kHeadsPerCta;
-  w.heads = min(kHeadsPerCta, group - chunk * kHeadsPerCta);
-  w.begin = w.split * a.split_tokens;
-  const int len = a.lengths[w.batch];
-  w.end = max(w.begin, min(len, w.begin + a.split_tokens));
-  w.v_scale = a.v_scale ? a.v_scale[a.scale_per_head ? w.kv_head : 0] : 1.0f;  // read now, used at the end
-  return w;
-}
-
-// k_load, v_load of one item's tiles into ring positions first, first + 1, .. (slot
-// position % kStages, its round position / kStages).
-template <class T>
-__device__ __forceinline__ void wgmma_load_item(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
-                                                int tiles, int first, int lane) {
+__device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tiles, int lane) {
   const DecodeArgs& a = p.base.args;
   using KTile = typename T::KTile;
   using VTile = typename T::VTile;
@@ -246,12 +200,11 @@ __device__ __forceinline__ void wgmma_load_item(const WgmmaParams& p, const CtaW
   int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
-    const int position = first + tile;
-    const int slot = position % T::kStages;
+    const int slot = tile % T::kStages;
     const int page = next_page, slot_in_page = next_slot_in_page;
     // the next tile's page-table read goes out before the wait for a free slot
     if (issues && tile + 1 < tiles) next_page = wgmma_box_page(a, w, tile + 1, piece, box_tokens, &next_slot_in_page);
-    if (position >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((position / T::kStages) - 1) & 1);
+    if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
     if (issues) {
@@ -269,50 +222,13 @@ __device__ __forceinline__ void wgmma_load_item(const WgmmaParams& p, const CtaW
   }
 }
 
-template <class T>
-__device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const WgmmaSmem<T>& sm, const CtaWork& first_w,
-                                               int lane) {
-  const int items = wgmma_item_count<T>(p.base), stride = wgmma_item_stride();
-  int position = 0;     // tiles loaded so far by this CTA
-  CtaWork w = first_w;  // kv head 0's work: the loads of every kv head of the CTA
-#pragma unroll 1
-  for (int item = wgmma_first_item(); item < items;) {
-    const int tiles = wgmma_tile_count<T>(w);
-    wgmma_load_item<T>(p, w, sm, tiles, position, lane);
-    position += tiles;
-    item += stride;
-    if (item < items) w = wgmma_item_work<T>(p.base, item, 0);
-  }
-}
-
 // ============================================================================
 // consumer: q_quant, qk, softmax, v_prep, pv, accum
 // ============================================================================
 
 // One query row's part for thread tid of the warpgroup: head tid/16, the D/16 consecutive d
-// from d0 = (tid % 16)·D/16, as it sits in memory (BF16, 8-byte loads; zeros for heads past
-// the group). Loaded one item ahead by persistent CTAs (wgmma_consumer), so that an item's
-// q_quant does not wait on memory.
-template <class T>
-struct QRowRaw {
-  static constexpr int kElems = T::kHeadDim / 16;
-  uint2 words[kElems / 4];  // 4 bf16 each
-};
-
-template <class T>
-__device__ __forceinline__ QRowRaw<T> load_q_row_raw(const KernelParams& p, const CtaWork& w, int tid) {
-  const DecodeArgs& a = p.args;
-  const int head = tid / 16, d0 = (tid % 16) * QRowRaw<T>::kElems;
-  const bool live = head < w.heads;
-  const std::uint16_t* row = a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim;
-  QRowRaw<T> raw;
-#pragma unroll
-  for (int v = 0; v < QRowRaw<T>::kElems / 4; ++v)
-    raw.words[v] = live ? *reinterpret_cast<const uint2*>(row + d0 + 4 * v) : make_uint2(0, 0);
-  return raw;
-}
-
-// The row part as floats (bf16 -> f32 is exact) and the head's amax|q| over its 16 threads.
+// from d0 = (tid % 16)·D/16, as floats (bf16 -> f32 is exact), and the head's amax|q| over its
+// 16 threads. Rows of heads past the group are zeros.
 template <class T>
 struct QRowPart {
   static constexpr int kElems = T::kHeadDim / 16;
@@ -322,14 +238,18 @@ struct QRowPart {
 };
 
 template <class T>
-__device__ __forceinline__ QRowPart<T> q_row_part(const QRowRaw<T>& raw, int tid) {
+__device__ __forceinline__ QRowPart<T> load_q_row_part(const KernelParams& p, const CtaWork& w, int tid) {
+  const DecodeArgs& a = p.args;
   QRowPart<T> q;
   q.head = tid / 16;
   q.d0 = (tid % 16) * QRowPart<T>::kElems;
+  const bool live = q.head < w.heads;
+  const std::uint16_t* row = a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + q.head) * T::kHeadDim;
   q.amax = 0.0f;
 #pragma unroll
-  for (int v = 0; v < QRowPart<T>::kElems / 4; ++v) {
-    const std::uint32_t words[2] = {raw.words[v].x, raw.words[v].y};
+  for (int v = 0; v < QRowPart<T>::kElems / 4; ++v) {  // 8-byte loads: 4 bf16
+    const uint2 raw = live ? *reinterpret_cast<const uint2*>(row + q.d0 + 4 * v) : make_uint2(0, 0);
+    const std::uint32_t words[2] = {raw.x, raw.y};
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       q.x[4 * v + 2 * k] = __uint_as_float(words[k] << 16);
@@ -346,8 +266,9 @@ __device__ __forceinline__ QRowPart<T> q_row_part(const QRowRaw<T>& raw, int tid
 // q_quant: Qᵀ's operand tile = e4m3(q / s), s = amax|q| / 448 per query head (the float ops
 // of reference_decode, the division done as in the mma.sync kernel's q_quant).
 template <class T>
-__device__ __forceinline__ void wgmma_q_quant(const QRowRaw<T>& raw, const WgmmaSmem<T>& sm, int tid) {
-  const QRowPart<T> q = q_row_part<T>(raw, tid);
+__device__ __forceinline__ void wgmma_q_quant(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                              int tid) {
+  const QRowPart<T> q = load_q_row_part<T>(p, w, tid);
   const float scale = q.amax > 0.0f ? q.amax / 448.0f : 1.0f;
   // RN(x / scale) without IEEE divisions (Markstein; see q_quant in decode_kernel.cuh)
   const float pre = scale < 0x1p-100f ? 0x1p64f : 1.0f;
@@ -372,13 +293,17 @@ __device__ __forceinline__ void wgmma_q_quant(const QRowRaw<T>& raw, const Wgmma
 // Qᵀ's BF16 operand tile (k16): Q as given, each d at its own k (K is read from the ring in
 // its own order); the Q scale is 1.
 template <class T>
-__device__ __forceinline__ void wgmma_q_to_bf16(const QRowRaw<T>& raw, const WgmmaSmem<T>& sm, int tid) {
-  constexpr int kElems = QRowRaw<T>::kElems;
+__device__ __forceinline__ void wgmma_q_to_bf16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                                int tid) {
+  const DecodeArgs& a = p.args;
+  constexpr int kElems = T::kHeadDim / 16;
   const int head = tid / 16, d0 = (tid % 16) * kElems;
+  const std::uint16_t* row = a.q + (static_cast<std::size_t>(w.batch) * a.q_heads + w.head0 + head) * T::kHeadDim;
 #pragma unroll
   for (int v = 0; v < kElems / 4; ++v) {  // 8 bytes: 4 bf16, inside one 16-byte chunk
+    const uint2 raw = head < w.heads ? *reinterpret_cast<const uint2*>(row + d0 + 4 * v) : make_uint2(0, 0);
     const std::uint32_t at = sm.q_tile() + T::QTile::offset(head, 2 * (d0 + 4 * v));
-    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(at), "r"(raw.words[v].x), "r"(raw.words[v].y) : "memory");
+    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(at), "r"(raw.x), "r"(raw.y) : "memory");
   }
   if (tid % 16 == 0) sts_f32(sm.q_scales() + head * 4, 1.0f);
 }
@@ -396,8 +321,9 @@ __device__ __forceinline__ int transform_k_of_d(int d) {
 // exactly, none overflows), each d at its logical k (D/64 atoms of 1024 bytes along k);
 // 2^-shift goes where fp8_qk puts the Q scale.
 template <class T>
-__device__ __forceinline__ void wgmma_q_to_f16(const QRowRaw<T>& raw, const WgmmaSmem<T>& sm, int tid) {
-  const QRowPart<T> q = q_row_part<T>(raw, tid);
+__device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tid) {
+  const QRowPart<T> q = load_q_row_part<T>(p, w, tid);
   int exponent = 0;
   frexpf(q.amax, &exponent);
   const int shift = q.amax > 0.0f ? max(-100, min(100, 15 - exponent)) : 0;
@@ -638,20 +564,18 @@ __device__ __forceinline__ void zero_v_tail(const WgmmaSmem<T>& sm, int slot, in
   sm.consumer_barrier();
 }
 
-// One work item's consumer: q_quant, then per tile (ring positions first, first + 1, ..) qk ->
-// softmax -> v_prep -> pv -> accum, then the item's output or split partials.
 template <class T>
-__device__ __forceinline__ void wgmma_consume_item(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
-                                                   int tiles, int first, const QRowRaw<T>& q_raw, int tid, int warp,
-                                                   int lane) {
+__device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                               int tiles, int warp, int lane) {
   const DecodeArgs& a = p.base.args;
+  const int tid = T::kWarpgroups == 1 ? int(threadIdx.x) : int(threadIdx.x) % (32 * T::kConsumerWarps);
   const int t = lane % 4, g = lane / 4;
   if constexpr (T::kQFp8) {
-    wgmma_q_quant<T>(q_raw, sm, tid);  // q8 = e4m3(q / s)
+    wgmma_q_quant<T>(p.base, w, sm, tid);  // q8 = e4m3(q / s)
   } else if constexpr (T::kK == KOperand::bf16) {
-    wgmma_q_to_bf16<T>(q_raw, sm, tid);  // Q as given
+    wgmma_q_to_bf16<T>(p.base, w, sm, tid);  // Q as given
   } else {
-    wgmma_q_to_f16<T>(q_raw, sm, tid);  // q16 = f16(q·2^shift)
+    wgmma_q_to_f16<T>(p.base, w, sm, tid);  // q16 = f16(q·2^shift)
   }
   fence_proxy_async_shared();  // Qᵀ is read by wgmma
   sm.consumer_barrier();
@@ -665,10 +589,9 @@ __device__ __forceinline__ void wgmma_consume_item(const WgmmaParams& p, const C
   WgmmaSoftmaxState st{{-INFINITY, -INFINITY}, {0.0f, 0.0f}};
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
-    const int position = first + tile;
-    const int slot = position % T::kStages;
+    const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
-    mbarrier_wait(sm.full_bar(slot), (position / T::kStages) & 1);  // K and V of the tile landed
+    mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
     if constexpr (T::kLoadOnly) {
       __syncwarp();
       if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
@@ -748,30 +671,6 @@ __device__ __forceinline__ void wgmma_consume_item(const WgmmaParams& p, const C
   }
 }
 
-template <class T>
-__device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const WgmmaSmem<T>& sm, const CtaWork& first_w,
-                                               int warp, int lane) {
-  const int tid = T::kWarpgroups == 1 ? int(threadIdx.x) : int(threadIdx.x) % (32 * T::kConsumerWarps);
-  const int items = wgmma_item_count<T>(p.base), stride = wgmma_item_stride();
-  CtaWork w = first_w;
-  QRowRaw<T> q_raw = load_q_row_raw<T>(p.base, w, tid);
-  int position = 0;  // tiles consumed so far by this CTA
-#pragma unroll 1
-  for (int item = wgmma_first_item(); item < items; item += stride) {
-    // The next item's work and Q go out now, to be used when its tiles have landed (after the
-    // last item, the last item's again: no branch around the loads).
-    const CtaWork next_w = wgmma_item_work<T>(p.base, min(item + stride, items - 1), sm.warpgroup);
-    const QRowRaw<T> next_q_raw = load_q_row_raw<T>(p.base, next_w, tid);
-    // Read from one lane, the count is warp-uniform to ptxas: a trip count it must assume
-    // divergent would put the next item's wgmma on a divergent path and serialise every wgmma
-    // (C7520).
-    const int tiles = __shfl_sync(0xffffffffu, wgmma_tile_count<T>(w), 0);
-    wgmma_consume_item<T>(p, w, sm, tiles, position, q_raw, tid, warp, lane);
-    position += tiles;
-    w = next_w, q_raw = next_q_raw;
-  }
-}
-
 // ============================================================================
 // The kernel
 // ============================================================================
@@ -788,9 +687,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   // (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
   const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup};
-  // The first item's work before the barriers' set-up: its length read goes out first.
-  const int first_item = min(wgmma_first_item(), wgmma_item_count<T>(p.base) - 1);
-  const CtaWork first_w = wgmma_item_work<T>(p.base, first_item, warpgroup);
+  const CtaWork w = cta_work<T>(p.base, warpgroup);
+  const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if (threadIdx.x < T::kStages) {
     mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
     // one arrive per consumer warp that reads the slot: every kv head's warpgroup
@@ -799,9 +697,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   fence_mbarrier_init();
   __syncthreads();
   if (warp == kConsumers) {
-    wgmma_producer<T>(p, sm, first_w, lane);
+    wgmma_producer<T>(p, w, sm, tiles, lane);
   } else {
-    wgmma_consumer<T>(p, sm, first_w, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
+    wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }
 }
 

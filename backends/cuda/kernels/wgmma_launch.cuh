@@ -2,9 +2,6 @@
 // Host side of the wgmma kernels (decode_wgmma.cuh): the TMA tensor maps of the K and V page
 // pools, the launch, and the variant table's entry. Included by the decode_*_wgmma.cu files,
 // one per dtype family.
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 #include "backends/cuda/kernels/decode_wgmma.cuh"
@@ -77,30 +74,6 @@ cudaError_t wgmma_resources(KernelResources* out) {
   return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_launch_state<T>(), out);
 }
 
-// Where a launch has more work items than the GPU holds CTAs at once, one CTA per resident
-// slot, each taking items c, c + CTAs, .. (decode_wgmma.cuh), unless
-// TILEPATH_CUDA_WGMMA_PERSISTENT=0 (A/B runs: one CTA per item). Read at every launch, as the
-// CTA-layout switch.
-inline bool wgmma_persistent_allowed() {
-  const char* value = std::getenv("TILEPATH_CUDA_WGMMA_PERSISTENT");
-  return !(value && std::strcmp(value, "0") == 0);
-}
-
-// The CTAs of decode_wgmma_kernel<T> the current GPU holds at once: its SMs times the CTAs one
-// SM holds (at most ctas_per_sm_cap where that is > 0: an ablation at the real kernel's).
-template <class T>
-cudaError_t wgmma_resident_ctas(int ctas_per_sm_cap, int* out) {
-  KernelResources resources;
-  if (const cudaError_t e = wgmma_resources<T>(&resources); e != cudaSuccess) return e;
-  int device = 0, sm_count = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
-    return e;
-  const int per_sm = ctas_per_sm_cap > 0 ? std::min(ctas_per_sm_cap, resources.ctas_per_sm) : resources.ctas_per_sm;
-  *out = sm_count * std::max(1, per_sm);
-  return cudaSuccess;
-}
-
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
                          KernelInfo* info) {
@@ -125,13 +98,7 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
   params.k_map = k_map;
   params.v_map = v_map;
 
-  dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
-  if (wgmma_persistent_allowed()) {
-    int ctas = 0;
-    if (const cudaError_t e = wgmma_resident_ctas<T>(ctas_per_sm_cap, &ctas); e != cudaSuccess) return e;
-    const long long items = static_cast<long long>(grid.x) * grid.y * grid.z;
-    if (items > ctas) grid = dim3(static_cast<unsigned>(ctas));
-  }
+  const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
                               ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
 }
