@@ -99,6 +99,7 @@ const std::vector<Column>& columns() {
       {"case_id", [](const CaseSummary& c, std::string& out) { append_int(out, c.case_id); }},
       {"backend", [](const CaseSummary& c, std::string& out) { out += c.backend; }},
       {"device", [](const CaseSummary& c, std::string& out) { out += c.device; }},
+      {"device_uid", [](const CaseSummary& c, std::string& out) { out += c.device_uid; }},
       {"kv", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.kv); }},
       {"k_path", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.k_path); }},
       {"mode", [](const CaseSummary& c, std::string& out) { out += to_string(c.record.op.mode); }},

@@ -37,7 +37,8 @@ double measured(const CaseRecord& rec, const char* name) { return rec.measuremen
 
 void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string& db) {
   std::printf("case            %s\n", describe_case(rec.op).c_str());
-  std::printf("backend         %s on %s\n", run.backend.c_str(), run.device.c_str());
+  std::printf("backend         %s on %s%s\n", run.backend.c_str(), run.device.c_str(),
+              run.device_uid.empty() ? "" : (" (" + run.device_uid + ")").c_str());
   std::printf("status          %s%s%s%s\n", std::string(to_string(rec.status)).c_str(), rec.message.empty() ? "" : " (",
               rec.message.c_str(), rec.message.empty() ? "" : ")");
   std::printf("latency         %s us (min %s, max %s)\n", human_number(measured(rec, "latency_us")).c_str(),
@@ -145,6 +146,7 @@ int run_one(const RunFlags& f, const CliContext& context) {
     j["run_uuid"] = run.uuid;
     j["backend"] = run.backend;
     j["device"] = run.device;
+    j["device_uid"] = run.device_uid;
     j["db"] = f.db;
     if (profile) j["profile"] = {{"ran", profile->ran}, {"why", profile->why}, {"artifact", profile->artifact}};
     std::printf("%s\n", j.dump(2).c_str());

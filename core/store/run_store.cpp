@@ -1574,8 +1574,9 @@ void read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f, co
     for (const std::string column : {"c.message", "c.finished_at", "c.cubin_sha256"})
       columns.replace(columns.find(column), column.size(), "''");
   Statement q(db, path,
-              "SELECT " + columns + (detail.case_texts ? ", r.uuid" : ", ''") +
-                  ", r.backend, r.device FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
+              "SELECT " + columns + (detail.case_texts ? ", r.uuid" : ", ''") + ", r.backend, r.device, " +
+                  (has_column(db, path, "main", "runs", "device_uid") ? "r.device_uid" : "''") +
+                  " FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" + f.where +
                   (range ? " AND c.id BETWEEN ? AND ?" : "") + " ORDER BY c.id");
   const int next = f.bind(q, 1);
   if (range) q.bind(next, range->first).bind(next + 1, range->last);
@@ -1588,6 +1589,7 @@ void read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f, co
     q.text_to(c++, s.run_uuid);
     q.text_to(c++, s.backend);
     q.text_to(c++, s.device);
+    q.text_to(c++, s.device_uid);
     s.case_id = s.record.id;
     s.run_id = s.record.run_id;
   }

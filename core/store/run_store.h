@@ -168,6 +168,7 @@ struct CaseFilter {
 struct CaseSummary {
   std::int64_t case_id = 0, run_id = 0;
   std::string run_uuid, backend, device;
+  std::string device_uid;               // the run's device (RunInfo::device_uid): empty where not recorded
   CaseRecord record;                    // without artifacts
   std::vector<ArtifactInfo> artifacts;  // the case's artifacts, listed without their bytes
   // The case has stage-cost rows: set by a read of them (CaseDetail::stage_costs) or of their

@@ -158,6 +158,7 @@ TEST_F(CliTest, RunJsonOnSimNamesTheModelledGpu) {
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["backend"], "sim");
   EXPECT_NE(j["device"].get<std::string>().find("H200"), std::string::npos) << j["device"];
+  EXPECT_EQ(j["device_uid"].get<std::string>().rfind("model:", 0), 0u) << j["device_uid"];
   EXPECT_EQ(j["op"]["kv"], "k16v8");
   EXPECT_EQ(j["op"]["cache"], "l2_warm");
   EXPECT_GT(j["measurements"]["latency_us"].get<double>(), 0);

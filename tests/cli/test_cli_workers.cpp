@@ -177,6 +177,14 @@ TEST_F(CliWorkersTest, DevicesAllRunsEveryCaseOnceWithARunPerDevice) {
   for (const RunInfo& run : RunStore::open_read_only(db).runs()) devices.insert({run.device_index, run.device_uid});
   EXPECT_EQ(devices.size(), runs.size());
   for (const auto& [index, uid] : devices) EXPECT_EQ(uid, "fake:" + std::to_string(index));
+  // The report names each case's device by that uid.
+  CliResult report = run_cli({"report", "--db", db, "--json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::set<std::string> reported;
+  for (const json& row : json::parse(report.out)) reported.insert(row.at("device_uid").get<std::string>());
+  std::set<std::string> expected;
+  for (const auto& [index, uid] : devices) expected.insert(uid);
+  EXPECT_EQ(reported, expected);
 }
 
 TEST_F(CliWorkersTest, ShardsMergedEqualOneSweep) {

@@ -43,6 +43,8 @@ inline int writeFixtureDatabase(const std::string& path) {
   run.backend = "fixture";
   run.backend_version = "1";
   run.device = "Fixture GPU";
+  run.device_index = 1;
+  run.device_uid = "0000:00:06.0";
   run.command = "fixture";
   const std::int64_t run_id = store.begin_run(run);
   int stored = 0;

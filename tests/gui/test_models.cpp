@@ -85,6 +85,13 @@ class TestModels : public QObject {
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(model.index(0, RunsModel::Cases).data().toInt(), stored_);
     QCOMPARE(model.index(0, RunsModel::Device).data().toString(), QStringLiteral("Fixture GPU"));
+    QCOMPARE(model.index(0, RunsModel::DeviceId).data().toString(), QStringLiteral("1 · 0000:00:06.0"));
+    // A run stored before devices were recorded (schema < 8) says so rather than showing nothing.
+    std::vector<RunInfo> older = runs_;
+    older.front().device_index = -1;
+    older.front().device_uid.clear();
+    model.setRuns(older, cases_);
+    QCOMPARE(model.index(0, RunsModel::DeviceId).data().toString(), QStringLiteral("not recorded"));
     model.setRuns({}, {});
     QCOMPARE(model.rowCount(), 0);
   }

@@ -37,6 +37,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
       return qs(r.backend) + (r.backend_version.empty() ? QString() : QStringLiteral(" ") + qs(r.backend_version));
     case Device:
       return qs(r.device);
+    case DeviceId:  // which of the host's devices: its index and a uid that survives renumbering
+      if (r.device_uid.empty() && r.device_index < 0) return QStringLiteral("not recorded");
+      return (r.device_index >= 0 ? QString::number(r.device_index) + QStringLiteral(" · ") : QString()) +
+             qs(r.device_uid);
     case Host:
       return qs(r.host);
     case ToolVersion:
@@ -54,8 +58,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Run",      "Started (UTC)", "Backend", "Device", "Host",
-                                           "tilepath", "Revision",      "Cases",   "Command"};
+  static const char* names[ColumnCount] = {"Run",  "Started (UTC)", "Backend",  "Device", "Device id",
+                                           "Host", "tilepath",      "Revision", "Cases",  "Command"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

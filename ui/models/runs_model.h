@@ -12,7 +12,7 @@ namespace tilepath::ui {
 class RunsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Id, Started, Backend, Device, Host, ToolVersion, GitRevision, Cases, Command, ColumnCount };
+  enum Column { Id, Started, Backend, Device, DeviceId, Host, ToolVersion, GitRevision, Cases, Command, ColumnCount };
   static constexpr int SortRole = Qt::UserRole;
   static constexpr int RunIdRole = Qt::UserRole + 1;
 
