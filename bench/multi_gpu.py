@@ -9,7 +9,8 @@ Three runs of the same spec, each into its own database under --work, each wall-
   1. all devices: `tilepath sweep SPEC --devices all` (or --devices' list): one worker per device
   2. one device:  `tilepath sweep SPEC --devices D0`, D0 the first of --devices
   3. job array:   --shards processes, shard i `--shard i/K --devices D[i % N]`, the shards of one
-                  device one after another and the devices at once; then `tilepath merge`
+                  device one after another and the devices at once (with --shards-at-once, every
+                  shard at once: several workers on one GPU); then `tilepath merge`
 The several-device sweep goes first: on one H200 the first of two identical sweeps took 15%
 longer (bench/results/multi-gpu/), and that start-up cost must not count in its favour.
 Then, from the databases: every case once in each; the same case keys with the same statuses
@@ -89,6 +90,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--devices", default="all", help="all, or device indices separated by commas (default all)")
     ap.add_argument("--shards", type=int, default=0, help="job-array size (default: one shard per device)")
+    ap.add_argument("--shards-at-once", action="store_true",
+                    help="start every shard at once, several on one device where there are more shards than devices")
     args = ap.parse_args()
 
     listed = backend_devices(args.tilepath, args.backend)
@@ -119,30 +122,31 @@ def main():
     wall_all = step("all", sweep + ["--devices", ",".join(map(str, devices)), "--db", db["all"]])
     wall_one = step("one", sweep + ["--devices", str(devices[0]), "--db", db["one"]])
 
-    # The job array: each device runs its shards in turn, the devices at once.
+    # The job array: each device runs its shards in turn, the devices at once (or, with
+    # --shards-at-once, every shard in a queue of its own).
     start = time.monotonic()
     queues = {}
     for i in range(shards):
         cmd = sweep + ["--shard", f"{i}/{shards}", "--devices", str(devices[i % len(devices)]),
                        "--db", os.path.join(args.work, f"shard-{i}.sqlite")]
         commands.append(" ".join(cmd))
-        queues.setdefault(devices[i % len(devices)], []).append((i, cmd))
+        queues.setdefault(i if args.shards_at_once else devices[i % len(devices)], []).append((i, cmd))
     procs = {}
     while queues or procs:
-        for device in list(queues):
-            if device not in procs:
-                i, cmd = queues[device].pop(0)
+        for queue in list(queues):
+            if queue not in procs:
+                i, cmd = queues[queue].pop(0)
                 log = open(os.path.join(args.work, f"shard-{i}.log"), "w")
-                procs[device] = (i, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log)
-                if not queues[device]:
-                    del queues[device]
+                procs[queue] = (i, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log)
+                if not queues[queue]:
+                    del queues[queue]
         time.sleep(0.2)
-        for device, (i, proc, log) in list(procs.items()):
+        for queue, (i, proc, log) in list(procs.items()):
             if proc.poll() is not None:
                 log.close()
                 if proc.returncode != 0:
                     failures.append(f"shard {i}/{shards}: exit {proc.returncode}")
-                del procs[device]
+                del procs[queue]
     wall_shards = time.monotonic() - start
     print(f"job array: {wall_shards:.1f} s", flush=True)
     step("merge", [args.tilepath, "merge"] + [os.path.join(args.work, f"shard-{i}.sqlite") for i in range(shards)]
@@ -155,7 +159,7 @@ def main():
     result = {
         "spec": args.spec, "backend": args.backend, "started_at": started,
         "devices": [d for d in listed if d["index"] in devices],
-        "shards": shards, "commands": commands, "failures": failures,
+        "shards": shards, "shards_at_once": args.shards_at_once, "commands": commands, "failures": failures,
     }
     if not missing:
         one, _ = read["one"]
@@ -172,6 +176,10 @@ def main():
             base = one.get(key)
             if status == "ok" and latency and base and base[0] == "ok" and base[1]:
                 (same_device if index == devices[0] else other_device).append(abs(latency - base[1]) / base[1])
+        # The job array's latencies against the one-device sweep (signed: concurrent shards on
+        # one device slow each other down).
+        job_array = [(merged[key][1] - base[1]) / base[1] for key, base in one.items()
+                     if base[0] == "ok" and base[1] and key in merged and merged[key][0] == "ok" and merged[key][1]]
         n = len(devices)
         result.update({
             "cases": len(all_cases),
@@ -188,6 +196,8 @@ def main():
             "speedup_met": n > 1 and wall_all > 0 and wall_one / wall_all >= SPEEDUP_FRACTION * n,
             "latency_rel_delta_other_devices": spread(other_device),
             "latency_rel_delta_same_device": spread(same_device),
+            "latency_rel_change_job_array": {"median": statistics.median(job_array) if job_array else None,
+                                             "max": max(job_array) if job_array else None, "n": len(job_array)},
             "agreement_target": AGREEMENT_TARGET,
             "agreement_met": bool(other_device) and statistics.median(other_device) <= AGREEMENT_TARGET,
         })
