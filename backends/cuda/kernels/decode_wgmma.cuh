@@ -197,9 +197,7 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
   const int piece = lane / kBlocks, block = lane % kBlocks;
   const bool issues = piece < T::kTileTokens / box_tokens;
   int next_slot_in_page = 0;
-  // The first tile's page-table read goes out beside the length read, not after it: its index
-  // is clamped into the request's table, so it needs no tile count to stay in bounds.
-  int next_page = issues ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
+  int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
