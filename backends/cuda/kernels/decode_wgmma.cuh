@@ -29,6 +29,9 @@
 // warpgroup keeps one running max per head; O needs no merge across warps at the end.
 
 #include <cstdint>
+#ifdef TILEPATH_KERNEL_TRACE
+#include <cstdio>
+#endif
 
 #include "backends/cuda/kernels/decode_kernel.cuh"
 #include "backends/cuda/kernels/wgmma_primitives.cuh"
@@ -173,37 +176,73 @@ struct WgmmaSmem {
 // producer: k_load, v_load
 // ============================================================================
 
-// Page of the box `box` of tile `tile` (its first token clamped into the page table: a box
-// past the end of the split is still loaded, so every tile brings the same bytes).
-__device__ __forceinline__ int wgmma_box_page(const DecodeArgs& a, const CtaWork& w, int tile, int box, int box_tokens,
-                                              int* slot_in_page) {
-  const int token = w.begin + 64 * tile + box * box_tokens;
+// Page of the box `box` of tile `tile` of request `batch`'s range from token `begin` (its first
+// token clamped into the page table: a box past the end of the split is still loaded, so every
+// tile brings the same bytes; and the read needs no length).
+__device__ __forceinline__ int wgmma_box_page(const DecodeArgs& a, int batch, int begin, int tile, int box,
+                                              int box_tokens, int* slot_in_page) {
+  const int token = begin + 64 * tile + box * box_tokens;
   const int page_index = min(token / a.page_size, a.max_pages_per_seq - 1);
   *slot_in_page = token % a.page_size;
-  return a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
+  return a.page_table[static_cast<std::size_t>(batch) * a.max_pages_per_seq + page_index];
 }
 
+// The producer lane's part of every tile: the column block `block` of page piece `piece` of K
+// and of V (lane i: block i % kBlocks of piece i / kBlocks; at most 8 pieces x 4 blocks: every
+// lane), and whether the tile has that piece.
+template <class T>
+struct ProducerLane {
+  static constexpr int kBlocks = T::KTile::kBlocks > T::VTile::kBlocks ? int(T::KTile::kBlocks)
+                                                                       : int(T::VTile::kBlocks);
+  static_assert(kBlocks * (T::kTileTokens / 8) <= 32, "one lane per box of the smallest pages");
+  int piece, block;
+  bool issues;
+  __device__ ProducerLane(int lane, int box_tokens)
+      : piece(lane / kBlocks), block(lane % kBlocks), issues(lane / kBlocks < T::kTileTokens / box_tokens) {}
+};
+
+// The page-table entry of the producer lane's box of the CTA's first tile, read first thing
+// after the grid's dependency wait: from the block index alone (cta_work's split and request),
+// so that it is in flight beside the length read instead of after it and after the barriers'
+// set-up, which no load moves across. At B = 1 every CTA's first tile waits on it (a trace put
+// the first request 2.3 us after the CTA's start with the read after them:
+// bench/results/wgmma-trace/).
+struct BoxPage {
+  int page = 0, slot_in_page = 0;
+};
+
+template <class T>
+__device__ __forceinline__ BoxPage wgmma_first_box_page(const KernelParams& p, int lane) {
+  const DecodeArgs& a = p.args;
+  const int box_tokens = wgmma_box_tokens(a.page_size);
+  const ProducerLane<T> pl(lane, box_tokens);
+  BoxPage first;
+  if (pl.issues)
+    first.page =
+        wgmma_box_page(a, blockIdx.z, blockIdx.x * a.split_tokens, 0, pl.piece, box_tokens, &first.slot_in_page);
+  return first;
+}
+
+// first: the lane's box page of tile 0 (wgmma_first_box_page).
 template <class T>
 __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
-                                               int tiles, int lane) {
+                                               int tiles, BoxPage first, int lane) {
   const DecodeArgs& a = p.base.args;
   using KTile = typename T::KTile;
   using VTile = typename T::VTile;
-  constexpr int kBlocks = KTile::kBlocks > VTile::kBlocks ? KTile::kBlocks : VTile::kBlocks;
   const int box_tokens = wgmma_box_tokens(a.page_size);
-  // Lane i loads the column block i % kBlocks of the tile's page piece i / kBlocks, of K and
-  // of V where their rows have that block (at most 8 pieces x 4 blocks: every lane).
-  static_assert(kBlocks * (T::kTileTokens / 8) <= 32, "one lane per box of the smallest pages");
-  const int piece = lane / kBlocks, block = lane % kBlocks;
-  const bool issues = piece < T::kTileTokens / box_tokens;
-  int next_slot_in_page = 0;
-  int next_page = issues && tiles > 0 ? wgmma_box_page(a, w, 0, piece, box_tokens, &next_slot_in_page) : 0;
+  const ProducerLane<T> pl(lane, box_tokens);
+  const int piece = pl.piece, block = pl.block;
+  const bool issues = pl.issues;
+  int next_slot_in_page = first.slot_in_page;
+  int next_page = first.page;
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
     const int page = next_page, slot_in_page = next_slot_in_page;
     // the next tile's page-table read goes out before the wait for a free slot
-    if (issues && tile + 1 < tiles) next_page = wgmma_box_page(a, w, tile + 1, piece, box_tokens, &next_slot_in_page);
+    if (issues && tile + 1 < tiles)
+      next_page = wgmma_box_page(a, w.batch, w.begin, tile + 1, piece, box_tokens, &next_slot_in_page);
     if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
@@ -219,6 +258,9 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
                       slot_in_page, page, sm.full_bar(slot));
       }
     }
+#ifdef TILEPATH_KERNEL_TRACE
+    if (tile == 0 && lane == 0) tp_trace[0] = clock64();  // the ring's first request out
+#endif
   }
 }
 
@@ -579,6 +621,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
   }
   fence_proxy_async_shared();  // Qᵀ is read by wgmma
   sm.consumer_barrier();
+  TP_TRACE(2);
   const float k_scale = T::kK == KOperand::bf16 ? 1.0f : a.k_scale[a.scale_per_head ? w.kv_head : 0];
   float row_scale[2];
 #pragma unroll
@@ -592,6 +635,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
     mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+    if (tile == 0) TP_TRACE(4);
     if constexpr (T::kLoadOnly) {
       __syncwarp();
       if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
@@ -614,7 +658,9 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     fence_proxy_async_shared();  // Pᵀ is read by wgmma
     sm.consumer_barrier();
     wgmma_pv<T>(o, v, sm.p_tile());  // O += V'ᵀ·Pᵀ
+    if (tile < 2) TP_TRACE(5 + tile);
   }
+  TP_TRACE(3);
 
   // The heads' denominators: over the lanes of a column (g), then the 4 warps.
   float l[2] = {st.l[0], st.l[1]};
@@ -635,6 +681,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 #pragma unroll
     for (int u = 0; u < T::kConsumerWarps; ++u) l[h] += lds_f32(l_sum + (u * 8 + 2 * t + h) * 4);
   }
+  TP_TRACE(7);
 
   const float v_scale = T::kV == VOperand::bf16 ? 1.0f : w.v_scale;
   const float out_scale = v_scale / (T::kPFp8 ? kPFp8Scale : 1.0f);
@@ -678,11 +725,18 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 template <class T>
 __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
   extern __shared__ __align__(1024) char wgmma_smem[];
+#ifdef TILEPATH_KERNEL_TRACE
+  const unsigned long long g0 = tp_gtime();
+  const long long c0 = clock64();
+#endif
   // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
   grid_dependency_wait();
   grid_dependents_launch();
+  TP_TRACE(1);
   constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  BoxPage first_page;
+  if (warp == kConsumers) first_page = wgmma_first_box_page<T>(p.base, lane);
   // A consumer warpgroup, which is also its kv head within the CTA; the producer loads for all
   // (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
@@ -697,10 +751,24 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   fence_mbarrier_init();
   __syncthreads();
   if (warp == kConsumers) {
-    wgmma_producer<T>(p, w, sm, tiles, lane);
+    wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
   } else {
     wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }
+#ifdef TILEPATH_KERNEL_TRACE
+  // The mma.sync kernel's line (bench/kernel_trace.py): prolog = the producer's first request,
+  // loop = last tile consumed, joined = the heads' denominators summed, merge = output written.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const long long c9 = clock64();
+    const unsigned long long g9 = tp_gtime();
+    printf(
+        "TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld "
+        "joined %lld merge %lld tiles %d\n",
+        blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
+        tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, tiles);
+  }
+#endif
 }
 
 }  // namespace tilepath::cuda::kernels
