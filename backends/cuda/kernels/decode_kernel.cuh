@@ -15,6 +15,9 @@
 //                   MMA -> converter).
 
 #include <cstdint>
+#ifdef TILEPATH_KERNEL_TRACE
+#include <cstdio>  // the trace line's printf
+#endif
 #include <type_traits>
 
 #include "backends/cuda/kernels/decode_stages.cuh"
@@ -43,6 +46,17 @@ __device__ __forceinline__ unsigned tp_smid() {
   do {                                             \
     if (threadIdx.x == 0) tp_trace[i] = clock64(); \
   } while (0)
+// The CTA's line (thread 0, at the CTA's end): its SM, %globaltimer at start (g0) and now, and
+// the stamps as cycles since c0, in the order bench/kernel_trace.py reads them.
+__device__ __forceinline__ void tp_print_trace(unsigned long long g0, long long c0, int tiles) {
+  const long long c9 = clock64();
+  const unsigned long long g9 = tp_gtime();
+  printf(
+      "TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld "
+      "joined %lld merge %lld tiles %d\n",
+      blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
+      tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, tiles);
+}
 #else
 #define TP_TRACE(i) \
   do {              \
@@ -814,15 +828,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_attention_kernel(const __g
   merge_and_store<T>(p, w, smem, warp, ln, acc);
 #ifdef TILEPATH_KERNEL_TRACE
   __syncthreads();
-  if (threadIdx.x == 0) {
-    const long long c9 = clock64();
-    const unsigned long long g9 = tp_gtime();
-    printf(
-        "TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld "
-        "joined %lld merge %lld tiles %d\n",
-        blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
-        tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, ring.tiles);
-  }
+  if (threadIdx.x == 0) tp_print_trace(g0, c0, ring.tiles);
 #endif
   if (p.salt == 0xFFFFFFFFu && sink == 0x9E3779B9u) p.args.out[0] = 0;  // keeps removed stages' inputs live
 }

@@ -29,9 +29,6 @@
 // warpgroup keeps one running max per head; O needs no merge across warps at the end.
 
 #include <cstdint>
-#ifdef TILEPATH_KERNEL_TRACE
-#include <cstdio>
-#endif
 
 #include "backends/cuda/kernels/decode_kernel.cuh"
 #include "backends/cuda/kernels/wgmma_primitives.cuh"
@@ -756,18 +753,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
     wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }
 #ifdef TILEPATH_KERNEL_TRACE
-  // The mma.sync kernel's line (bench/kernel_trace.py): prolog = the producer's first request,
-  // loop = last tile consumed, joined = the heads' denominators summed, merge = output written.
+  // The mma.sync kernel's line: prolog = the producer's first request, loop = last tile
+  // consumed, joined = the heads' denominators summed, merge = output written.
   __syncthreads();
-  if (threadIdx.x == 0) {
-    const long long c9 = clock64();
-    const unsigned long long g9 = tp_gtime();
-    printf(
-        "TR %d %d %d sm %u g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld loop %lld "
-        "joined %lld merge %lld tiles %d\n",
-        blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
-        tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, tiles);
-  }
+  if (threadIdx.x == 0) tp_print_trace(g0, c0, tiles);
 #endif
 }
 
