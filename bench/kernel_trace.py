@@ -17,6 +17,19 @@ output written; the split combine's blocks print
 cycles-per-ns) and the spread of CTA end times. printf perturbs the timing: use the phases,
 not the trace build's latency.
 
+The wgmma kernels do not printf (a call in the kernel makes ptxas serialise every wgmma): their
+CTAs write the same stamps to a buffer that the plugin prints after each launch, each TR line
+followed by the ring's line
+
+  TW <x> <y> <z> load_only <0|1> land_wait <c> work <c> free_wait <c> tiles <n>
+
+(cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to land, its
+work from a tile's landing to the tile's end, the producer's first lane waiting for free ring
+slots). Those launches are summarised by kernel (full or load_only) and tile count, so a run
+with ablations gives the full kernel and its load_only side by side: per tile the three sums
+and the steady interval (last tile consumed - first tile landed) / (tiles - 1), and the CTA
+end times after the launch's first start (percentiles).
+
 Usage: tilepath run ... > out.txt; python3 bench/kernel_trace.py out.txt   (or out.txt.gz)
 """
 import gzip
@@ -62,8 +75,54 @@ def summarise(path):
     return "\n".join(out)
 
 
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def summarise_ring(path):
+    """The TW lines (wgmma kernels), each joined with the TR line before it."""
+    text = (gzip.open(path, "rt") if path.endswith(".gz") else open(path)).read().splitlines()
+    records, previous = [], None
+    for line in text:
+        fields = line.split()
+        if fields[:1] == ["TW"] and previous and previous[1:4] == fields[1:4]:
+            records.append(previous + fields[4:])
+        previous = fields if fields[:1] == ["TR"] else None
+    if not records:
+        return None
+
+    def field(r, key):
+        return int(r[r.index(key) + 1])
+
+    groups = {}
+    for r in records:
+        groups.setdefault((field(r, "load_only"), field(r, "tiles")), []).append(r)
+    out = [f"{path}: ring (TW lines), the last launch of each kernel and tile count"]
+    for (load_only, tiles), rs in sorted(groups.items()):
+        last = rs[-len({tuple(r[1:4]) for r in rs}):]
+        ghz = statistics.median(field(r, "merge") / (field(r, "g9") - field(r, "g0"))
+                                for r in last if field(r, "g9") > field(r, "g0"))
+        start = min(field(r, "g0") for r in last)
+        ends = [field(r, "g9") - start for r in last]
+        per_tile = {key: statistics.median(field(r, key) / max(1, field(r, "tiles")) / ghz for r in last)
+                    for key in ("land_wait", "work", "free_wait")}
+        steady = [(field(r, "loop") - field(r, "tile0")) / ghz / (field(r, "tiles") - 1)
+                  for r in last if field(r, "tiles") > 1]
+        out.append(f"  {'load_only' if load_only else 'full':9s} {len(last)} CTAs x {tiles} tiles: per tile "
+                   f"land_wait {per_tile['land_wait']:.0f} ns, work {per_tile['work']:.0f} ns, "
+                   f"free_wait {per_tile['free_wait']:.0f} ns, steady interval "
+                   f"{statistics.median(steady) if steady else float('nan'):.0f} ns; CTA ends p10 "
+                   f"{percentile(ends, 0.1)} p50 {percentile(ends, 0.5)} p90 {percentile(ends, 0.9)} "
+                   f"p99 {percentile(ends, 0.99)} ns")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for p in sys.argv[1:]:
         print(summarise(p))
+        ring = summarise_ring(p)
+        if ring:
+            print(ring)

@@ -57,9 +57,25 @@ __device__ __forceinline__ void tp_print_trace(unsigned long long g0, long long 
       blockIdx.x, blockIdx.y, blockIdx.z, tp_smid(), g0, g9, tp_trace[0] - c0, tp_trace[1] - c0, tp_trace[2] - c0,
       tp_trace[4] - c0, tp_trace[5] - c0, tp_trace[6] - c0, tp_trace[3] - c0, tp_trace[7] - c0, c9 - c0, tiles);
 }
+// The wgmma ring's waits and work, summed over a CTA's tiles in clock64 cycles: 0 the first
+// consumer thread waiting for tiles to land, 1 its work from a tile's landing to the tile's end,
+// 2 the producer's first lane waiting for free slots. TP_NOW(t) starts an interval,
+// TP_ADD(slot, t, thread) adds it when run by thread `thread`.
+__shared__ long long tp_ring[3];
+#define TP_NOW(t) const long long t = clock64()
+#define TP_ADD(slot, t, thread)                                    \
+  do {                                                             \
+    if (threadIdx.x == (thread)) tp_ring[slot] += clock64() - (t); \
+  } while (0)
 #else
 #define TP_TRACE(i) \
   do {              \
+  } while (0)
+#define TP_NOW(t) \
+  do {            \
+  } while (0)
+#define TP_ADD(slot, t, thread) \
+  do {                          \
   } while (0)
 #endif
 

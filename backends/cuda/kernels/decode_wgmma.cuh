@@ -125,9 +125,26 @@ struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
 // (dims innermost first: d, kv head, slot in page, page; boxes of (one column block of d, 1,
 // box tokens, 1)).
+#ifdef TILEPATH_KERNEL_TRACE
+// A CTA's trace (diagnostic builds): the phase stamps and the ring's sums, written by thread 0
+// at the CTA's end and printed by the host after the launch (launch_wgmma) in the lines
+// bench/kernel_trace.py reads. Not printed from the kernel: a printf there makes ptxas
+// serialise every wgmma of the kernel (C7510), which would slow the work being traced.
+struct WgmmaTraceRecord {
+  unsigned long long g0, g9;  // %globaltimer at the CTA's start and end
+  long long stamps[8];        // tp_trace's slots, cycles since the start
+  long long end;              // cycles from the start to the record
+  long long ring[3];          // tp_ring
+  int x, y, z, sm, tiles, load_only;
+};
+#endif
+
 struct WgmmaParams {
   KernelParams base;
   CUtensorMap k_map, v_map;
+#ifdef TILEPATH_KERNEL_TRACE
+  WgmmaTraceRecord* trace;  // one record per CTA, in linear block order
+#endif
 };
 
 // Tokens of one TMA box: wgmma_box_tokens (decode_launch.h); tiles start at multiples of 32,
@@ -240,7 +257,9 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     // the next tile's page-table read goes out before the wait for a free slot
     if (issues && tile + 1 < tiles)
       next_page = wgmma_box_page(a, w.batch, w.begin, tile + 1, piece, box_tokens, &next_slot_in_page);
+    TP_NOW(free_wait);
     if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
+    TP_ADD(2, free_wait, 32 * T::kConsumerWarps * T::kWarpgroups);
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
     if (issues) {
@@ -631,11 +650,15 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
     const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
+    TP_NOW(land_wait);
     mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+    TP_ADD(0, land_wait, 0);
+    TP_NOW(landed);
     if (tile == 0) TP_TRACE(4);
     if constexpr (T::kLoadOnly) {
       __syncwarp();
       if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
+      TP_ADD(1, landed, 0);
       continue;
     }
     if (valid < T::kTileTokens) zero_v_tail<T>(sm, slot, valid, tid);
@@ -655,6 +678,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     fence_proxy_async_shared();  // Pᵀ is read by wgmma
     sm.consumer_barrier();
     wgmma_pv<T>(o, v, sm.p_tile());  // O += V'ᵀ·Pᵀ
+    TP_ADD(1, landed, 0);
     if (tile < 2) TP_TRACE(5 + tile);
   }
   TP_TRACE(3);
@@ -725,6 +749,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
 #ifdef TILEPATH_KERNEL_TRACE
   const unsigned long long g0 = tp_gtime();
   const long long c0 = clock64();
+  if (threadIdx.x == 0) {                          // published by the __syncthreads below
+    for (int i = 0; i < 8; ++i) tp_trace[i] = c0;  // an unset stamp reads 0 cycles
+    for (int i = 0; i < 3; ++i) tp_ring[i] = 0;
+  }
 #endif
   // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
   grid_dependency_wait();
@@ -753,10 +781,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
     wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }
 #ifdef TILEPATH_KERNEL_TRACE
-  // The mma.sync kernel's line: prolog = the producer's first request, loop = last tile
-  // consumed, joined = the heads' denominators summed, merge = output written.
+  // The stamps as the mma.sync kernel's line has them (prolog = the producer's first request,
+  // loop = last tile consumed, joined = the heads' denominators summed, end = output written).
   __syncthreads();
-  if (threadIdx.x == 0) tp_print_trace(g0, c0, tiles);
+  if (threadIdx.x == 0) {
+    WgmmaTraceRecord& r = p.trace[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)];
+    r.end = clock64() - c0;
+    r.g9 = tp_gtime();
+    r.g0 = g0;
+    for (int i = 0; i < 8; ++i) r.stamps[i] = tp_trace[i] - c0;
+    for (int i = 0; i < 3; ++i) r.ring[i] = tp_ring[i];
+    r.x = blockIdx.x, r.y = blockIdx.y, r.z = blockIdx.z, r.sm = int(tp_smid());
+    r.tiles = tiles, r.load_only = int(T::kLoadOnly);
+  }
 #endif
 }
 

@@ -3,6 +3,10 @@
 // pools, the launch, and the variant table's entry. Included by the decode_*_wgmma.cu files,
 // one per dtype family.
 #include <type_traits>
+#ifdef TILEPATH_KERNEL_TRACE
+#include <cstdio>
+#include <vector>
+#endif
 
 #include "backends/cuda/kernels/decode_wgmma.cuh"
 #include "backends/cuda/kernels/kernel_launch.cuh"
@@ -74,6 +78,32 @@ cudaError_t wgmma_resources(KernelResources* out) {
   return kernel_resources(&decode_wgmma_kernel<T>, T::kThreads, T::kSmemBytes, wgmma_launch_state<T>(), out);
 }
 
+#ifdef TILEPATH_KERNEL_TRACE
+// The CTAs' trace records of the launch just made, printed as bench/kernel_trace.py reads them:
+// the mma.sync kernel's TR line, then the ring's TW line (whether this is the load_only
+// ablation; cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to
+// land, its work from a landing to the tile's end, the producer's first lane waiting for free
+// slots).
+inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas, cudaStream_t stream) {
+  std::vector<WgmmaTraceRecord> h(ctas);
+  if (cudaStreamSynchronize(stream) != cudaSuccess ||
+      cudaMemcpy(h.data(), records, ctas * sizeof(WgmmaTraceRecord), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    std::printf("TRACE lost: %s\n", cudaGetErrorString(cudaGetLastError()));
+    return;
+  }
+  for (const WgmmaTraceRecord& r : h) {
+    const long long* st = r.stamps;
+    std::printf(
+        "TR %d %d %d sm %d g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld "
+        "loop %lld joined %lld merge %lld tiles %d\n",
+        r.x, r.y, r.z, r.sm, r.g0, r.g9, st[0], st[1], st[2], st[4], st[5], st[6], st[3], st[7], r.end, r.tiles);
+    std::printf("TW %d %d %d load_only %d land_wait %lld work %lld free_wait %lld tiles %d\n", r.x, r.y, r.z,
+                r.load_only, r.ring[0], r.ring[1], r.ring[2], r.tiles);
+  }
+  std::fflush(stdout);
+}
+#endif
+
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
                          KernelInfo* info) {
@@ -99,8 +129,26 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
   params.v_map = v_map;
 
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
+#ifdef TILEPATH_KERNEL_TRACE
+  static WgmmaTraceRecord* trace = nullptr;
+  static std::size_t trace_ctas = 0;
+  const std::size_t ctas = std::size_t(grid.x) * grid.y * grid.z;
+  if (ctas > trace_ctas) {
+    cudaFree(trace);
+    trace = nullptr, trace_ctas = 0;
+    if (const cudaError_t e = cudaMalloc(&trace, ctas * sizeof(WgmmaTraceRecord)); e != cudaSuccess) return e;
+    trace_ctas = ctas;
+  }
+  params.trace = trace;
+  const cudaError_t launched =
+      launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
+                           ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
+  if (launched == cudaSuccess) print_wgmma_trace(trace, ctas, stream);
+  return launched;
+#else
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
                               ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
+#endif
 }
 
 // How a wgmma CTA uses its consumer warpgroups: one kv head, or two kv heads (a warpgroup each).

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""bench/kernel_trace.py's ring summary on a synthetic trace of known values.
+
+Two launches of a full wgmma kernel (the summary keeps the last) and one of its load_only, two
+CTAs each, at 2 cycles per ns: the per-tile sums, the steady interval and the CTA ends must come
+out as constructed, and a TW line without its TR line is not read.
+
+  python3 tests/backends/kernel_trace_summary.py SOURCE_DIR
+"""
+import importlib.util
+import os
+import sys
+import tempfile
+
+
+def tr(x, g0, g9, tile0, loop, tiles):
+    merge = 2 * (g9 - g0)  # cycles: 2 per ns
+    return (f"TR {x} 0 0 sm {x} g0 {g0} g9 {g9} prolog 100 wait 10 q 50 tile0 {tile0} cons0 {tile0 + 10} "
+            f"cons1 {tile0 + 20} loop {loop} joined {loop + 5} merge {merge} tiles {tiles}")
+
+
+def tw(x, load_only, land_wait, work, free_wait, tiles):
+    return f"TW {x} 0 0 load_only {load_only} land_wait {land_wait} work {work} free_wait {free_wait} tiles {tiles}"
+
+
+def main():
+    spec = importlib.util.spec_from_file_location("kernel_trace", os.path.join(sys.argv[1], "bench", "kernel_trace.py"))
+    kt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kt)
+    tiles = 11
+    lines = [
+        # an earlier launch of the full kernel: other values, must be ignored
+        tr(0, 0, 500, 100, 900, tiles), tw(0, 0, 9999, 9999, 9999, tiles),
+        tr(1, 0, 500, 100, 900, tiles), tw(1, 0, 9999, 9999, 9999, tiles),
+        # the last launch of the full kernel: per tile 200 / 400 / 600 cycles = 100 / 200 / 300 ns,
+        # steady interval (2100 - 100) cycles / 10 tiles / 2 = 100 ns; ends 1000 and 3000 ns after
+        # the first start
+        tr(0, 10000, 11000, 100, 2100, tiles), tw(0, 0, 2200, 4400, 6600, tiles),
+        tr(1, 10500, 13000, 100, 2100, tiles), tw(1, 0, 2200, 4400, 6600, tiles),
+        # a TW line with no TR line before it is skipped
+        tw(7, 0, 1, 1, 1, tiles),
+        # the load_only kernel: per tile 10 / 20 / 30 ns
+        tr(0, 20000, 20400, 50, 1050, tiles), tw(0, 1, 220, 440, 660, tiles),
+        tr(1, 20000, 20400, 50, 1050, tiles), tw(1, 1, 220, 440, 660, tiles),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        summary = kt.summarise_ring(path)
+        with open(path, "w") as f:
+            f.write("\n".join(l for l in lines if l.startswith("TR")) + "\n")
+        without_tw = kt.summarise_ring(path)
+    print(summary)
+    failures = []
+    full = [l for l in summary.splitlines() if l.strip().startswith("full")]
+    load_only = [l for l in summary.splitlines() if l.strip().startswith("load_only")]
+    if len(full) != 1 or len(load_only) != 1:
+        failures.append("expected one full and one load_only line")
+    else:
+        for text in ("2 CTAs x 11 tiles", "land_wait 100 ns", "work 200 ns", "free_wait 300 ns",
+                     "steady interval 100 ns", "p10 1000", "p99 3000"):
+            if text not in full[0]:
+                failures.append(f"full: missing {text!r}")
+        for text in ("land_wait 10 ns", "work 20 ns", "free_wait 30 ns", "steady interval 50 ns"):
+            if text not in load_only[0]:
+                failures.append(f"load_only: missing {text!r}")
+    if without_tw is not None:
+        failures.append("a trace without TW lines must give no ring summary")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
