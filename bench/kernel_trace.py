@@ -22,10 +22,12 @@ CTAs write the same stamps to a buffer that the plugin prints after each launch,
 followed by the ring's line
 
   TW <x> <y> <z> load_only <0|1> land_wait <c> work <c> free_wait <c> tiles <n>
+     qk <c> softmax <c> v_prep <c> pv <c>
 
 (cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to land, its
 work from a tile's landing to the tile's end, the producer's first lane waiting for free ring
-slots). Those launches are summarised by kernel (full or load_only) and tile count, so a run
+slots; then the work's parts: qk from the landing, softmax, v_prep up to the slot's release,
+and the rest of the tile: the rescale, the barrier for Pᵀ and pv). Those launches are summarised by kernel (full or load_only) and tile count, so a run
 with ablations gives the full kernel and its load_only side by side: per tile the three sums
 and the steady interval (last tile consumed - first tile landed) / (tiles - 1), and the CTA
 end times after the launch's first start (percentiles).
@@ -105,8 +107,9 @@ def summarise_ring(path):
                                 for r in last if field(r, "g9") > field(r, "g0"))
         start = min(field(r, "g0") for r in last)
         ends = [field(r, "g9") - start for r in last]
+        keys = ["land_wait", "work", "free_wait"] + [k for k in ("qk", "softmax", "v_prep", "pv") if k in last[0]]
         per_tile = {key: statistics.median(field(r, key) / max(1, field(r, "tiles")) / ghz for r in last)
-                    for key in ("land_wait", "work", "free_wait")}
+                    for key in keys}
         steady = [(field(r, "loop") - field(r, "tile0")) / ghz / (field(r, "tiles") - 1)
                   for r in last if field(r, "tiles") > 1]
         out.append(f"  {'load_only' if load_only else 'full':9s} {len(last)} CTAs x {tiles} tiles: per tile "
@@ -115,6 +118,9 @@ def summarise_ring(path):
                    f"{statistics.median(steady) if steady else float('nan'):.0f} ns; CTA ends p10 "
                    f"{percentile(ends, 0.1)} p50 {percentile(ends, 0.5)} p90 {percentile(ends, 0.9)} "
                    f"p99 {percentile(ends, 0.99)} ns")
+        if "qk" in per_tile and not load_only:
+            out.append("            work's parts per tile: " +
+                       ", ".join(f"{k} {per_tile[k]:.0f} ns" for k in ("qk", "softmax", "v_prep", "pv")))
     return "\n".join(out)
 
 

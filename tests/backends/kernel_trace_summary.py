@@ -2,7 +2,7 @@
 """bench/kernel_trace.py's ring summary on a synthetic trace of known values.
 
 Two launches of a full wgmma kernel (the summary keeps the last) and one of its load_only, two
-CTAs each, at 2 cycles per ns: the per-tile sums, the steady interval and the CTA ends must come
+CTAs each, at 2 cycles per ns: the per-tile sums, the work's parts, the steady interval and the CTA ends must come
 out as constructed, and a TW line without its TR line is not read.
 
   python3 tests/backends/kernel_trace_summary.py SOURCE_DIR
@@ -19,8 +19,9 @@ def tr(x, g0, g9, tile0, loop, tiles):
             f"cons1 {tile0 + 20} loop {loop} joined {loop + 5} merge {merge} tiles {tiles}")
 
 
-def tw(x, load_only, land_wait, work, free_wait, tiles):
-    return f"TW {x} 0 0 load_only {load_only} land_wait {land_wait} work {work} free_wait {free_wait} tiles {tiles}"
+def tw(x, load_only, land_wait, work, free_wait, tiles, parts=(0, 0, 0, 0)):
+    return (f"TW {x} 0 0 load_only {load_only} land_wait {land_wait} work {work} free_wait {free_wait} tiles {tiles} "
+            f"qk {parts[0]} softmax {parts[1]} v_prep {parts[2]} pv {parts[3]}")
 
 
 def main():
@@ -35,8 +36,9 @@ def main():
         # the last launch of the full kernel: per tile 200 / 400 / 600 cycles = 100 / 200 / 300 ns,
         # steady interval (2100 - 100) cycles / 10 tiles / 2 = 100 ns; ends 1000 and 3000 ns after
         # the first start
-        tr(0, 10000, 11000, 100, 2100, tiles), tw(0, 0, 2200, 4400, 6600, tiles),
-        tr(1, 10500, 13000, 100, 2100, tiles), tw(1, 0, 2200, 4400, 6600, tiles),
+        # the work's parts 1100 / 1320 / 880 / 1100 cycles = 50 / 60 / 40 / 50 ns per tile
+        tr(0, 10000, 11000, 100, 2100, tiles), tw(0, 0, 2200, 4400, 6600, tiles, (1100, 1320, 880, 1100)),
+        tr(1, 10500, 13000, 100, 2100, tiles), tw(1, 0, 2200, 4400, 6600, tiles, (1100, 1320, 880, 1100)),
         # a TW line with no TR line before it is skipped
         tw(7, 0, 1, 1, 1, tiles),
         # the load_only kernel: per tile 10 / 20 / 30 ns
@@ -61,6 +63,12 @@ def main():
         for text in ("2 CTAs x 11 tiles", "land_wait 100 ns", "work 200 ns", "free_wait 300 ns",
                      "steady interval 100 ns", "p10 1000", "p99 3000"):
             if text not in full[0]:
+                failures.append(f"full: missing {text!r}")
+        parts = [l for l in summary.splitlines() if "work's parts" in l]
+        if len(parts) != 1:
+            failures.append("expected one line of the work's parts (the full kernel's)")
+        for text in ("qk 50 ns", "softmax 60 ns", "v_prep 40 ns", "pv 50 ns"):
+            if parts and text not in parts[0]:
                 failures.append(f"full: missing {text!r}")
         for text in ("land_wait 10 ns", "work 20 ns", "free_wait 30 ns", "steady interval 50 ns"):
             if text not in load_only[0]:

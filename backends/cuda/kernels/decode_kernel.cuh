@@ -59,9 +59,11 @@ __device__ __forceinline__ void tp_print_trace(unsigned long long g0, long long 
 }
 // The wgmma ring's waits and work, summed over a CTA's tiles in clock64 cycles: 0 the first
 // consumer thread waiting for tiles to land, 1 its work from a tile's landing to the tile's end,
-// 2 the producer's first lane waiting for free slots. TP_NOW(t) starts an interval,
-// TP_ADD(slot, t, thread) adds it when run by thread `thread`.
-__shared__ long long tp_ring[3];
+// 2 the producer's first lane waiting for free slots; 3-6 the parts of 1: qk (from the landing),
+// softmax, v_prep to the slot's release, and the rest (rescale, the Pᵀ barrier, pv). TP_NOW(t)
+// starts an interval, TP_ADD(slot, t, thread) adds it when run by thread `thread`.
+constexpr int kTpRingSlots = 7;
+__shared__ long long tp_ring[kTpRingSlots];
 #define TP_NOW(t) const long long t = clock64()
 #define TP_ADD(slot, t, thread)                                    \
   do {                                                             \

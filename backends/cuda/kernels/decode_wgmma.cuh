@@ -131,10 +131,10 @@ struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
 // bench/kernel_trace.py reads. Not printed from the kernel: a printf there makes ptxas
 // serialise every wgmma of the kernel (C7510), which would slow the work being traced.
 struct WgmmaTraceRecord {
-  unsigned long long g0, g9;  // %globaltimer at the CTA's start and end
-  long long stamps[8];        // tp_trace's slots, cycles since the start
-  long long end;              // cycles from the start to the record
-  long long ring[3];          // tp_ring
+  unsigned long long g0, g9;     // %globaltimer at the CTA's start and end
+  long long stamps[8];           // tp_trace's slots, cycles since the start
+  long long end;                 // cycles from the start to the record
+  long long ring[kTpRingSlots];  // tp_ring
   int x, y, z, sm, tiles, load_only;
 };
 #endif
@@ -665,12 +665,18 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 
     float s[4] = {};
     wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile(), warp, lane);  // S = K·Qᵀ
+    TP_ADD(3, landed, 0);
+    TP_NOW(qk_done);
     float alpha[2];
     wgmma_softmax<T>(s, row_scale, valid, warp, lane, sm, st, alpha);  // P = 2^(S·c − m)
+    TP_ADD(4, qk_done, 0);
+    TP_NOW(softmax_done);
     VFragment v[T::kMBlocks][2];
     wgmma_v_prep<T>(sm.v_tile(slot), warp, lane, v);  // V' = operand form of Vᵀ
     __syncwarp();
     if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
+    TP_ADD(5, softmax_done, 0);
+    TP_NOW(released);
 #pragma unroll
     for (int mb = 0; mb < T::kMBlocks; ++mb) {  // accum: O = O·alpha (columns = heads 2t, 2t+1)
       o[mb][0] *= alpha[0], o[mb][1] *= alpha[1], o[mb][2] *= alpha[0], o[mb][3] *= alpha[1];
@@ -678,6 +684,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     fence_proxy_async_shared();  // Pᵀ is read by wgmma
     sm.consumer_barrier();
     wgmma_pv<T>(o, v, sm.p_tile());  // O += V'ᵀ·Pᵀ
+    TP_ADD(6, released, 0);
     TP_ADD(1, landed, 0);
     if (tile < 2) TP_TRACE(5 + tile);
   }
@@ -751,7 +758,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   const long long c0 = clock64();
   if (threadIdx.x == 0) {                          // published by the __syncthreads below
     for (int i = 0; i < 8; ++i) tp_trace[i] = c0;  // an unset stamp reads 0 cycles
-    for (int i = 0; i < 3; ++i) tp_ring[i] = 0;
+    for (int i = 0; i < kTpRingSlots; ++i) tp_ring[i] = 0;
   }
 #endif
   // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
@@ -790,7 +797,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
     r.g9 = tp_gtime();
     r.g0 = g0;
     for (int i = 0; i < 8; ++i) r.stamps[i] = tp_trace[i] - c0;
-    for (int i = 0; i < 3; ++i) r.ring[i] = tp_ring[i];
+    for (int i = 0; i < kTpRingSlots; ++i) r.ring[i] = tp_ring[i];
     r.x = blockIdx.x, r.y = blockIdx.y, r.z = blockIdx.z, r.sm = int(tp_smid());
     r.tiles = tiles, r.load_only = int(T::kLoadOnly);
   }

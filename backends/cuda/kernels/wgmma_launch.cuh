@@ -83,7 +83,8 @@ cudaError_t wgmma_resources(KernelResources* out) {
 // the mma.sync kernel's TR line, then the ring's TW line (whether this is the load_only
 // ablation; cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to
 // land, its work from a landing to the tile's end, the producer's first lane waiting for free
-// slots).
+// slots; then the parts of the work: qk from the landing, softmax, v_prep to the slot's release,
+// and the rest: rescale, the Pᵀ barrier and pv).
 inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas, cudaStream_t stream) {
   std::vector<WgmmaTraceRecord> h(ctas);
   if (cudaStreamSynchronize(stream) != cudaSuccess ||
@@ -97,8 +98,11 @@ inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas,
         "TR %d %d %d sm %d g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld "
         "loop %lld joined %lld merge %lld tiles %d\n",
         r.x, r.y, r.z, r.sm, r.g0, r.g9, st[0], st[1], st[2], st[4], st[5], st[6], st[3], st[7], r.end, r.tiles);
-    std::printf("TW %d %d %d load_only %d land_wait %lld work %lld free_wait %lld tiles %d\n", r.x, r.y, r.z,
-                r.load_only, r.ring[0], r.ring[1], r.ring[2], r.tiles);
+    std::printf(
+        "TW %d %d %d load_only %d land_wait %lld work %lld free_wait %lld tiles %d qk %lld softmax %lld "
+        "v_prep %lld pv %lld\n",
+        r.x, r.y, r.z, r.load_only, r.ring[0], r.ring[1], r.ring[2], r.tiles, r.ring[3], r.ring[4], r.ring[5],
+        r.ring[6]);
   }
   std::fflush(stdout);
 }
