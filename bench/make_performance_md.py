@@ -750,7 +750,7 @@ def grid_section(root, w, con, peers):
     if p and p.get("cudnn_us") and p.get("tilepath_k8v8_us"):
         x = p["cudnn_us"] / p["tilepath_k8v8_us"]
         rows.append([">= 1.9x faster than cuDNN BF16 SDPA", "B=64, S=4096",
-                     f"{f(p['cudnn_us'])} us / {f(p['tilepath_k8v8_us'])} us = {f(x, 2)}x", p.get("variant", ABSENT),
+                     f"{f(p['cudnn_us'])} us / {f(p['tilepath_k8v8_us'])} us = {f(x, 3)}x", p.get("variant", ABSENT),
                      verdict(x >= 1.9)])
     w(table(["target", "shape", "measured", "K8/V8 variant", "verdict"], rows))
     w("")
