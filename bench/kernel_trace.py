@@ -27,10 +27,11 @@ followed by the ring's line
 (cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to land, its
 work from a tile's landing to the tile's end, the producer's first lane waiting for free ring
 slots; then the work's parts: qk from the landing, softmax, v_prep up to the slot's release,
-and the rest of the tile: the rescale, the barrier for Pᵀ and pv). Those launches are summarised by kernel (full or load_only) and tile count, so a run
-with ablations gives the full kernel and its load_only side by side: per tile the three sums
-and the steady interval (last tile consumed - first tile landed) / (tiles - 1), and the CTA
-end times after the launch's first start (percentiles).
+and the rest of the tile: the rescale, the barrier for Pᵀ and pv). Those launches are
+summarised by kernel (full or load_only) and tile count, so a run with ablations gives the
+full kernel and its load_only side by side: per tile the sums and the work's parts, the
+steady interval (last tile consumed - first tile landed) / (tiles - 1), and the CTA end times
+after the launch's first start (percentiles).
 
 Usage: tilepath run ... > out.txt; python3 bench/kernel_trace.py out.txt   (or out.txt.gz)
 """

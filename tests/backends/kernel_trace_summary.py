@@ -2,8 +2,8 @@
 """bench/kernel_trace.py's ring summary on a synthetic trace of known values.
 
 Two launches of a full wgmma kernel (the summary keeps the last) and one of its load_only, two
-CTAs each, at 2 cycles per ns: the per-tile sums, the work's parts, the steady interval and the CTA ends must come
-out as constructed, and a TW line without its TR line is not read.
+CTAs each, at 2 cycles per ns: the per-tile sums, the work's parts, the steady interval and
+the CTA ends must come out as constructed, and a TW line without its TR line is not read.
 
   python3 tests/backends/kernel_trace_summary.py SOURCE_DIR
 """
