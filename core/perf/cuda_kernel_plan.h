@@ -95,7 +95,9 @@ enum class MmaFamily { mma_sync, wgmma };
 // - wgmma: 2 (its TMA ring keeps three 64-token K and V tiles in flight per CTA). At
 //   S = 32768, cold: Hq/Hk 32/8 B = 1, 32 splits 25.5 us against 27.3 at the 66 that fill 4
 //   per SM; 8/1 B = 32, 8 splits 73.1 us against 75.4 at 16 (fp8_qk/k_only; the transform
-//   path alike: bench/results/splits).
+//   path alike: bench/results/splits). At the split shapes of the floor targets 3 and 4 per SM
+//   are 4-7% slower too (B = 16, S = 32768: 252 us at 2 splits, 267 at 3 and 4; B = 4,
+//   S = 65536: 130 at 8, 137-139 at 12 and 16; bench/results/wgmma-ring/, call 6).
 constexpr int max_filled_ctas_per_sm(MmaFamily family) { return family == MmaFamily::wgmma ? 2 : 4; }
 
 // Split-KV count: `streams` CTAs per split (batch x kv heads x query-head chunks, one kv
