@@ -29,6 +29,11 @@
 //                         (the plugin's structure)
 //   split_read_in_order   split_read with every request's pages in order (page p of request r
 //                         at r·pages + p): what the scattered pages cost, not a bound of the case
+//   split_read_headsH     split_read with H adjacent kv heads per CTA (2, 4 or all of them):
+//                         each token's H·D bytes are contiguous, where one head's rows are
+//                         kKvHeads·D bytes apart; no merge. At a shape of H times the splits of
+//                         the per-head grid it runs as many CTAs of as many bytes, so the two
+//                         differ only in how contiguous their loads are
 // The default shape only:
 //   split_read_last_merge split_read, and the last CTA of each kv head to finish merges that
 //                         head's splits (an atomic ticket; no second kernel)
@@ -332,6 +337,49 @@ __global__ void __launch_bounds__(kSplitThreads, 4)
   if constexpr (kMerge == Merge::kLastCta) last_cta_merge<S>(partials, lse, tickets, out, head);
 }
 
+// A CTA per (split, group of kHeads adjacent kv heads, request): the split's pages looked up
+// once, then the group's rows of each token, K then V (chunk c of a token's kHeads·D bytes at
+// head h0 + c / kRowChunks), in rounds of kRoundLoads loads per thread; writes its q heads'
+// partials (no merge).
+template <class S, int kHeads>
+__global__ void __launch_bounds__(kSplitThreads, 4)
+    split_read_heads(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                     const int* __restrict__ page_table, float* __restrict__ partials, unsigned* __restrict__ sink,
+                     uint4* __restrict__ xors) {
+  constexpr int kRowChunks = S::kRowChunks * kHeads, kPageSize = S::kPageSize, kTokens = S::kSplitTokens;
+  constexpr int kChunks = kTokens * kRowChunks, kRoundsOf = 2 * kChunks / (kSplitThreads * kRoundLoads);
+  static_assert(S::kKvHeads % kHeads == 0 && kChunks % (kSplitThreads * kRoundLoads) == 0, "whole groups, rounds");
+  __shared__ int pages[S::kSplitPages];
+  const int split = blockIdx.x, group = blockIdx.y, t = threadIdx.x;
+  const int request = S::kBatch == 1 ? 0 : int(blockIdx.z);
+  const int* table = page_table + request * S::kPages;
+  for (int i = t; i < kTokens / kPageSize; i += kSplitThreads) pages[i] = table[split * (kTokens / kPageSize) + i];
+  __syncthreads();
+  uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
+  for (int r = 0; r < kRoundsOf; ++r) {
+    const uint4* pool = r < kRoundsOf / 2 ? k_pool : v_pool;
+    uint4 v[kRoundLoads];
+#pragma unroll
+    for (int k = 0; k < kRoundLoads; ++k) {
+      const int j = ((r * kRoundLoads + k) * kSplitThreads + t) % kChunks;
+      const int row = j / kRowChunks, part = j % kRowChunks;
+      const std::size_t page = pages[row / kPageSize];
+      v[k] =
+          __ldcs(pool + ((page * kPageSize + row % kPageSize) * S::kKvHeads + group * kHeads) * S::kRowChunks + part);
+    }
+#pragma unroll
+    for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
+  }
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors)
+    xors[((std::size_t(request) * (S::kKvHeads / kHeads) + group) * S::kSplits + split) * kSplitThreads + t] = acc;
+  constexpr int kOutputs = kHeads * S::kGroup * S::kHeadDim;  // this CTA's q heads' partials
+  float* mine =
+      partials + ((std::size_t(request) * S::kSplits + split) * S::kQHeads + group * kHeads * S::kGroup) * S::kHeadDim;
+  for (int o = t, k = 0; o < kOutputs; o += kSplitThreads, ++k) mine[o] = partial_value(acc, k % 8);
+}
+
 // Clusters (the default shape only): a kv head's kSplitsPerHead splits (CTAs of kThreads) form clusters of
 // kCluster CTAs, which merge their splits through distributed shared memory; with more
 // than one cluster per head, the last of a (head, rank)'s clusters to finish (an atomic
@@ -506,6 +554,13 @@ void launch_split_read(const DeviceData& d, uint4* xors) {
     TP_CUDA_CHECK(cudaLaunchKernelEx(&config, merge_splits<S>, static_cast<const float*>(d.partials),
                                      static_cast<const float*>(d.lse), d.out));
   }
+}
+
+template <class S, int kHeads>
+void launch_split_read_heads(const DeviceData& d, uint4* xors) {
+  split_read_heads<S, kHeads><<<dim3(S::kSplits, S::kKvHeads / kHeads, S::kBatch), kSplitThreads, 0, d.stream>>>(
+      d.k_pool, d.v_pool, d.page_table, d.partials, d.sink, xors);
+  TP_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int kCluster, int kThreads, int kSplitsPerHead>
@@ -708,6 +763,16 @@ void run_shape(int repeats) {
   in_order.page_table = table_in_order.as<int>();
   readers.push_back({"split_read_in_order", [&](uint4* x) { launch_split_read<S, Merge::kNone>(in_order, x); },
                      split_threads, pools_xor, 0});
+  const auto add_heads = [&](auto heads) {
+    constexpr int kHeads = decltype(heads)::value;
+    if constexpr (S::kKvHeads % kHeads == 0 && kHeads > 1)
+      readers.push_back({"split_read_heads" + std::to_string(kHeads),
+                         [&](uint4* x) { launch_split_read_heads<S, kHeads>(d, x); }, split_threads / kHeads, pools_xor,
+                         0});
+  };
+  add_heads(std::integral_constant<int, 2>{});
+  add_heads(std::integral_constant<int, 4>{});
+  add_heads(std::integral_constant<int, 8>{});
   // Cluster designs: recorded with their co-residency; timed only when every cluster fits at once.
   struct ClusterRow {
     std::string name;
@@ -805,12 +870,17 @@ constexpr ShapeEntry kShapes[] = {
     entry_of<B1OneKvShape>(),
     entry_of<B32OneKvShape>(),
     entry_of<FloorShape<64, 4096, 1>>(),
+    entry_of<FloorShape<64, 4096, 2>>(),  // for split_read_heads2, 4, 8 at split_read's 512 CTAs
+    entry_of<FloorShape<64, 4096, 4>>(),
+    entry_of<FloorShape<64, 4096, 8>>(),
     entry_of<FloorShape<64, 4096, 1, 64>>(),
     entry_of<FloorShape<128, 2048, 1>>(),
     entry_of<FloorShape<128, 1024, 1>>(),
     entry_of<FloorShape<64, 2048, 1>>(),
     entry_of<FloorShape<16, 32768, 4>>(),
     entry_of<FloorShape<16, 32768, 2>>(),
+    entry_of<FloorShape<16, 32768, 8>>(),  // for split_read_heads4, 8 at the wgmma split's 256 CTAs
+    entry_of<FloorShape<16, 32768, 16>>(),
     entry_of<FloorShape<16, 16384, 4>>(),
     entry_of<FloorShape<16, 16384, 2>>(),
     entry_of<FloorShape<16, 8192, 4>>(),
