@@ -874,6 +874,9 @@ constexpr ShapeEntry kShapes[] = {
     entry_of<FloorShape<64, 4096, 4>>(),
     entry_of<FloorShape<64, 4096, 8>>(),
     entry_of<FloorShape<64, 4096, 1, 64>>(),
+    entry_of<FloorShape<64, 4096, 2, 64>>(),  // D = 64: split_read_heads2, 4, 8 at 512 CTAs
+    entry_of<FloorShape<64, 4096, 4, 64>>(),
+    entry_of<FloorShape<64, 4096, 8, 64>>(),
     entry_of<FloorShape<128, 2048, 1>>(),
     entry_of<FloorShape<128, 1024, 1>>(),
     entry_of<FloorShape<64, 2048, 1>>(),
