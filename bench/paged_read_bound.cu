@@ -158,15 +158,15 @@ __global__ void __launch_bounds__(kStreamThreads)
   if (xors) xors[t] = acc;
 }
 
-// The rows of kv head `head` in tokens [split·kTokens, +kTokens) of one request (its page
-// table `page_table`), K then V, by a CTA of kThreads: the split's pages are looked up once
-// (into `pages`), then rounds of kRoundLoads 16-byte loads per thread (a warp load: 512
-// bytes of consecutive rows of D bytes, the rows of one token kKvHeads·D bytes apart, as the
-// attention kernel reads them). Returns the thread's XOR.
-template <class S, int kThreads, int kTokens>
+// The rows of kv heads [head, head + kHeads) in tokens [split·kTokens, +kTokens) of one request
+// (its page table `page_table`), K then V, by a CTA of kThreads: the split's pages are looked
+// up once (into `pages`), then rounds of kRoundLoads 16-byte loads per thread (a warp load: 512
+// bytes of consecutive rows of kHeads·D bytes, the rows of one token kKvHeads·D bytes apart;
+// one head's, as the attention kernel reads them, by default). Returns the thread's XOR.
+template <class S, int kThreads, int kTokens, int kHeads = 1>
 __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                                             const int* __restrict__ page_table, int* pages, int split, int head) {
-  constexpr int kRowChunks = S::kRowChunks, kPageSize = S::kPageSize;
+  constexpr int kRowChunks = S::kRowChunks * kHeads, kPageSize = S::kPageSize;
   constexpr int kChunks = kTokens * kRowChunks, kRoundsOf = 2 * kChunks / (kThreads * kRoundLoads);
   static_assert(kChunks % (kThreads * kRoundLoads) == 0, "a round reads K or V, not both");
   const int t = threadIdx.x;
@@ -182,7 +182,7 @@ __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, co
       const int j = ((r * kRoundLoads + k) * kThreads + t) % kChunks;
       const int row = j / kRowChunks, part = j % kRowChunks;
       const std::size_t page = pages[row / kPageSize];
-      v[k] = __ldcs(pool + ((page * kPageSize + row % kPageSize) * S::kKvHeads + head) * kRowChunks + part);
+      v[k] = __ldcs(pool + ((page * kPageSize + row % kPageSize) * S::kKvHeads + head) * S::kRowChunks + part);
     }
 #pragma unroll
     for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
@@ -337,40 +337,19 @@ __global__ void __launch_bounds__(kSplitThreads, 4)
   if constexpr (kMerge == Merge::kLastCta) last_cta_merge<S>(partials, lse, tickets, out, head);
 }
 
-// A CTA per (split, group of kHeads adjacent kv heads, request): the split's pages looked up
-// once, then the group's rows of each token, K then V (chunk c of a token's kHeads·D bytes at
-// head h0 + c / kRowChunks), in rounds of kRoundLoads loads per thread; writes its q heads'
-// partials (no merge).
+// A CTA per (split, group of kHeads adjacent kv heads, request): read_split of the group's
+// rows, each token's kHeads·D bytes contiguous; writes its q heads' partials (no merge).
 template <class S, int kHeads>
 __global__ void __launch_bounds__(kSplitThreads, 4)
     split_read_heads(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                      const int* __restrict__ page_table, float* __restrict__ partials, unsigned* __restrict__ sink,
                      uint4* __restrict__ xors) {
-  constexpr int kRowChunks = S::kRowChunks * kHeads, kPageSize = S::kPageSize, kTokens = S::kSplitTokens;
-  constexpr int kChunks = kTokens * kRowChunks, kRoundsOf = 2 * kChunks / (kSplitThreads * kRoundLoads);
-  static_assert(S::kKvHeads % kHeads == 0 && kChunks % (kSplitThreads * kRoundLoads) == 0, "whole groups, rounds");
+  static_assert(S::kKvHeads % kHeads == 0, "whole groups of kv heads");
   __shared__ int pages[S::kSplitPages];
   const int split = blockIdx.x, group = blockIdx.y, t = threadIdx.x;
   const int request = S::kBatch == 1 ? 0 : int(blockIdx.z);
-  const int* table = page_table + request * S::kPages;
-  for (int i = t; i < kTokens / kPageSize; i += kSplitThreads) pages[i] = table[split * (kTokens / kPageSize) + i];
-  __syncthreads();
-  uint4 acc = make_uint4(0, 0, 0, 0);
-#pragma unroll 1
-  for (int r = 0; r < kRoundsOf; ++r) {
-    const uint4* pool = r < kRoundsOf / 2 ? k_pool : v_pool;
-    uint4 v[kRoundLoads];
-#pragma unroll
-    for (int k = 0; k < kRoundLoads; ++k) {
-      const int j = ((r * kRoundLoads + k) * kSplitThreads + t) % kChunks;
-      const int row = j / kRowChunks, part = j % kRowChunks;
-      const std::size_t page = pages[row / kPageSize];
-      v[k] =
-          __ldcs(pool + ((page * kPageSize + row % kPageSize) * S::kKvHeads + group * kHeads) * S::kRowChunks + part);
-    }
-#pragma unroll
-    for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
-  }
+  const uint4 acc = read_split<S, kSplitThreads, S::kSplitTokens, kHeads>(
+      k_pool, v_pool, page_table + request * S::kPages, pages, split, group * kHeads);
   if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
   if (xors)
     xors[((std::size_t(request) * (S::kKvHeads / kHeads) + group) * S::kSplits + split) * kSplitThreads + t] = acc;
