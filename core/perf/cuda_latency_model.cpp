@@ -72,25 +72,23 @@ void plan_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKern
 CudaKernelPlan plan_cuda_kernel(const OperatingPoint& op, int sm_count, int regs_per_thread) {
   CudaKernelPlan p;
   p.head_chunks = static_cast<int>(ceil_div(op.gqa_ratio(), plan::kHeadsPerCta));
-  // The split count fills the one-kv-head kernel's resident slots. An mma.sync kernel holding
-  // two kv heads per CTA (chosen once a split is long) keeps the same kv-head streams per SM;
-  // a wgmma kernel holding two (chosen on a split grid) gets the split count of its own CTAs,
-  // as the plugin's choose_splits does.
-  plan_cta(op, 1, regs_per_thread, p);
+  // A wgmma CTA's kv heads depend on the shape alone, and its split count fills its own CTAs.
+  // The mma.sync split count fills the one-kv-head kernel's resident slots; one holding two kv
+  // heads per CTA (chosen once a split is long) keeps the same kv-head streams per SM. Both as
+  // the plugin's choose_splits.
+  const bool wgmma = op.mma == Mma::wgmma;
+  const int wgmma_heads =
+      wgmma ? plan::wgmma_kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.head_dim, op.kv_heads) : 1;
+  plan_cta(op, wgmma_heads, regs_per_thread, p);
   const int max_len = op.max_context();
-  const long long streams = static_cast<long long>(op.batch) * op.kv_heads * p.head_chunks;
-  const auto family = op.mma == Mma::wgmma ? plan::MmaFamily::wgmma : plan::MmaFamily::mma_sync;
+  const long long streams = static_cast<long long>(op.batch) * (op.kv_heads / wgmma_heads) * p.head_chunks;
+  const auto family = wgmma ? plan::MmaFamily::wgmma : plan::MmaFamily::mma_sync;
   p.splits = op.splits > 0 ? op.splits : plan::choose_splits(streams, max_len, sm_count, p.ctas_per_sm, family);
   p.split_tokens = plan::split_tokens_for(max_len, p.splits);
-  const int kv_heads_per_cta =
-      op.mma == Mma::wgmma
-          ? plan::wgmma_kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.head_dim, op.kv_heads, p.splits)
-          : plan::kv_heads_per_cta_for(op.kv == KvDtype::k8v8, op.mode == TransformMode::separate_kv, op.head_dim,
-                                       op.kv_heads, p.split_tokens);
-  if (kv_heads_per_cta != 1) plan_cta(op, kv_heads_per_cta, regs_per_thread, p);
-  if (kv_heads_per_cta != 1 && op.mma == Mma::wgmma && op.splits == 0) {
-    p.splits = plan::choose_splits(streams / kv_heads_per_cta, max_len, sm_count, p.ctas_per_sm, family);
-    p.split_tokens = plan::split_tokens_for(max_len, p.splits);
+  if (!wgmma) {
+    const int kv_heads_per_cta = plan::kv_heads_per_cta_for(
+        op.kv == KvDtype::k8v8, op.mode == TransformMode::separate_kv, op.head_dim, op.kv_heads, p.split_tokens);
+    if (kv_heads_per_cta != 1) plan_cta(op, kv_heads_per_cta, regs_per_thread, p);
   }
   p.tiles_per_cta = ceil_div(std::min(max_len, p.split_tokens), p.tile_tokens);
   p.ctas = static_cast<long long>(p.splits) * (op.kv_heads / p.kv_heads_per_cta) * p.head_chunks * op.batch;

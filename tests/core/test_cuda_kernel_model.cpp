@@ -63,9 +63,10 @@ TEST(CudaKernelPlan, IsWhatTheCudaBackendLaunchedForEveryBundledCase) {
   }
 }
 
-// A split K8/V8 wgmma grid at D = 64 runs two kv heads per CTA, with the splits of its own
-// CTAs: twice those of one head at B = 1 (the one-head plan would be 33 splits of 8 CTAs).
-TEST(CudaKernelPlan, WgmmaAtD64PairsKvHeadsOnASplitGridOnly) {
+// A K8/V8 wgmma grid at D = 64 runs two kv heads per CTA, split or not, with the splits of its
+// own CTAs: at B = 1 twice those of one head (the one-head plan would be 33 splits of 8 CTAs);
+// at B = 64, S = 4096 the 256 two-head CTAs stay one unsplit wave.
+TEST(CudaKernelPlan, WgmmaAtD64PairsKvHeads) {
   OperatingPoint op = headline_k8v8();
   op.mma = Mma::wgmma;
   op.head_dim = 64;
@@ -78,10 +79,12 @@ TEST(CudaKernelPlan, WgmmaAtD64PairsKvHeadsOnASplitGridOnly) {
   EXPECT_EQ(split.threads, 32 * 9);
   op.batch = 64;
   op.context = 4096;
-  const CudaKernelPlan unsplit = plan_cuda_kernel(op, 132, 56);
-  EXPECT_EQ(unsplit.kv_heads_per_cta, 1);
+  const CudaKernelPlan unsplit = plan_cuda_kernel(op, 132, 64);
+  EXPECT_EQ(unsplit.kv_heads_per_cta, 2);
   EXPECT_EQ(unsplit.splits, 1);
-  EXPECT_EQ(unsplit.ctas, 64 * 8);
+  EXPECT_EQ(unsplit.ctas, 64 * 4);
+  op.head_dim = 128;  // D = 128 keeps one kv head per CTA
+  EXPECT_EQ(plan_cuda_kernel(op, 132, 64).kv_heads_per_cta, 1);
 }
 
 TEST(CudaKernelModel, CommittedFitMeetsItsTargetsOnHeldOutShapes) {

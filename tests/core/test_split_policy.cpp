@@ -56,14 +56,15 @@ TEST(SplitPolicy, WgmmaKernelsFillTwoCtasPerSm) {
   EXPECT_EQ(choose_splits(512, 4096, kH200Sms, wgmma_d128, kWgmma), 1);
 }
 
-// K8/V8 wgmma at D = 64 reads two kv heads per CTA once its grid splits; nowhere else.
-TEST(SplitPolicy, WgmmaK8V8AtD64TakesTwoKvHeadsPerCtaOnASplitGrid) {
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 8, 33), 2);
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 8, 1), 1);    // unsplit
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 8, 33), 1);  // D = 128
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 32, 1), 1);  // Hq/Hk 32/32
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(false, 64, 8, 33), 1);  // 16-bit caches: no two-head kernel
-  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 1, 128), 1);  // one kv head
+// K8/V8 wgmma at D = 64 reads two kv heads per CTA, split or not; nowhere else.
+TEST(SplitPolicy, WgmmaK8V8AtD64TakesTwoKvHeadsPerCta) {
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 8), 2);
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 2), 2);    // one pair
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 8), 1);   // D = 128
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 128, 32), 1);  // Hq/Hk 32/32
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(false, 64, 8), 1);   // 16-bit caches: no two-head kernel
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 1), 1);    // one kv head
+  EXPECT_EQ(wgmma_kv_heads_per_cta_for(true, 64, 3), 1);    // an odd count
 }
 
 TEST(SplitPolicy, AWaveOrMoreStaysUnsplit) {

@@ -375,12 +375,38 @@ class ScopedTwoHeadSwitch {
 };
 
 // The cases of wgmma_cases() the two-head layout runs: K8/V8 at D = 64 and 128 with an even
-// kv-head count.
+// kv-head count; and at D = 64, where one 128-byte ring row holds both heads (one TMA box over
+// their adjacent rows, kHeadsPerRow), the page sizes, a single pair of kv heads (one row of
+// heads in the tensor map) and a ring that wraps many times.
 std::vector<KernelCase> wgmma_two_head_cases() {
   std::vector<KernelCase> cases;
   for (const KernelCase& c : wgmma_cases())
     if (c.op.kv == KvDtype::k8v8 && (c.op.head_dim == 64 || c.op.head_dim == 128) && c.op.kv_heads % 2 == 0)
       cases.push_back(c);
+  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
+    if (kv != KvDtype::k8v8) continue;
+    const auto add = [&](const std::string& what, OperatingPoint op) {
+      op.mma = Mma::wgmma;
+      op.head_dim = 64;
+      cases.push_back({what + "_" + name_of(op), op});
+    };
+    for (int page : {8, 64, 256}) {
+      OperatingPoint op = base_op(kv, path, mode);
+      op.page_size = page;
+      op.context_lengths = {1, page - 1, page + 1, 333};
+      add("d64_page", op);
+    }
+    OperatingPoint op = base_op(kv, path, mode);
+    op.q_heads = 16;
+    op.kv_heads = 2;
+    add("d64_one_row", op);
+    op = base_op(kv, path, mode);
+    op.batch = 2;
+    op.context_lengths = {5000, 8192};
+    op.context = 8192;
+    op.splits = 2;
+    add("d64_long", op);
+  }
   return cases;
 }
 

@@ -49,18 +49,18 @@ class SplitPolicy : public ::testing::Test {
 
 }  // namespace
 
-// At B = 16, S = 1024 the wgmma K8/V8 grids at D = 64 split and pair kv heads (two-head
-// kernels, wgmma_kv_heads_per_cta_for); every other shape keeps one kv head per CTA. The plan,
-// given the registers of the kernel that runs at its split count, predicts that kernel.
+// At B = 16, S = 1024 the wgmma K8/V8 grids at D = 64 pair kv heads (two-head kernels,
+// wgmma_kv_heads_per_cta_for); every other shape keeps one kv head per CTA. The plan, given the
+// registers of the kernel that runs at its split count, predicts that kernel.
 TEST_F(SplitPolicy, ThePlanPredictsTheRuntimeOccupancyOfEveryMainKernel) {
   const std::vector<OperatingPoint> ops = every_main_kernel_shape();
   ASSERT_GE(ops.size(), 40u);
   int two_head_plans = 0;
   for (const OperatingPoint& op : ops) {
     SCOPED_TRACE(op.key());
-    KernelResources one_head;
-    ASSERT_EQ(main_kernel_resources(decode_shape_args(op, 1), &one_head), cudaSuccess);
-    const perf::CudaKernelPlan sized = perf::plan_cuda_kernel(op, sm_count_, one_head.regs_per_thread);
+    KernelResources unsplit;
+    ASSERT_EQ(main_kernel_resources(decode_shape_args(op, 1), &unsplit), cudaSuccess);
+    const perf::CudaKernelPlan sized = perf::plan_cuda_kernel(op, sm_count_, unsplit.regs_per_thread);
     KernelResources kernel;  // the kernel a launch at the plan's split count runs
     ASSERT_EQ(main_kernel_resources(decode_shape_args(op, sized.splits), &kernel), cudaSuccess);
     EXPECT_GE(kernel.ctas_per_sm, 1);

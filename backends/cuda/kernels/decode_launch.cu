@@ -219,8 +219,7 @@ int kv_heads_per_cta_for(const DecodeArgs& args) {
     const int forced = wgmma_layout_switch("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA");
     if (forced == 1) return 1;
     if (forced == 2) return args.kv_heads % 2 == 0 ? 2 : 1;
-    return perf::cuda_plan::wgmma_kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.head_dim, args.kv_heads,
-                                                       args.splits);
+    return perf::cuda_plan::wgmma_kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.head_dim, args.kv_heads);
   }
   return perf::cuda_plan::kv_heads_per_cta_for(args.kv_dtype == TP_KV_K8V8, args.mode == TP_MODE_SEPARATE_KV,
                                                args.head_dim, args.kv_heads, args.split_tokens);
@@ -252,15 +251,10 @@ int splits_for(const VariantEntry* entry, const DecodeArgs& args, int max_len, i
 
 int choose_splits(const DecodeArgs& args, int max_len, int sm_count) {
   // The mma.sync kernels choose their kv heads per CTA from the split's length, so their splits
-  // are sized for one head per CTA. A wgmma CTA's layout depends on whether the one-head grid
-  // splits (wgmma_kv_heads_per_cta_for); a two-head grid gets the splits of its own CTAs.
+  // are sized for one head per CTA. A wgmma CTA's layout depends on the shape alone
+  // (wgmma_kv_heads_per_cta_for): its grid gets the splits of its own CTAs.
   if (args.mma != kMmaWgmma) return splits_for(find_variant(args, Ablation{}, 1), args, max_len, sm_count);
-  DecodeArgs one = args;
-  one.splits = 1;
-  const VariantEntry* unsplit = find_variant(one, Ablation{});
-  one.splits = splits_for(unsplit, one, max_len, sm_count);
-  const VariantEntry* split = find_variant(one, Ablation{});
-  return split == unsplit ? one.splits : splits_for(split, one, max_len, sm_count);
+  return splits_for(find_variant(args, Ablation{}), args, max_len, sm_count);
 }
 
 }  // namespace tilepath::cuda

@@ -52,6 +52,12 @@ struct WgmmaLayout {
   static constexpr int kVBytes = VO == VOperand::bf16 ? 2 : 1;
 
   static constexpr int kTileTokens = perf::cuda_plan::kWgmmaTileTokens;  // M of the QK wgmma
+  // Kv heads whose rows one ring row holds: two E4M3 heads of 64-byte rows (D = 64) share one
+  // 128-byte row, brought by one TMA box over both heads (the heads sit next to each other in
+  // every token of the pool), each consumer warpgroup reading its head's half. A box per
+  // 64-byte row reads at 1.23-1.30x the byte floor where a read of several heads' adjacent
+  // rows takes 1.12x (docs/perf-notes.md, "The floor targets against a paged read").
+  static constexpr int kHeadsPerRow = kKvPerCta == 2 && kD * kKBytes == 64 && kD * kVBytes == 64 ? 2 : 1;
   // Ring depth: kStages - 1 tiles in flight while one is consumed. 4 slots only where they
   // keep a CTA under 56 KB of shared memory, so 4 CTAs share an SM: at 16 KB a slot (K8/V8
   // D = 128, K16/V16 D = 64) 4 slots let only 3 fit, and were slower (docs/perf-notes.md,
@@ -66,19 +72,19 @@ struct WgmmaLayout {
   // The operand tiles (SwizzledTile): K and V (64 tok, D) E4M3 or BF16 as TMA writes them, Qᵀ
   // (8 heads, D) E4M3, F16 or BF16, Pᵀ (8 heads, 64 tok) E4M3 (the first 64 bytes of a row),
   // F16 or BF16.
-  using KTile = SwizzledTile<kD * kKBytes, kTileTokens>;
-  using VTile = SwizzledTile<kD * kVBytes, kTileTokens>;
+  using KTile = SwizzledTile<kHeadsPerRow * kD * kKBytes, kTileTokens>;
+  using VTile = SwizzledTile<kHeadsPerRow * kD * kVBytes, kTileTokens>;
   using QTile = SwizzledTile<kQFp8 ? kD : 2 * kD, 8>;
   using PTile = SwizzledTile<128, 8>;
 
   // shared memory, every operand tile 1024-byte aligned (the largest swizzle atom):
-  // [ring: kStages x (K tile | V tile) per kv head]
+  // [ring: kStages x (K tile | V tile) per row of kv heads (one, or the CTA's two)]
   // [per consumer warpgroup: Q tile, P tile, row maxima, q scales, l sums (1024-aligned blocks)]
   // [mbarriers]
   static constexpr int kKTileBytes = KTile::kBytes;
   static constexpr int kVTileBytes = VTile::kBytes;
-  static constexpr int kHeadKvBytes = kKTileBytes + kVTileBytes;  // one kv head's tiles of a slot
-  static constexpr int kStageBytes = kKvPerCta * kHeadKvBytes;
+  static constexpr int kRowKvBytes = kKTileBytes + kVTileBytes;  // one row of kv heads' tiles of a slot
+  static constexpr int kStageBytes = kKvPerCta / kHeadsPerRow * kRowKvBytes;
   static constexpr int kQOffset = kStages * kStageBytes;
   static constexpr int kPOffset = kQOffset + (QTile::kBytes + 1023) / 1024 * 1024;
   static constexpr int kRowMaxOffset = kPOffset + PTile::kBytes;
@@ -103,7 +109,8 @@ template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTraits : WgmmaLayout<KO, VO, kD, 1> {};
 
 // Two kv heads per CTA: a consumer warpgroup per head, each ring slot holding both heads'
-// K and V tiles of the same pages (adjacent rows of each token), one producer warp.
+// K and V tiles of the same pages, one producer warp. Their rows are adjacent in every token:
+// at D = 64 (E4M3) one 128-byte tile row holds both (kHeadsPerRow), else each head has its tiles.
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTwoHeadTraits : WgmmaLayout<KO, VO, kD, 2> {};
 
@@ -123,8 +130,8 @@ struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
 };
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
-// (dims innermost first: d, kv head, slot in page, page; boxes of (one column block of d, 1,
-// box tokens, 1)).
+// (dims innermost first: the bytes of kHeadsPerRow heads' rows, row of kv heads, slot in page,
+// page; boxes of (one column block of a row, 1, box tokens, 1)).
 #ifdef TILEPATH_KERNEL_TRACE
 // A CTA's trace (diagnostic builds): the phase stamps and the ring's sums, written by thread 0
 // at the CTA's end and printed by the host after the launch (launch_wgmma) in the lines
@@ -163,12 +170,16 @@ struct WgmmaSmem {
       return static_cast<std::uint32_t>(warpgroup * T::kBlockBytes);
     }
   }
-  __device__ std::uint32_t k_tile(int slot, int h) const { return base + slot * T::kStageBytes + h * T::kHeadKvBytes; }
-  __device__ std::uint32_t v_tile(int slot, int h) const { return k_tile(slot, h) + T::kKTileBytes; }
+  // The tiles of row r of the CTA's kv heads (heads r·kHeadsPerRow ..) in ring slot `slot`.
+  __device__ std::uint32_t k_tile(int slot, int r) const { return base + slot * T::kStageBytes + r * T::kRowKvBytes; }
+  __device__ std::uint32_t v_tile(int slot, int r) const { return k_tile(slot, r) + T::kKTileBytes; }
+  // This warpgroup's kv head: its row's tiles, and the byte of a tile row where its head starts.
   __device__ std::uint32_t k_tile(int slot) const {
-    return T::kKvHeadsPerCta == 1 ? base + slot * T::kStageBytes : k_tile(slot, warpgroup);
+    return T::kKvHeadsPerCta == 1 ? base + slot * T::kStageBytes : k_tile(slot, warpgroup / T::kHeadsPerRow);
   }
   __device__ std::uint32_t v_tile(int slot) const { return k_tile(slot) + T::kKTileBytes; }
+  __device__ int k_column() const { return warpgroup % T::kHeadsPerRow * T::kHeadDim * T::kKBytes; }
+  __device__ int v_column() const { return warpgroup % T::kHeadsPerRow * T::kHeadDim * T::kVBytes; }
   __device__ std::uint32_t q_tile() const { return base + T::kQOffset + block(); }
   __device__ std::uint32_t p_tile() const { return base + T::kPOffset + block(); }
   __device__ std::uint32_t row_max() const { return base + T::kRowMaxOffset + block(); }
@@ -264,13 +275,15 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     __syncwarp();
     if (issues) {
       const int byte0 = block * 128;  // the block's first byte of a row (a 64-byte row is one block)
+      // the CTA's rows of kv heads (the maps' second coordinate counts rows of kHeadsPerRow heads)
+      const int row0 = w.kv_head / T::kHeadsPerRow;
 #pragma unroll
-      for (int h = 0; h < T::kKvHeadsPerCta; ++h) {  // the CTA's kv heads: adjacent rows of each token
-        if (block < KTile::kBlocks)                  // k_load
-          tma_load_4d(sm.k_tile(slot, h) + KTile::offset(piece * box_tokens, byte0), &p.k_map, byte0, w.kv_head + h,
+      for (int r = 0; r < T::kKvHeadsPerCta / T::kHeadsPerRow; ++r) {
+        if (block < KTile::kBlocks)  // k_load
+          tma_load_4d(sm.k_tile(slot, r) + KTile::offset(piece * box_tokens, byte0), &p.k_map, byte0, row0 + r,
                       slot_in_page, page, sm.full_bar(slot));
         if (block < VTile::kBlocks)  // v_load
-          tma_load_4d(sm.v_tile(slot, h) + VTile::offset(piece * box_tokens, byte0), &p.v_map, byte0, w.kv_head + h,
+          tma_load_4d(sm.v_tile(slot, r) + VTile::offset(piece * box_tokens, byte0), &p.v_map, byte0, row0 + r,
                       slot_in_page, page, sm.full_bar(slot));
       }
     }
@@ -398,18 +411,19 @@ __device__ __forceinline__ void wgmma_q_to_f16(const KernelParams& p, const CtaW
   if (tid % 16 == 0) sts_f32(sm.q_scales() + q.head * 4, __int_as_float((127 - shift) << 23));
 }
 
-// k_prep (transform): the warp's K rows 16w+g and 16w+g+8, chunks t, t+4, .., as F16 A
-// fragments of the D/16 k16 steps: kf[step][0..3] = wgmma's a0..a3. E4M3 -> F16 is exact.
+// k_prep (transform): the warp's K rows 16w+g and 16w+g+8, chunks t, t+4, .. of its head (from
+// byte k_col of the tile's rows), as F16 A fragments of the D/16 k16 steps: kf[step][0..3] =
+// wgmma's a0..a3. E4M3 -> F16 is exact.
 template <class T>
-__device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int warp, int lane,
+__device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int k_col, int warp, int lane,
                                              std::uint32_t (&kf)[T::kHeadDim / 16][4]) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int half = 0; half < T::kHeadDim / 64; ++half) {
     const int chunk = t + 4 * half;
     std::uint32_t lo[8], hi[8];  // rows 16w+g and 16w+g+8
-    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g, 16 * chunk)), lo);
-    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g + 8, 16 * chunk)), hi);
+    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g, k_col + 16 * chunk)), lo);
+    convert_chunk_e4m3_to_f16(lds_128(k_tile + T::KTile::offset(16 * warp + g + 8, k_col + 16 * chunk)), hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       kf[4 * half + j][0] = lo[2 * j];
@@ -421,28 +435,29 @@ __device__ __forceinline__ void wgmma_k_prep(std::uint32_t k_tile, int warp, int
 }
 
 // qk: S(64 tok, 8 heads) = K(64, D) · Qᵀ(D, 8); lane (warp w, g, t) gets s[0..3] =
-// S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1).
+// S(16w+g, 2t), S(16w+g, 2t+1), S(16w+g+8, 2t), S(16w+g+8, 2t+1). K of the warpgroup's head
+// starts at byte k_col of the K tile's rows.
 //   fp8_qk:    QGMMA, D/32 k32 steps, K straight from the ring
 //   transform: HGMMA, D/16 k16 steps, K from k_prep's registers
 //   k16:       HGMMA (BF16), D/16 k16 steps, K straight from the ring
 template <class T>
-__device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, std::uint32_t q_tile, int warp,
+__device__ __forceinline__ void wgmma_qk(float (&s)[4], std::uint32_t k_tile, int k_col, std::uint32_t q_tile, int warp,
                                          int lane) {
   if constexpr (T::kQFp8) {
     wgmma_fence();
 #pragma unroll
     for (int step = 0; step < T::kHeadDim / 32; ++step) {
-      wgmma_m64n8k32_e4m3_ss(s, T::KTile::desc(k_tile, 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
+      wgmma_m64n8k32_e4m3_ss(s, T::KTile::desc(k_tile, k_col + 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
     }
   } else if constexpr (T::kK == KOperand::bf16) {
     wgmma_fence();
 #pragma unroll
     for (int step = 0; step < T::kHeadDim / 16; ++step) {  // 32 bytes of K per row a step, as FP8's k32
-      wgmma_m64n8k16_bf16_ss(s, T::KTile::desc(k_tile, 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
+      wgmma_m64n8k16_bf16_ss(s, T::KTile::desc(k_tile, k_col + 32 * step), T::QTile::desc(q_tile, 32 * step), step > 0);
     }
   } else {
     std::uint32_t kf[T::kHeadDim / 16][4];
-    wgmma_k_prep<T>(k_tile, warp, lane, kf);  // K' = f16(K8)
+    wgmma_k_prep<T>(k_tile, k_col, warp, lane, kf);  // K' = f16(K8)
     wgmma_fence();
 #pragma unroll
     for (int step = 0; step < T::kHeadDim / 16; ++step) {
@@ -534,14 +549,15 @@ __device__ __forceinline__ void wgmma_softmax(const float (&s)[4], const float (
 }
 
 // v_prep: the warp's Vᵀ A-fragments for the D/64 m64 blocks (d-chunk c = 4·mb + warp, 16 d)
-// over the 64 tokens.
+// over the 64 tokens, V of the warpgroup's head starting at byte v_col of the V tile's rows.
 //   E4M3 V: per 32 tokens one ldmatrix.x4.trans of the swizzled V rows, then the E4M3
 //     transpose (k_only) or the exact F16 conversion (full). Fragment row g <-> d 16c + 2g,
 //     row g + 8 <-> d 16c + 2g + 1 (o_row_to_d of the mma.sync kernel's E4M3 V).
 //   BF16 V: per 16 tokens one ldmatrix.x4.trans (tokens 0-7 | 8-15 x d 0-7 | 8-15) is the
 //     fragment as it is: row g <-> d 16c + g, row g + 8 <-> d 16c + 8 + g.
 template <class T>
-__device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int warp, int lane, VFragment (&v)[T::kMBlocks][2]) {
+__device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int v_col, int warp, int lane,
+                                             VFragment (&v)[T::kMBlocks][2]) {
 #pragma unroll
   for (int mb = 0; mb < T::kMBlocks; ++mb) {
     const int chunk = 4 * mb + warp;
@@ -552,13 +568,13 @@ __device__ __forceinline__ void wgmma_v_prep(std::uint32_t v_tile, int warp, int
         for (int step = 0; step < 2; ++step) {
           const int row = 32 * half + 16 * step + ((lane >> 4) << 3) + (lane & 7);
           std::uint32_t r[4];
-          ldmatrix_x4_trans(v_tile + T::VTile::offset(row, 32 * chunk + 16 * ((lane >> 3) & 1)), r);
+          ldmatrix_x4_trans(v_tile + T::VTile::offset(row, v_col + 32 * chunk + 16 * ((lane >> 3) & 1)), r);
 #pragma unroll
           for (int i = 0; i < 4; ++i) v[mb][half].a[4 * step + i] = r[i];
         }
       } else {
         std::uint32_t r[4];
-        ldmatrix_x4_trans(v_tile + T::VTile::offset(32 * half + lane, 16 * chunk), r);
+        ldmatrix_x4_trans(v_tile + T::VTile::offset(32 * half + lane, v_col + 16 * chunk), r);
         if constexpr (T::kPFp8) {
           v_transpose_fp8(r, v[mb][half]);
         } else {
@@ -612,13 +628,15 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[T::kMBlocks][4], const VFrag
 }
 
 // Rows of V past the end of the split (the last tile's tail, loaded from whatever the page
-// held) are zeroed: P is 0 there, but 0 x NaN would poison PV.
+// held) are zeroed: P is 0 there, but 0 x NaN would poison PV. Each warpgroup zeroes its own
+// head's part of the rows.
 template <class T>
 __device__ __forceinline__ void zero_v_tail(const WgmmaSmem<T>& sm, int slot, int valid, int tid) {
-  constexpr int kChunks = T::VTile::kRowBytes / 16;  // per row
+  constexpr int kChunks = T::kHeadDim * T::kVBytes / 16;  // per row of one head
   const std::uint32_t v_tile = sm.v_tile(slot);
+  const int v_col = sm.v_column();
   for (int i = valid * kChunks + tid; i < T::kTileTokens * kChunks; i += 32 * T::kConsumerWarps)
-    sts_128(v_tile + T::VTile::offset(i / kChunks, 16 * (i % kChunks)), {});
+    sts_128(v_tile + T::VTile::offset(i / kChunks, v_col + 16 * (i % kChunks)), {});
   sm.consumer_barrier();
 }
 
@@ -664,7 +682,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     if (valid < T::kTileTokens) zero_v_tail<T>(sm, slot, valid, tid);
 
     float s[4] = {};
-    wgmma_qk<T>(s, sm.k_tile(slot), sm.q_tile(), warp, lane);  // S = K·Qᵀ
+    wgmma_qk<T>(s, sm.k_tile(slot), sm.k_column(), sm.q_tile(), warp, lane);  // S = K·Qᵀ
     TP_ADD(3, landed, 0);
     TP_NOW(qk_done);
     float alpha[2];
@@ -672,7 +690,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
     TP_ADD(4, qk_done, 0);
     TP_NOW(softmax_done);
     VFragment v[T::kMBlocks][2];
-    wgmma_v_prep<T>(sm.v_tile(slot), warp, lane, v);  // V' = operand form of Vᵀ
+    wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
     __syncwarp();
     if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
     TP_ADD(5, softmax_done, 0);

@@ -2,6 +2,8 @@
 // Host side of the wgmma kernels (decode_wgmma.cuh): the TMA tensor maps of the K and V page
 // pools, the launch, and the variant table's entry. Included by the decode_*_wgmma.cu files,
 // one per dtype family.
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 #ifdef TILEPATH_KERNEL_TRACE
 #include <cstdio>
@@ -35,27 +37,36 @@ inline cudaError_t encode_tiled_fn(EncodeTiledFn* fn) {
 }
 
 // The page pool [num_pages][page_size][kv_heads][D] of E4M3 or BF16 as a 4-D tensor of bytes
-// (innermost first), boxes of (one column block of a row, 1 head, box tokens, 1 page), written
-// into shared memory in the swizzle the wgmma descriptors read (SwizzledTile: 128 bytes, or 64
-// for 64-byte rows); coordinates past the pool read zeros. L2 promotion by row bytes (one kv
-// head's token), as measured on the H200 for E4M3 (bench/results/grid/README.md): at D = 128 a
+// (innermost first: a row of T::kHeadsPerRow adjacent heads' bytes, rows of heads, slot in
+// page, page), boxes of (one column block of a row, 1 row of heads, box tokens, 1 page),
+// written into shared memory in the swizzle the wgmma descriptors read (SwizzledTile: 128
+// bytes, or 64 for 64-byte rows); coordinates past the pool read zeros. L2 promotion by a
+// box row's bytes, as measured on the H200 for E4M3 (bench/results/grid/README.md): at D = 128 a
 // 256-byte promotion also fetched the next head's row, which its own CTA rarely found still in
 // L2 (B = 16, S = 32768: 1222 MB read from DRAM for 1074 MB of K and V; without it 1074 MB,
 // 284 -> 252 us), and D = 256 is faster without it too; at D = 64 four heads' 64-byte rows share
 // 256 bytes and B = 64, S = 32768 took 547 us with it against 716 without (B = 32: 353 against
-// 396). BF16 rows (128 bytes and more) get none, as the wider E4M3 rows; not measured with it.
+// 396), for one head's rows per CTA. The two-head CTAs' 128-byte rows of two D = 64 heads are
+// faster without it: fp8_qk k_only 494.5 against 523.7 us at B = 64, S = 32768, 68.4 against
+// 73.3 at B = 64, S = 4096 (bench/results/wgmma-d64-wide-rows/, call 1). BF16 rows (128 bytes
+// and more) get none, as the wider E4M3 rows; not measured with it.
+// TILEPATH_CUDA_WGMMA_L2_PROMOTION=none or 256 (A/B runs only) overrides the rule.
 inline CUtensorMapL2promotion l2_promotion_for(int row_bytes) {
+  if (const char* forced = std::getenv("TILEPATH_CUDA_WGMMA_L2_PROMOTION")) {
+    if (std::strcmp(forced, "none") == 0) return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    if (std::strcmp(forced, "256") == 0) return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
   return row_bytes == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
 }
 
-template <class Tile>
+template <class Tile, int kHeadsPerRow>
 cudaError_t encode_page_pool(const void* pool, const DecodeArgs& a, CUtensorMap* map) {
   EncodeTiledFn encode = nullptr;
   if (const cudaError_t e = encode_tiled_fn(&encode); e != cudaSuccess) return e;
-  const cuuint64_t row = static_cast<cuuint64_t>(Tile::kRowBytes);  // one token of one kv head, in bytes
-  const cuuint64_t dims[4] = {row, static_cast<cuuint64_t>(a.kv_heads), static_cast<cuuint64_t>(a.page_size),
-                              static_cast<cuuint64_t>(a.num_pages)};
-  const cuuint64_t strides[3] = {row, row * a.kv_heads, row * a.kv_heads * a.page_size};  // bytes, dims 1..3
+  const cuuint64_t row = static_cast<cuuint64_t>(Tile::kRowBytes);  // one token of kHeadsPerRow kv heads, in bytes
+  const cuuint64_t rows = static_cast<cuuint64_t>(a.kv_heads / kHeadsPerRow);
+  const cuuint64_t dims[4] = {row, rows, static_cast<cuuint64_t>(a.page_size), static_cast<cuuint64_t>(a.num_pages)};
+  const cuuint64_t strides[3] = {row, row * rows, row * rows * a.page_size};  // bytes, dims 1..3
   const cuuint32_t box[4] = {static_cast<cuuint32_t>(Tile::kSwizzleBytes), 1u,
                              static_cast<cuuint32_t>(wgmma_box_tokens(a.page_size)), 1u};
   const cuuint32_t element_strides[4] = {1u, 1u, 1u, 1u};
@@ -123,9 +134,11 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
                     encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
                     encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
   if (!same) {
-    if (const cudaError_t e = encode_page_pool<typename T::KTile>(args.k_pages, args, &k_map); e != cudaSuccess)
+    if (const cudaError_t e = encode_page_pool<typename T::KTile, T::kHeadsPerRow>(args.k_pages, args, &k_map);
+        e != cudaSuccess)
       return e;
-    if (const cudaError_t e = encode_page_pool<typename T::VTile>(args.v_pages, args, &v_map); e != cudaSuccess)
+    if (const cudaError_t e = encode_page_pool<typename T::VTile, T::kHeadsPerRow>(args.v_pages, args, &v_map);
+        e != cudaSuccess)
       return e;
     encoded_for = args;
   }
