@@ -667,7 +667,9 @@ def floor_bound_section(root, w):
         return
     fast, fast_in_order = fastest_by_shape(shuffled), fastest_by_shape(in_order)
     load_only = wgmma_load_only_x_floor(root)
-    w(f"The targets missed above, in one device call beside `bench/paged_read_bound` at the same shapes "
+    w(f"The targets missed in the bundled database of 2026-12-03, measured with that day's kernels (the D = 64 row "
+      "with the one-head D = 64 kernel, since replaced by the two-head one that meets its target), in one device "
+      "call beside `bench/paged_read_bound` at the same shapes "
       f"(`{FLOOR_BOUND}/README.md` has the commands): a kernel that reads the same bytes through the same shuffled "
       "16-token pages with no attention math (a CTA per request, kv head and split, 16-byte loads; plus its "
       "PDL-launched merge where the wgmma kernels split), and both again with every request's pages in order "

@@ -153,12 +153,12 @@ constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp
 // Kv heads one wgmma CTA covers (1 or 2): two for K8/V8 at D = 64 (the kernels of
 // decode_wgmma_two_heads.cu: a consumer warpgroup per head, one TMA box over both heads'
 // adjacent 64-byte rows into a 128-byte ring row). Against one head per CTA, in two alternating
-// rounds on the H200 (bench/results/wgmma-d64-wide-rows/, call 1): 0.74-0.93x over 7 of 8
-// shapes (B = 1 to 128, S = 2048 to 65536, every K path and mode), and 0.97-1.01x at B = 64,
-// S = 4096, where fp8_qk k_only, the fastest, took 0.90x (1.148x its byte floor against
-// 1.282x). One elsewhere: D = 128 with query groups was slower (up to 1.42x split), Hq/Hk 32/32
-// at D = 128 only 2% faster (bench/results/wgmma-cta-layouts/), and the 16-bit caches have no
-// two-head kernel.
+// rounds on the H200 (bench/results/wgmma-d64-wide-rows/, call 1): 0.74-0.97x at 7 of 8
+// shapes (B = 1 to 128, S = 2048 to 65536, every K path and mode); at B = 64, S = 4096 0.90x
+// for fp8_qk k_only, the fastest (1.148x its byte floor against 1.282x), 0.97-1.01x for the
+// others (their two-head compute, not the ring, sets the time there). One elsewhere: D = 128
+// with query groups was slower (up to 1.42x split), Hq/Hk 32/32 at D = 128 only 2% faster
+// (bench/results/wgmma-cta-layouts/), and the 16-bit caches have no two-head kernel.
 inline int wgmma_kv_heads_per_cta_for(bool k8v8, int head_dim, int kv_heads) {
   return k8v8 && head_dim == 64 && kv_heads % 2 == 0 ? 2 : 1;
 }
