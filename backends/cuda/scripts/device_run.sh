@@ -184,8 +184,8 @@ run_peers() {
 # two kv heads per CTA (4096 tokens per CTA: --splits 1), ragged lengths with tails
 # inside a page, the converter warps and mbarriers of separate_kv, K16/V8, K16/V16 with
 # splits, and the D=64/256 instantiations; then the wgmma kernels (--mma wgmma: split with
-# its combine, two kv heads per CTA at D=64 on a split grid, ragged at D=256, the 16-bit
-# caches); SANITIZE_MATCH=wgmma runs those alone.
+# its combine, two kv heads per CTA at D=64 on a split grid and unsplit with ragged lengths,
+# ragged at D=256, the 16-bit caches); SANITIZE_MATCH=wgmma runs those alone.
 SANITIZE_CASES=(
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 1 --context 8192 --head-dim 128"
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 2 --context 4096 --splits 1 --head-dim 128"
@@ -199,6 +199,7 @@ SANITIZE_CASES=(
   "--kv k8v8 --k-path fp8_qk --mode full --k-repr prebias --keys qwen_bias --batch 1 --context 8192 --head-dim 128"
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 1 --context 8192 --head-dim 128 --mma wgmma"
   "--kv k8v8 --k-path transform --mode full --batch 1 --context 8192 --head-dim 64 --mma wgmma"
+  "--kv k8v8 --k-path fp8_qk --mode k_only --batch 3 --context 5000 --context-lengths 100,5000,33 --head-dim 64 --mma wgmma"
   "--kv k8v8 --k-path fp8_qk --mode full --batch 3 --context 5000 --context-lengths 100,5000,33 --head-dim 256 --mma wgmma"
   "--kv k16v16 --k-path k16 --mode none --batch 2 --context 4096 --head-dim 128 --mma wgmma"
   "--kv k8v16 --k-path fp8_qk --mode none --batch 2 --context 2048 --head-dim 128 --mma wgmma"
