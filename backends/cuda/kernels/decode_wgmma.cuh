@@ -54,9 +54,9 @@ struct WgmmaLayout {
   static constexpr int kTileTokens = perf::cuda_plan::kWgmmaTileTokens;  // M of the QK wgmma
   // Kv heads whose rows one ring row holds: two E4M3 heads of 64-byte rows (D = 64) share one
   // 128-byte row, brought by one TMA box over both heads (the heads sit next to each other in
-  // every token of the pool), each consumer warpgroup reading its head's half. A box per
-  // 64-byte row reads at 1.23-1.30x the byte floor where a read of several heads' adjacent
-  // rows takes 1.12x (docs/perf-notes.md, "The floor targets against a paged read").
+  // every token of the pool), each consumer warpgroup reading its head's half. fp8_qk k_only
+  // at B = 64, S = 4096: 1.15x the byte floor, against 1.28x for one head per CTA and for a
+  // box per head's 64-byte rows alike (bench/results/wgmma-d64-wide-rows/).
   static constexpr int kHeadsPerRow = kKvPerCta == 2 && kD * kKBytes == 64 && kD * kVBytes == 64 ? 2 : 1;
   // Ring depth: kStages - 1 tiles in flight while one is consumed. 4 slots only where they
   // keep a CTA under 56 KB of shared memory, so 4 CTAs share an SM: at 16 KB a slot (K8/V8
