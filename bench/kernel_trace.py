@@ -39,7 +39,12 @@ import gzip
 import statistics
 import sys
 
-PHASES = ["prolog", "wait", "q", "tile0", "cons0", "cons1", "loop", "joined", "merge"]
+# The wgmma kernels' TR lines end with the steps of the CTA's start before its first request, as
+# the producer's first lane sees them: param (a kernel parameter read), page (the first
+# page-table entry arrived), len (the request's length arrived), sync (past the barriers' set-up),
+# producer (its first instruction), issue (its first copy about to be issued).
+PHASES = ["wait", "param", "page", "len", "sync", "producer", "issue", "prolog", "q", "tile0", "cons0", "cons1", "loop",
+          "joined", "merge"]
 
 
 def summarise(path):

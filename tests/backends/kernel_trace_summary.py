@@ -24,6 +24,38 @@ def tw(x, load_only, land_wait, work, free_wait, tiles, parts=(0, 0, 0, 0)):
             f"qk {parts[0]} softmax {parts[1]} v_prep {parts[2]} pv {parts[3]}")
 
 
+def check_start_steps(kt):
+    """The wgmma TR lines' start steps: medians in ns, in the order of the CTA's start (before the
+    first copy out, `prolog`), and a trace of a build before the stamps still summarised."""
+    start = "param {} page {} len {} sync {} producer {} issue {}"
+    lines = [  # two CTAs at 2 cycles per ns; medians 700 / 800 / 820 / 900 / 1000 / 1400 ns
+        tr(0, 0, 5000, 4000, 9000, 4) + " " + start.format(1300, 1500, 1540, 1700, 1900, 2700),
+        tr(1, 0, 5000, 4000, 9000, 4) + " " + start.format(1500, 1700, 1740, 1900, 2100, 2900),
+    ]
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        summary = kt.summarise(path)
+        with open(path, "w") as f:
+            f.write("\n".join(tr(x, 0, 5000, 4000, 9000, 4) for x in (0, 1)) + "\n")
+        before_stamps = kt.summarise(path)
+    print(summary)
+    steps = [l.split() for l in summary.splitlines()[1:]]
+    found = {s[0]: s[2] for s in steps}
+    for key, ns in (("param", "700"), ("page", "800"), ("len", "820"), ("sync", "900"), ("producer", "1000"),
+                    ("issue", "1400"), ("prolog", "50")):
+        if found.get(key) != ns:
+            failures.append(f"start step {key}: {found.get(key)} ns, expected {ns}")
+    order = [s[0] for s in steps]
+    if order[:8] != ["wait", "param", "page", "len", "sync", "producer", "issue", "prolog"]:
+        failures.append(f"start steps out of order: {order[:8]}")
+    if "param" in before_stamps or "prolog" not in before_stamps:
+        failures.append("a trace without the start stamps must still be summarised, without them")
+    return failures
+
+
 def main():
     spec = importlib.util.spec_from_file_location("kernel_trace", os.path.join(sys.argv[1], "bench", "kernel_trace.py"))
     kt = importlib.util.module_from_spec(spec)
@@ -75,6 +107,7 @@ def main():
                 failures.append(f"load_only: missing {text!r}")
     if without_tw is not None:
         failures.append("a trace without TW lines must give no ring summary")
+    failures += check_start_steps(kt)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

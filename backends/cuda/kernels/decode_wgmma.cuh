@@ -133,15 +133,28 @@ struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
 // (dims innermost first: the bytes of kHeadsPerRow heads' rows, row of kv heads, slot in page,
 // page; boxes of (one column block of a row, 1, box tokens, 1)).
 #ifdef TILEPATH_KERNEL_TRACE
+// The steps of a CTA's start before its first request, as the producer's first lane sees them
+// (cycles since the start): 0 a kernel parameter read (the page table's address), 1 its first
+// page-table entry arrived, 2 the request's length arrived, 3 past the barriers' set-up
+// (__syncthreads), 4 the producer's first instruction, 5 its first bulk tensor copy about to be
+// issued (the copy's expected bytes set). Each stamp is taken in a branch on the value it waits
+// for, so that the clock is read after the value has arrived.
+constexpr int kTpStartSlots = 6;
+__shared__ long long tp_start[kTpStartSlots];
+#define TP_START_WHEN(i, ready)                        \
+  do {                                                 \
+    if ((ready) && lane == 0) tp_start[i] = clock64(); \
+  } while (0)
 // A CTA's trace (diagnostic builds): the phase stamps and the ring's sums, written by thread 0
 // at the CTA's end and printed by the host after the launch (launch_wgmma) in the lines
 // bench/kernel_trace.py reads. Not printed from the kernel: a printf there makes ptxas
 // serialise every wgmma of the kernel (C7510), which would slow the work being traced.
 struct WgmmaTraceRecord {
-  unsigned long long g0, g9;     // %globaltimer at the CTA's start and end
-  long long stamps[8];           // tp_trace's slots, cycles since the start
-  long long end;                 // cycles from the start to the record
-  long long ring[kTpRingSlots];  // tp_ring
+  unsigned long long g0, g9;       // %globaltimer at the CTA's start and end
+  long long stamps[8];             // tp_trace's slots, cycles since the start
+  long long start[kTpStartSlots];  // tp_start's slots, cycles since the start
+  long long end;                   // cycles from the start to the record
+  long long ring[kTpRingSlots];    // tp_ring
   int x, y, z, sm, tiles, load_only;
 };
 #endif
@@ -255,6 +268,9 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
   const DecodeArgs& a = p.base.args;
   using KTile = typename T::KTile;
   using VTile = typename T::VTile;
+#ifdef TILEPATH_KERNEL_TRACE
+  TP_START_WHEN(4, true);
+#endif
   const int box_tokens = wgmma_box_tokens(a.page_size);
   const ProducerLane<T> pl(lane, box_tokens);
   const int piece = pl.piece, block = pl.block;
@@ -273,6 +289,9 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     TP_ADD(2, free_wait, 32 * T::kConsumerWarps * T::kWarpgroups);
     if (lane == 0) mbarrier_arrive_expect_tx(sm.full_bar(slot), T::kStageBytes);
     __syncwarp();
+#ifdef TILEPATH_KERNEL_TRACE
+    TP_START_WHEN(5, tile == 0);
+#endif
     if (issues) {
       const int byte0 = block * 128;  // the block's first byte of a row (a 64-byte row is one block)
       // the CTA's rows of kv heads (the maps' second coordinate counts rows of kHeadsPerRow heads)
@@ -778,6 +797,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
     for (int i = 0; i < 8; ++i) tp_trace[i] = c0;  // an unset stamp reads 0 cycles
     for (int i = 0; i < kTpRingSlots; ++i) tp_ring[i] = 0;
   }
+  // The start's stamps, which the producer's first lane takes before that barrier: set by it.
+  if (threadIdx.x == T::kConsumerWarps * T::kWarpgroups * 32)
+    for (int i = 0; i < kTpStartSlots; ++i) tp_start[i] = c0;
 #endif
   // Programmatic dependent launch, as the mma.sync kernel: wait for the previous kernel first.
   grid_dependency_wait();
@@ -792,6 +814,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
   const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup};
   const CtaWork w = cta_work<T>(p.base, warpgroup);
+#ifdef TILEPATH_KERNEL_TRACE
+  if (warp == kConsumers) {
+    TP_START_WHEN(0, p.base.args.page_table != nullptr);
+    TP_START_WHEN(1, first_page.page != -1);
+    TP_START_WHEN(2, w.end != -1);
+  }
+#endif
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if (threadIdx.x < T::kStages) {
     mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
@@ -800,6 +829,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   }
   fence_mbarrier_init();
   __syncthreads();
+#ifdef TILEPATH_KERNEL_TRACE
+  if (warp == kConsumers) TP_START_WHEN(3, true);
+#endif
   if (warp == kConsumers) {
     wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
   } else {
@@ -815,6 +847,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
     r.g9 = tp_gtime();
     r.g0 = g0;
     for (int i = 0; i < 8; ++i) r.stamps[i] = tp_trace[i] - c0;
+    for (int i = 0; i < kTpStartSlots; ++i) r.start[i] = tp_start[i] - c0;
     for (int i = 0; i < kTpRingSlots; ++i) r.ring[i] = tp_ring[i];
     r.x = blockIdx.x, r.y = blockIdx.y, r.z = blockIdx.z, r.sm = int(tp_smid());
     r.tiles = tiles, r.load_only = int(T::kLoadOnly);

@@ -91,11 +91,11 @@ cudaError_t wgmma_resources(KernelResources* out) {
 
 #ifdef TILEPATH_KERNEL_TRACE
 // The CTAs' trace records of the launch just made, printed as bench/kernel_trace.py reads them:
-// the mma.sync kernel's TR line, then the ring's TW line (whether this is the load_only
-// ablation; cycles summed over the CTA's tiles: the first consumer thread waiting for tiles to
-// land, its work from a landing to the tile's end, the producer's first lane waiting for free
-// slots; then the parts of the work: qk from the landing, softmax, v_prep to the slot's release,
-// and the rest: rescale, the Pᵀ barrier and pv).
+// the mma.sync kernel's TR line with the start's steps (tp_start) at its end, then the ring's TW
+// line (whether this is the load_only ablation; cycles summed over the CTA's tiles: the first
+// consumer thread waiting for tiles to land, its work from a landing to the tile's end, the
+// producer's first lane waiting for free slots; then the parts of the work: qk from the landing,
+// softmax, v_prep to the slot's release, and the rest: rescale, the Pᵀ barrier and pv).
 inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas, cudaStream_t stream) {
   std::vector<WgmmaTraceRecord> h(ctas);
   if (cudaStreamSynchronize(stream) != cudaSuccess ||
@@ -107,8 +107,9 @@ inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas,
     const long long* st = r.stamps;
     std::printf(
         "TR %d %d %d sm %d g0 %llu g9 %llu prolog %lld wait %lld q %lld tile0 %lld cons0 %lld cons1 %lld "
-        "loop %lld joined %lld merge %lld tiles %d\n",
-        r.x, r.y, r.z, r.sm, r.g0, r.g9, st[0], st[1], st[2], st[4], st[5], st[6], st[3], st[7], r.end, r.tiles);
+        "loop %lld joined %lld merge %lld tiles %d param %lld page %lld len %lld sync %lld producer %lld issue %lld\n",
+        r.x, r.y, r.z, r.sm, r.g0, r.g9, st[0], st[1], st[2], st[4], st[5], st[6], st[3], st[7], r.end, r.tiles,
+        r.start[0], r.start[1], r.start[2], r.start[3], r.start[4], r.start[5]);
     std::printf(
         "TW %d %d %d load_only %d land_wait %lld work %lld free_wait %lld tiles %d qk %lld softmax %lld "
         "v_prep %lld pv %lld\n",
