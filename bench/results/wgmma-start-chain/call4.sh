@@ -2,7 +2,7 @@
 # Call 4 of bench/results/wgmma-start-chain/: the trace of call 3's change beside this tree's,
 # from the repository root on the H200. Two trace plugins (the K8/V8 wgmma kernels, the two-head
 # ones and the combine compiled with -DTILEPATH_KERNEL_TRACE): build-carry/trace-current/ (this
-# tree) and build-carry/trace-change/ (the parent commit with call3/change.diff applied and this
+# tree) and build-carry/trace-change/ (c325e9c with call3/change.diff applied and this
 # tree's wgmma_launch.cuh, which prints the start's stamps). One `tilepath run` per shape and
 # plugin, fp8_qk/k_only on wgmma, HBM-cold. Everything comes back in $OUT/call.tar.xz.
 set -u
