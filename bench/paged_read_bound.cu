@@ -52,6 +52,7 @@
 //     bench/paged_read_bound.cu backends/cuda/read_bandwidth.cu backends/cuda/event_timer.cpp \
 //     backends/cuda/l2_flush.cpp
 //   ./paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]]     (prints one JSON object)
+//   ./paged_read_bound --list                                          (the compiled shapes, JSON)
 //
 // The first version (commit c4d2c52) also timed one-shot readers that looked up the page
 // of every 16 bytes; they were slower than split_read, so they bound nothing and are gone.
@@ -886,12 +887,31 @@ std::string shape_list() {
 
 }  // namespace
 
+// The compiled shapes as one JSON array (--list), so that a caller can choose among a shape's
+// split counts without parsing an error message.
+void print_shape_list() {
+  std::printf("[");
+  bool first = true;
+  for (const ShapeEntry& e : kShapes) {
+    std::printf(
+        "%s{\"batch\": %d, \"context\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"head_dim\": %d, "
+        "\"splits\": %d}",
+        first ? "" : ", ", e.batch, e.context, e.q_heads, e.kv_heads, e.head_dim, e.splits);
+    first = false;
+  }
+  std::printf("]\n");
+}
+
 int main(int argc, char** argv) try {
-  const char* const usage = "usage: paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]]";
+  const char* const usage = "usage: paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]] | --list";
   int repeats = 50;
   const ShapeEntry* shape = &kShapes[0];
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--list") {
+      print_shape_list();
+      return 0;
+    }
     if (arg == "--shape") {
       if (++i == argc) throw std::runtime_error(std::string("--shape needs B,S,Hq,Hk[,D[,splits]]; ") + usage);
       int b = 0, s = 0, hq = 0, hk = 0, dim = 128, splits = 0;

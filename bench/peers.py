@@ -8,10 +8,12 @@ For each shape (page 16, HBM-cold; B, S, Hq/Hk and D per row, SHAPES below) it m
     K16/V8 and K16/V16 (the faster family of each, named in `variant_k16v8` and
     `variant_k16v16`), and the read bandwidth of the project's streaming read
     kernel (same process);
-  * for the B=1 and few-kv-head rows, `paged_bound_us`: the split-read + merge bound of
-    the shape's K8/V8 bytes (bench/paged_read_bound.cu, its split_read_merge median), run
-    just before that row's tilepath cases (null, with a note, without --paged-read-bound or
-    when the binary fails, e.g. for a shape it does not compile in);
+  * for every row bench/paged_read_bound compiles in, `paged_bound_us`: the paged read of the
+    shape's K8/V8 bytes through the same page table with no attention math, run just before
+    that row's tilepath cases at each split count the binary compiles for the shape, the
+    fastest kept (split_read_merge where split, split_read where not; `paged_bound_reader`
+    names it). The B=1 and few-kv-head rows' targets are set against it: there it is null,
+    with a note, without --paged-read-bound or when the binary fails or lacks the shape;
   * torch.nn.functional.scaled_dot_product_attention on the same shapes in BF16
     with the cuDNN and the flash backends (contiguous K/V, GQA);
   * the unfused FP8 path a user would write today: E4M3 K/V with per-head scales, cast to
@@ -23,8 +25,8 @@ Peers are timed with CUDA events, median of --repeats (30) after warm-up, with L
 Writes a JSON list of rows (issue 5's format, plus the variants timed, `paged_bound_us` and the
 second unfused form) to --out after every row, so a time limit keeps the rows already measured.
 
-Each row runs 12 tilepath processes (and paged_read_bound for the B=1 and few-kv-head rows)
-and the torch peers; --shapes runs a subset, e.g.
+Each row runs 12 tilepath processes (and paged_read_bound once per compiled split count of
+its shape) and the torch peers; --shapes runs a subset, e.g.
   --shapes 1,32768,8,1,128 32,32768,8,1,128
 """
 import argparse
@@ -65,7 +67,6 @@ K8V8_VARIANTS = [(path, mode, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA) for path
 # take BF16 K from the TMA ring); the fastest is reported and named.
 K16V8_VARIANTS = [(KPATH_K16, MODE_FULL, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA)]
 K16V16_VARIANTS = [(KPATH_K16, MODE_NONE, mma) for mma in (MMA_MMA_SYNC, MMA_WGMMA)]
-PAGED_BOUND_READER = "split_read_merge"  # paged_read_bound's row with the plugin's structure
 PAGED_BOUND_TIMEOUT_S = 120
 
 
@@ -82,6 +83,31 @@ def variant_label(kv, k_path, mode, mma):
 def wants_paged_bound(shape):
     """The rows whose targets are set against the paged split-read + merge bound: B=1, few kv heads."""
     return shape.batch == 1 or shape.kv_heads <= 2
+
+
+def bound_reader(splits):
+    """paged_read_bound's row with the plugin's structure at `splits`: the split read and, where
+    the shape is split, the PDL-launched merge kernel after it."""
+    return "split_read_merge" if splits > 1 else "split_read"
+
+
+def compiled_splits(shapes, shape):
+    """The split counts paged_read_bound compiles for `shape` (its --list output), in order."""
+    return sorted(e["splits"] for e in shapes
+                  if (e["batch"], e["context"], e["q_heads"], e["kv_heads"], e["head_dim"]) == tuple(shape))
+
+
+def fastest_bound(results):
+    """(median us, reader label) of the fastest of paged_read_bound's results, one JSON object per
+    split count, each read through bound_reader(its splits); (None, None) when none has that row."""
+    best = (None, None)
+    for result in results:
+        splits = result["shape"]["splits"]
+        row = next((r for r in result["rows"] if r["name"] == bound_reader(splits)), None)
+        if row and (best[0] is None or row["median_us"] < best[0]):
+            where = f"{splits} splits of {result['shape']['split_tokens']} tokens" if splits > 1 else "unsplit"
+            best = (row["median_us"], f"{bound_reader(splits)}, {where}")
+    return best
 
 
 def tilepath_case(tilepath, db, shape, kv, k_path, mode, mma, repeats):
@@ -110,30 +136,42 @@ def best_variant(tilepath, db, shape, kv, variants, repeats):
     return min(ok, key=lambda r: r[1]["latency_us"]) if ok else (None, None)
 
 
-def paged_bound(binary, shape, repeats):
-    """(split_read_merge median us, None) of one run of bench/paged_read_bound at `shape`: the
-    paged split-read + merge bound of its K8/V8 bytes; or (None, why) when it cannot be had."""
-    if not binary:
-        return None, "paged_bound_us: no --paged-read-bound binary given"
-    if shape.head_dim != 128 or PAGE != 16:
-        return None, f"paged_bound_us: paged_read_bound reads D=128 with 16-token pages only ({shape.spec()})"
-    cmd = [binary, str(max(5, repeats)), "--shape", f"{shape.batch},{shape.context},{shape.q_heads},{shape.kv_heads}"]
+def run_json(cmd):
+    """(parsed stdout, None) of a command that prints JSON, or (None, why)."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PAGED_BOUND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return None, f"paged_bound_us: {' '.join(cmd)} ran past {PAGED_BOUND_TIMEOUT_S} s"
+        return None, f"{' '.join(cmd)} ran past {PAGED_BOUND_TIMEOUT_S} s"
     except OSError as e:
-        return None, f"paged_bound_us: {' '.join(cmd)}: {e}"
+        return None, f"{' '.join(cmd)}: {e}"
     try:
-        result = json.loads(proc.stdout)
-        row = next(r for r in result["rows"] if r["name"] == PAGED_BOUND_READER)
-    except (ValueError, KeyError, TypeError, StopIteration):
-        return None, f"paged_bound_us: {' '.join(cmd)} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
-    sh = result.get("shape", {})
-    print(f"paged_read_bound {shape.spec()}: {PAGED_BOUND_READER} {row['median_us']:.3f} us "
-          f"({sh.get('splits')} splits of {sh.get('split_tokens')} tokens; the plugin's on this GPU: "
-          f"{sh.get('plugin_splits')} of {sh.get('plugin_split_tokens')})", flush=True)
-    return row["median_us"], None
+        return json.loads(proc.stdout), None
+    except ValueError:
+        return None, f"{' '.join(cmd)} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
+
+
+def paged_bound(binary, shape, repeats):
+    """(median us, reader label, None) of the fastest paged read of the shape's K8/V8 bytes over
+    the split counts bench/paged_read_bound compiles for it (fastest_bound), or (None, None, why)."""
+    if not binary:
+        return None, None, "paged_bound_us: no --paged-read-bound binary given"
+    shapes, why = run_json([binary, "--list"])
+    if why:
+        return None, None, f"paged_bound_us: {why}"
+    splits = compiled_splits(shapes, shape)
+    if not splits:
+        return None, None, f"paged_bound_us: paged_read_bound does not compile {shape.spec()} in"
+    results = []
+    for n in splits:
+        result, why = run_json([binary, str(max(5, repeats)), "--shape", f"{shape.spec()},{n}"])
+        if why:
+            return None, None, f"paged_bound_us: {why}"
+        results.append(result)
+    us, reader = fastest_bound(results)
+    if us is None:
+        return None, None, f"paged_bound_us: no {bound_reader(2)} or {bound_reader(1)} row at {shape.spec()}"
+    print(f"paged_read_bound {shape.spec()}: {us:.3f} us ({reader}; split counts tried: {splits})", flush=True)
+    return us, reader, None
 
 
 def torch_peers(shape, repeats):
@@ -234,7 +272,7 @@ def main():
     ap.add_argument("--tilepath", required=True, help="path to the tilepath CLI")
     ap.add_argument("--out", required=True, help="output JSON file")
     ap.add_argument("--paged-read-bound", metavar="PATH",
-                    help="bench/paged_read_bound built for this GPU: paged_bound_us of the B=1 and few-kv-head rows")
+                    help="bench/paged_read_bound built for this GPU: paged_bound_us of every row it compiles in")
     ap.add_argument("--shapes", nargs="+", type=parse_shape, metavar="B,S,Hq,Hk,D", default=SHAPES,
                     help="the rows to run, in this order (default: all of SHAPES: " +
                          " ".join(s.spec() for s in SHAPES) + ")")
@@ -249,10 +287,9 @@ def main():
         db = f"{tmp}/peers.sqlite"
         for shape in args.shapes:
             batch, context, hq, hk, d = shape
-            notes, bound_us = [], None
-            if wants_paged_bound(shape):  # first: the same call's bound, before the row's cases
-                bound_us, note = paged_bound(args.paged_read_bound, shape, args.repeats)
-                notes += [note] if note else []
+            # first: the same call's bound, before the row's cases
+            bound_us, reader, note = paged_bound(args.paged_read_bound, shape, args.repeats)
+            notes = [note] if note and wants_paged_bound(shape) else []
             variant, k8v8 = best_variant(args.tilepath, db, shape, KV_K8V8, K8V8_VARIANTS, args.repeats)
             variant_k16v8, k16v8 = best_variant(args.tilepath, db, shape, KV_K16V8, K16V8_VARIANTS, args.repeats)
             variant_k16v16, k16v16 = best_variant(args.tilepath, db, shape, KV_K16V16, K16V16_VARIANTS,
@@ -271,8 +308,9 @@ def main():
                    # the read kernel over the K8/V8 case's bytes, same cold timing: a perfect stream
                    "stream_k8v8_us": k8v8.get("stream_same_bytes_us") if k8v8 else None,
                    "read_bandwidth_gbps": bw}
-            if wants_paged_bound(shape):
+            if wants_paged_bound(shape) or bound_us is not None:
                 row["paged_bound_us"] = bound_us
+                row["paged_bound_reader"] = reader
             try:
                 row.update(torch_peers(shape, args.repeats))
             except Exception as e:

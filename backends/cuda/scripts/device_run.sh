@@ -20,7 +20,8 @@
 #             nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. \
 #               -o build-device/bin/paged_read_bound bench/paged_read_bound.cu \
 #               backends/cuda/read_bandwidth.cu backends/cuda/event_timer.cpp backends/cuda/l2_flush.cpp)
-#           the B=1 and few-kv-head rows also get the paged split-read + merge bound of their shape
+#           every row it compiles in also gets the paged read of its bytes with no attention
+#           math (split read + merge, at the fastest of the shape's compiled split counts)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck on one small
 #           case of every kernel family (split-KV + combine, two kv heads per CTA,
 #           separate_kv, ragged lengths, D=64/256); each tool's summary line per case
