@@ -700,6 +700,64 @@ def floor_bound_section(root, w):
     w("")
 
 
+PAGED_READERS = "bench/results/balanced-read"
+
+
+def paged_readers_section(root, w):
+    """The floor targets' shapes beside every reader of bench/paged_read_bound in one device call (call 11)."""
+    rows_of, idle_of = {}, {}
+    for path in sorted(glob.glob(os.path.join(root, PAGED_READERS, "call11/probe/probe-*.json"))):
+        d = load_json(path)
+        if not d:
+            continue
+        k = (d["shape"]["batch"], d["shape"]["context"])
+        for r in d["rows"]:
+            rows_of.setdefault(k, {}).setdefault(r["name"], []).append(r["x_floor"])
+        for r in d.get("stamps", []):
+            idle_of.setdefault(k, {}).setdefault(r["name"], []).append(r["sm_idle_fraction"])
+    if not rows_of:
+        w(f"`{PAGED_READERS}/call11/probe/` is {ABSENT}.")
+        w("")
+        return
+    w(f"What reading these pages costs, by how a reader walks them (`{PAGED_READERS}/README.md`: one device call "
+      "of `bench/paged_read_bound`, two processes per shape, medians; x each process's byte floor). The one-pass "
+      "readers hand 64 KB pieces to whichever SM is free; `split_read` keeps a CTA per (request, kv head, split) "
+      "for the whole launch, as the plugin's kernels do; SM idle is the SMs' mean share of the launch's span "
+      "after their last CTA ended (stamped launch):")
+    w("")
+    readers = [("stream_project", "contiguous stream"), ("page_oneshot_read", "one-pass, whole pages"),
+               ("page_oneshot_read_one_head", "one-pass, one head's rows"),
+               ("page_oneshot_read_one_head_hnd", "the same, head-major pages"),
+               ("balanced_read_pages", "equal shares per SM, whole pages"), ("split_read", "`split_read`")]
+    rows = []
+    for (b, ctx, d), limit in FLOOR_TARGETS:
+        got = rows_of.get((b, ctx))
+        if d != 128 or not got:
+            continue
+        med = {name: statistics.median(v) for name, v in got.items()}
+        idle = {name: statistics.median(v) for name, v in idle_of.get((b, ctx), {}).items()}
+        cells = [f(med[n], 3) + "x" if n in med else ABSENT for n, _ in readers]
+        rows.append([f"B={b}, S={ctx}", f"{limit:.2f}x"] + cells +
+                     [" / ".join(f(100 * idle[n], 1) + "%" if n in idle else ABSENT
+                                 for n in ("page_oneshot_read", "split_read"))])
+    w(table(["shape (32/8, D=128, page 16, cold)", "target"] + [label for _, label in readers] +
+            ["SM idle: one-pass / `split_read`"], rows))
+    w("")
+    kernel_idle = []  # call 12: the plugin's fp8_qk/k_only wgmma kernel, traced, one run per shape
+    summary = os.path.join(root, PAGED_READERS, "call12/summary.txt")
+    if os.path.exists(summary):
+        for line in open(summary):
+            m = re.match(r"trace-b(\d+)-s(\d+)\.tr\.xz: .* SM idle ([\d.]+);", line)
+            if m:
+                kernel_idle.append((int(m[1]), int(m[2]), float(m[3])))
+    if kernel_idle:
+        w("The plugin's fp8_qk/k_only wgmma kernel in the same stamped form (its trace build, another call): SM "
+          "idle " + ", ".join(f"{f(100 * x, 1)}% at B={b}, S={ctx}" for b, ctx, x in sorted(kernel_idle)) +
+          ". SMs read at different rates by GPC when 4 CTAs per SM draw an SM's share of the memory system, so a "
+          "fixed share of work per CTA waits at its end.")
+        w("")
+
+
 def wgmma_load_only_x_floor(root):
     """(batch, context, head_dim) -> (full x floor, load_only x floor) of the K8/V8 fp8_qk/k_only wgmma cases
     (Hq/Hk 32/8, page 16, cold) of the load_only A/B."""
@@ -783,6 +841,7 @@ def grid_section(root, w, con, peers):
     w(table(["shape", "fastest K8/V8", "latency us", "x floor", "<= 1.10x"], rows))
     w("")
     floor_bound_section(root, w)
+    paged_readers_section(root, w)
     w("The grid subset (`data/sweeps/h200-cuda-grid.json`, `h200-cuda-grid-k16v16.json`; cold): per shape the "
       "fastest K8/V8 case and K16/V16, latency us (x its byte floor, split count):")
     w("")

@@ -34,6 +34,27 @@
 //                         kKvHeads·D bytes apart; no merge. At a shape of H times the splits of
 //                         the per-head grid it runs as many CTAs of as many bytes, so the two
 //                         differ only in how contiguous their loads are
+//   balanced_read         the same rows dealt out evenly: one wave of 4 CTAs per SM, each an
+//                         equal share of the step's (request, kv head, token) rows in that
+//                         order, as a stream-K kernel would balance them; no merge
+//   balanced_read_in_order
+//                         balanced_read with every request's pages in order
+//   balanced_read_pages   balanced_read of (request, token) rows of every kv head: whole
+//                         pages, each token's kKvHeads·D bytes contiguous
+//   page_window_read      the stream kernel's order through the page table: the grid reads
+//                         the next 1056 whole scattered pages each step. No attention kernel
+//                         reads so (a stream's tokens stay in one CTA)
+//   page_oneshot_read     stream_oneshot_8's order through the page table: a CTA per four
+//                         whole scattered pages, each thread's 8 loads at once
+//   page_oneshot_read_4   the same with 4 loads per thread (a CTA per two pages): half as
+//                         many bytes in flight
+//   page_oneshot_read_one_head
+//                         page_oneshot_read in a stream's order: a CTA per 64 KB of one kv
+//                         head's rows (32 tokens of 128 bytes, 1 KB apart, per page)
+//   page_oneshot_read_one_head_hnd, split_read_hnd
+//                         page_oneshot_read_one_head and split_read with head-major pages
+//                         ([page][kv head][token][d]: one kv head's page of rows contiguous,
+//                         2 KB at D = 128) over the same pool bytes
 // The default shape only:
 //   split_read_last_merge split_read, and the last CTA of each kv head to finish merges that
 //                         head's splits (an atomic ticket; no second kernel)
@@ -46,6 +67,12 @@
 //                         head, the last one merges theirs): timed only where the GPU holds
 //                         every cluster of the grid at once; the JSON's cluster_designs say
 //                         how many it holds
+//
+// After the timing, one more HBM-cold launch of split_read, split_read_hnd, page_oneshot_read,
+// page_oneshot_read_one_head, page_window_read and balanced_read_pages, each CTA stamping its SM
+// and the global timer at its start and end: the JSON's stamps give when each SM's last CTA
+// ended (by_sm) and the SMs' mean idle share of the span after it (sm_idle_fraction), and
+// gpc_of_sm which SMs share a GPC (joined from thread-block clusters).
 //
 // Build and run (from the repository root; the binary needs only the CUDA runtime):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o paged_read_bound \
@@ -159,12 +186,48 @@ __global__ void __launch_bounds__(kStreamThreads)
   if (xors) xors[t] = acc;
 }
 
+// Where a CTA ran, for the stamped launch after the timing: its SM and the global timer at its
+// start and at its end, three words per CTA in launch order. The stamped readers are their own
+// instantiations (kStamped), so that the timed kernels carry none of it: a runtime test of the
+// stamps pointer made the one-head one-pass reader about 5% slower.
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__device__ __forceinline__ void stamp_cta_end(unsigned long long* stamps, unsigned long long start) {
+  __syncthreads();  // every thread's loads are back
+  if (threadIdx.x != 0) return;
+  unsigned sm;
+  asm volatile("mov.u32 %0, %smid;" : "=r"(sm));
+  const std::size_t cta = blockIdx.x + std::size_t(gridDim.x) * (blockIdx.y + std::size_t(gridDim.y) * blockIdx.z);
+  stamps[3 * cta] = sm;
+  stamps[3 * cta + 1] = start;
+  stamps[3 * cta + 2] = global_ns();
+}
+
+// Where a page keeps its rows: token-major (the plugin's: [page][token][kv head][d], so one kv
+// head's rows lie kKvHeads·D bytes apart) or head-major ([page][kv head][token][d], one kv head's
+// page of rows contiguous). The same pool bytes either way; only the readers' addresses differ.
+enum class Layout { kTokenMajor, kHeadMajor };
+
+// The chunk of (kv head `head`, token `token` of the page, 16-byte part `part` of the row) in
+// pool page `slot`.
+template <class S, Layout kLayout>
+__device__ __forceinline__ std::size_t row_chunk(std::size_t slot, int token, int head, int part) {
+  if constexpr (kLayout == Layout::kTokenMajor)
+    return ((slot * S::kPageSize + token) * S::kKvHeads + head) * S::kRowChunks + part;
+  else
+    return ((slot * S::kKvHeads + head) * S::kPageSize + token) * S::kRowChunks + part;
+}
+
 // The rows of kv heads [head, head + kHeads) in tokens [split·kTokens, +kTokens) of one request
 // (its page table `page_table`), K then V, by a CTA of kThreads: the split's pages are looked
 // up once (into `pages`), then rounds of kRoundLoads 16-byte loads per thread (a warp load: 512
 // bytes of consecutive rows of kHeads·D bytes, the rows of one token kKvHeads·D bytes apart;
 // one head's, as the attention kernel reads them, by default). Returns the thread's XOR.
-template <class S, int kThreads, int kTokens, int kHeads = 1>
+template <class S, int kThreads, int kTokens, int kHeads = 1, Layout kLayout = Layout::kTokenMajor>
 __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                                             const int* __restrict__ page_table, int* pages, int split, int head) {
   constexpr int kRowChunks = S::kRowChunks * kHeads, kPageSize = S::kPageSize;
@@ -183,7 +246,8 @@ __device__ __forceinline__ uint4 read_split(const uint4* __restrict__ k_pool, co
       const int j = ((r * kRoundLoads + k) * kThreads + t) % kChunks;
       const int row = j / kRowChunks, part = j % kRowChunks;
       const std::size_t page = pages[row / kPageSize];
-      v[k] = __ldcs(pool + ((page * kPageSize + row % kPageSize) * S::kKvHeads + head) * S::kRowChunks + part);
+      v[k] = __ldcs(pool +
+                    row_chunk<S, kLayout>(page, row % kPageSize, head + part / S::kRowChunks, part % S::kRowChunks));
     }
 #pragma unroll
     for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
@@ -339,17 +403,19 @@ __global__ void __launch_bounds__(kSplitThreads, 4)
 }
 
 // A CTA per (split, group of kHeads adjacent kv heads, request): read_split of the group's
-// rows, each token's kHeads·D bytes contiguous; writes its q heads' partials (no merge).
-template <class S, int kHeads>
+// rows, each token's kHeads·D bytes contiguous (token-major pages); writes its q heads'
+// partials (no merge).
+template <class S, int kHeads, Layout kLayout = Layout::kTokenMajor, bool kStamped = false>
 __global__ void __launch_bounds__(kSplitThreads, 4)
     split_read_heads(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                      const int* __restrict__ page_table, float* __restrict__ partials, unsigned* __restrict__ sink,
-                     uint4* __restrict__ xors) {
+                     uint4* __restrict__ xors, unsigned long long* __restrict__ stamps) {
   static_assert(S::kKvHeads % kHeads == 0, "whole groups of kv heads");
+  const unsigned long long start = kStamped ? global_ns() : 0;
   __shared__ int pages[S::kSplitPages];
   const int split = blockIdx.x, group = blockIdx.y, t = threadIdx.x;
   const int request = S::kBatch == 1 ? 0 : int(blockIdx.z);
-  const uint4 acc = read_split<S, kSplitThreads, S::kSplitTokens, kHeads>(
+  const uint4 acc = read_split<S, kSplitThreads, S::kSplitTokens, kHeads, kLayout>(
       k_pool, v_pool, page_table + request * S::kPages, pages, split, group * kHeads);
   if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
   if (xors)
@@ -358,6 +424,106 @@ __global__ void __launch_bounds__(kSplitThreads, 4)
   float* mine =
       partials + ((std::size_t(request) * S::kSplits + split) * S::kQHeads + group * kHeads * S::kGroup) * S::kHeadDim;
   for (int o = t, k = 0; o < kOutputs; o += kSplitThreads, ++k) mine[o] = partial_value(acc, k % 8);
+  if constexpr (kStamped) stamp_cta_end(stamps, start);
+}
+
+// A persistent grid (kBalancedCtasPerSm CTAs per SM, one wave) over the step's rows: a
+// stream is (request, group of kHeads adjacent kv heads), a row one token's kHeads·D bytes of
+// it, and the rows, in (stream, token) order, are dealt out in equal shares to within one row;
+// each CTA reads its consecutive rows (K, then V) through the page table in split_read's rounds.
+// The balance a stream-K kernel would have, where split_read gives each CTA a whole split and
+// leaves SMs with one CTA fewer than others; no merge (a stream-K kernel would merge the
+// partials of the streams that a share boundary cuts).
+constexpr int kBalancedCtasPerSm = 4, kBalancedMaxPages = 1024;  // the shared page bases: 8 KB
+
+template <class S, int kHeads, bool kStamped = false>
+__global__ void __launch_bounds__(kSplitThreads, kBalancedCtasPerSm)
+    balanced_read(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                  const int* __restrict__ page_table, float* __restrict__ partials, unsigned* __restrict__ sink,
+                  uint4* __restrict__ xors, unsigned long long* __restrict__ stamps) {
+  const unsigned long long start = kStamped ? global_ns() : 0;
+  constexpr int kGroups = S::kKvHeads / kHeads, kPageSize = S::kPageSize;
+  constexpr int kRowChunks = kHeads * S::kRowChunks, kTokenChunks = S::kKvHeads * S::kRowChunks;
+  constexpr long long kRows = static_cast<long long>(S::kBatch) * kGroups * S::kContext;
+  constexpr int kRoundChunks = kSplitThreads * kRoundLoads;
+  static_assert(S::kKvHeads % kHeads == 0, "whole groups of kv heads");
+  __shared__ std::size_t base[kBalancedMaxPages];  // the first chunk of each (stream, page) of the share
+  const int cta = blockIdx.x, t = threadIdx.x;
+  const long long first = kRows * cta / gridDim.x, end = kRows * (cta + 1) / gridDim.x;
+  const long long first_page = first / kPageSize;  // in (stream, page) order
+  const int pages = int((end - 1) / kPageSize - first_page + 1), chunks = int(end - first) * kRowChunks;
+  for (int i = t; i < pages; i += kSplitThreads) {
+    const long long unit = first_page + i, stream = unit / S::kPages;
+    const int page = int(unit % S::kPages), group = int(stream % kGroups), request = int(stream / kGroups);
+    const std::size_t slot = page_table[request * S::kPages + page];
+    base[i] = (slot * kPageSize * S::kKvHeads + group * kHeads) * S::kRowChunks;
+  }
+  __syncthreads();
+  const int skipped = int(first - first_page * kPageSize);  // rows of the first page before the share
+  uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
+  for (int pool_index = 0; pool_index < 2; ++pool_index) {
+    const uint4* pool = pool_index == 0 ? k_pool : v_pool;
+#pragma unroll 1
+    for (int j0 = 0; j0 < chunks; j0 += kRoundChunks) {
+      uint4 v[kRoundLoads];
+#pragma unroll
+      for (int k = 0; k < kRoundLoads; ++k) {
+        const int j = j0 + k * kSplitThreads + t, row = skipped + j / kRowChunks;
+        v[k] = j < chunks ? __ldcs(pool + base[row / kPageSize] + row % kPageSize * kTokenChunks + j % kRowChunks)
+                          : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int k = 0; k < kRoundLoads; ++k) xor_into(acc, v[k]);
+    }
+  }
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors) xors[std::size_t(cta) * kSplitThreads + t] = acc;
+  constexpr int kOutputs = S::kGroup * S::kHeadDim;  // one kv head's partials, as split_read writes
+  float* mine = partials + std::size_t(cta) * kOutputs;
+  for (int o = t, k = 0; o < kOutputs; o += kSplitThreads, ++k) mine[o] = partial_value(acc, k % 8);
+  if constexpr (kStamped) stamp_cta_end(stamps, start);
+}
+
+// Not an attention kernel's order: the stream kernel's own (one wave of 4 CTAs of 512 threads
+// per SM, 4 loads per thread in flight, the grid reading a window of consecutive chunks each
+// step), but through the page table: each step the grid reads the next 1056 (132 SMs) logical
+// pages of 16 tokens and every kv head, K pool then V pool, each a whole scattered 16 KB page at
+// D = 128. No attention kernel reads so (a stream's tokens stay in one CTA); page_oneshot_read
+// reads the same pages in one-pass pieces instead of a persistent grid.
+constexpr int kWindowLoads = 4;
+
+template <class S, bool kStamped = false>
+__global__ void __launch_bounds__(kStreamThreads)
+    page_window_read(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                     const int* __restrict__ page_table, unsigned* __restrict__ sink, uint4* __restrict__ xors,
+                     unsigned long long* __restrict__ stamps) {
+  const unsigned long long start = kStamped ? global_ns() : 0;
+  constexpr int kPageChunks = S::kPageSize * S::kKvHeads * S::kRowChunks;
+  constexpr long long kPoolPages =
+      static_cast<long long>(S::kBatch) * S::kPages;           // [request][page] = the table's order
+  constexpr long long kChunks = 2 * kPoolPages * kPageChunks;  // K pages, then V pages
+  const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto chunk = [&](long long i) {  // logical chunk i: its pool's page through the table
+    const long long page = i / kPageChunks, in_pool = page % kPoolPages;
+    const uint4* pool = page < kPoolPages ? k_pool : v_pool;
+    return pool + std::size_t(__ldg(page_table + in_pool)) * kPageChunks + i % kPageChunks;
+  };
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  long long i = t;
+#pragma unroll 1
+  for (; i + (kWindowLoads - 1) * threads < kChunks; i += kWindowLoads * threads) {
+    uint4 v[kWindowLoads];
+#pragma unroll
+    for (int k = 0; k < kWindowLoads; ++k) v[k] = __ldcs(chunk(i + k * threads));
+#pragma unroll
+    for (int k = 0; k < kWindowLoads; ++k) xor_into(acc, v[k]);
+  }
+  for (; i < kChunks; i += threads) xor_into(acc, __ldcs(chunk(i)));
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors) xors[t] = acc;
+  if constexpr (kStamped) stamp_cta_end(stamps, start);
 }
 
 // Clusters (the default shape only): a kv head's kSplitsPerHead splits (CTAs of kThreads) form clusters of
@@ -487,6 +653,41 @@ __global__ void __launch_bounds__(S::kMergeThreads)
   }
 }
 
+// Which SMs share a GPC: the CTAs of a thread-block cluster run on one GPC, so every cluster's
+// SMs are joined; over enough clusters the joined sets are the GPCs.
+constexpr int kGpcCluster = 8;
+
+__global__ void __cluster_dims__(kGpcCluster, 1, 1) cluster_sm_ids(unsigned* __restrict__ sm_of_cta) {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %smid;" : "=r"(sm));
+  if (threadIdx.x == 0) sm_of_cta[blockIdx.x] = sm;
+}
+
+// The GPC group of each SM (groups numbered by their smallest SM id), from cluster launches.
+std::vector<int> gpc_of_sm(int sm_count, cudaStream_t stream) {
+  const int ctas = sm_count * 16 / kGpcCluster * kGpcCluster;
+  tilepath::cuda::DeviceBuffer ids(std::size_t(ctas) * sizeof(unsigned));
+  std::vector<int> parent(sm_count);
+  std::iota(parent.begin(), parent.end(), 0);
+  const std::function<int(int)> root = [&](int a) { return parent[a] == a ? a : parent[a] = root(parent[a]); };
+  std::vector<unsigned> host(ctas);
+  for (int launch = 0; launch < 20; ++launch) {
+    cluster_sm_ids<<<ctas, 32, 0, stream>>>(ids.as<unsigned>());
+    TP_CUDA_CHECK(cudaGetLastError());
+    TP_CUDA_CHECK(
+        cudaMemcpyAsync(host.data(), ids.get(), host.size() * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+    TP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int c = 0; c < ctas; c += kGpcCluster)
+      for (int i = 1; i < kGpcCluster; ++i) {
+        const int a = root(int(host[c])), b = root(int(host[c + i]));
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+  }
+  std::vector<int> group(sm_count);
+  for (int sm = 0; sm < sm_count; ++sm) group[sm] = root(sm);
+  return group;
+}
+
 struct DeviceData {
   const uint4 *contiguous, *k_pool, *v_pool;
   const int* page_table;
@@ -536,10 +737,94 @@ void launch_split_read(const DeviceData& d, uint4* xors) {
   }
 }
 
+template <class S, int kHeads, Layout kLayout = Layout::kTokenMajor>
+void launch_split_read_heads(const DeviceData& d, uint4* xors, unsigned long long* stamps = nullptr) {
+  const dim3 grid(S::kSplits, S::kKvHeads / kHeads, S::kBatch);
+  const auto kernel = stamps ? split_read_heads<S, kHeads, kLayout, true> : split_read_heads<S, kHeads, kLayout>;
+  kernel<<<grid, kSplitThreads, 0, d.stream>>>(d.k_pool, d.v_pool, d.page_table, d.partials, d.sink, xors, stamps);
+  TP_CUDA_CHECK(cudaGetLastError());
+}
+
+// stream_oneshot_N's order through the page table: CTA b reads logical chunks
+// [b·kLoads·512, +kLoads·512) of the K pool then the V pool, each thread its kLoads loads at
+// once. The logical order is (request, page, token, kv head) by default, so a CTA reads whole
+// scattered pages (four at D = 128 with 8 loads); kOneHead: (request, kv head, token), so a CTA
+// reads one kv head's rows as an attention kernel's stream does: 128-byte rows 1 KB apart in
+// token-major pages, 2 KB runs in head-major ones.
+template <class S, int kLoads, bool kOneHead, Layout kLayout = Layout::kTokenMajor, bool kStamped = false>
+__global__ void __launch_bounds__(kStreamThreads)
+    page_oneshot_read(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                      const int* __restrict__ page_table, unsigned* __restrict__ sink, uint4* __restrict__ xors,
+                      unsigned long long* __restrict__ stamps) {
+  const unsigned long long start = kStamped ? global_ns() : 0;
+  constexpr int kRowChunks = S::kRowChunks, kPageChunks = S::kPageSize * S::kKvHeads * kRowChunks;
+  constexpr long long kPoolChunks = static_cast<long long>(S::kPoolChunks);
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x * kLoads + threadIdx.x;
+  const auto chunk = [&](long long i) {  // logical chunk i: its place in its pool
+    const uint4* pool = i < kPoolChunks ? k_pool : v_pool;
+    const long long c = i % kPoolChunks;
+    if constexpr (kOneHead) {
+      constexpr long long kStreamChunks = static_cast<long long>(S::kContext) * kRowChunks;
+      const long long stream = c / kStreamChunks;
+      const int token = int(c % kStreamChunks / kRowChunks), part = int(c % kRowChunks);
+      const int request = int(stream / S::kKvHeads), head = int(stream % S::kKvHeads);
+      const std::size_t slot = __ldg(page_table + request * S::kPages + token / S::kPageSize);
+      return pool + row_chunk<S, kLayout>(slot, token % S::kPageSize, head, part);
+    } else {
+      return pool + std::size_t(__ldg(page_table + c / kPageChunks)) * kPageChunks + c % kPageChunks;
+    }
+  };
+  uint4 v[kLoads];
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const long long i = t + k * kStreamThreads;
+    v[k] = i < 2 * kPoolChunks ? __ldcs(chunk(i)) : make_uint4(0, 0, 0, 0);
+  }
+  uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) xor_into(acc, v[k]);
+  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) sink[0] = acc.x ^ acc.w;
+  if (xors) xors[std::size_t(blockIdx.x) * kStreamThreads + threadIdx.x] = acc;
+  if constexpr (kStamped) stamp_cta_end(stamps, start);
+}
+
+template <class S, int kLoads>
+constexpr int page_oneshot_ctas() {
+  return int((2 * S::kPoolChunks + kLoads * kStreamThreads - 1) / (kLoads * kStreamThreads));
+}
+
+// balanced_read's grid: kBalancedCtasPerSm per SM, or 0 where a share's pages would not fit
+// its shared table or the SM would not hold them all (then the reader is left out).
 template <class S, int kHeads>
-void launch_split_read_heads(const DeviceData& d, uint4* xors) {
-  split_read_heads<S, kHeads><<<dim3(S::kSplits, S::kKvHeads / kHeads, S::kBatch), kSplitThreads, 0, d.stream>>>(
-      d.k_pool, d.v_pool, d.page_table, d.partials, d.sink, xors);
+int balanced_ctas(int sm_count) {
+  const long long rows = static_cast<long long>(S::kBatch) * (S::kKvHeads / kHeads) * S::kContext;
+  const int ctas = sm_count * kBalancedCtasPerSm;
+  int per_sm = 0;
+  TP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, balanced_read<S, kHeads>, kSplitThreads, 0));
+  return per_sm >= kBalancedCtasPerSm && (rows + ctas - 1) / ctas / S::kPageSize + 2 <= kBalancedMaxPages ? ctas : 0;
+}
+
+template <class S, int kHeads>
+void launch_balanced_read(const DeviceData& d, float* partials, uint4* xors, unsigned long long* stamps = nullptr) {
+  const auto kernel = stamps ? balanced_read<S, kHeads, true> : balanced_read<S, kHeads>;
+  kernel<<<d.sm_count * kBalancedCtasPerSm, kSplitThreads, 0, d.stream>>>(d.k_pool, d.v_pool, d.page_table, partials,
+                                                                          d.sink, xors, stamps);
+  TP_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class S, int kLoads, bool kOneHead, Layout kLayout = Layout::kTokenMajor>
+void launch_page_oneshot_read(const DeviceData& d, uint4* xors, unsigned long long* stamps = nullptr) {
+  const auto kernel =
+      stamps ? page_oneshot_read<S, kLoads, kOneHead, kLayout, true> : page_oneshot_read<S, kLoads, kOneHead, kLayout>;
+  kernel<<<page_oneshot_ctas<S, kLoads>(), kStreamThreads, 0, d.stream>>>(d.k_pool, d.v_pool, d.page_table, d.sink,
+                                                                          xors, stamps);
+  TP_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class S>
+void launch_page_window_read(const DeviceData& d, uint4* xors, unsigned long long* stamps = nullptr) {
+  const auto kernel = stamps ? page_window_read<S, true> : page_window_read<S>;
+  kernel<<<d.sm_count * 4, kStreamThreads, 0, d.stream>>>(d.k_pool, d.v_pool, d.page_table, d.sink, xors, stamps);
   TP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -753,6 +1038,32 @@ void run_shape(int repeats) {
   add_heads(std::integral_constant<int, 2>{});
   add_heads(std::integral_constant<int, 4>{});
   add_heads(std::integral_constant<int, 8>{});
+  DeviceBuffer balanced_partials(std::size_t(d.sm_count) * kBalancedCtasPerSm * S::kGroup * S::kHeadDim *
+                                 sizeof(float));
+  const auto add_balanced = [&](auto heads, const std::string& name, const DeviceData* data) {
+    constexpr int kHeads = decltype(heads)::value;
+    const int grid = balanced_ctas<S, kHeads>(d.sm_count);
+    float* const out = balanced_partials.as<float>();
+    if (grid)
+      readers.push_back({name, [data, out](uint4* x) { launch_balanced_read<S, kHeads>(*data, out, x); },
+                         std::size_t(grid) * kSplitThreads, pools_xor, 0});
+  };
+  add_balanced(std::integral_constant<int, 1>{}, "balanced_read", &d);
+  add_balanced(std::integral_constant<int, 1>{}, "balanced_read_in_order", &in_order);
+  add_balanced(std::integral_constant<int, S::kKvHeads>{}, "balanced_read_pages", &d);
+  readers.push_back({"page_window_read", [&](uint4* x) { launch_page_window_read<S>(d, x); },
+                     std::size_t(d.sm_count) * 4 * kStreamThreads, pools_xor, 0});
+  readers.push_back({"page_oneshot_read", [&](uint4* x) { launch_page_oneshot_read<S, 8, false>(d, x); },
+                     std::size_t(page_oneshot_ctas<S, 8>()) * kStreamThreads, pools_xor, 0});
+  readers.push_back({"page_oneshot_read_4", [&](uint4* x) { launch_page_oneshot_read<S, 4, false>(d, x); },
+                     std::size_t(page_oneshot_ctas<S, 4>()) * kStreamThreads, pools_xor, 0});
+  readers.push_back({"page_oneshot_read_one_head", [&](uint4* x) { launch_page_oneshot_read<S, 8, true>(d, x); },
+                     std::size_t(page_oneshot_ctas<S, 8>()) * kStreamThreads, pools_xor, 0});
+  readers.push_back({"page_oneshot_read_one_head_hnd",
+                     [&](uint4* x) { launch_page_oneshot_read<S, 8, true, Layout::kHeadMajor>(d, x); },
+                     std::size_t(page_oneshot_ctas<S, 8>()) * kStreamThreads, pools_xor, 0});
+  readers.push_back({"split_read_hnd", [&](uint4* x) { launch_split_read_heads<S, 1, Layout::kHeadMajor>(d, x); },
+                     split_threads, pools_xor, 0});
   // Cluster designs: recorded with their co-residency; timed only when every cluster fits at once.
   struct ClusterRow {
     std::string name;
@@ -802,6 +1113,68 @@ void run_shape(int repeats) {
     if (r.name == "split_read_last_merge")
       check_merge<S>(r.name + " after timing", r.launch, r.merged_splits, xors.as<uint4>(), d);
 
+  // One stamped launch (HBM-cold) of the readers whose CTAs either own a stream or a short
+  // piece: when does each SM's last CTA end, against the launch's last?
+  struct Stamped {
+    std::string name;
+    std::function<void(unsigned long long*)> launch;
+    std::size_t ctas;
+  };
+  const std::size_t split_ctas = std::size_t(S::kBatch) * S::kSplits * S::kKvHeads;
+  const std::size_t oneshot_ctas = page_oneshot_ctas<S, 8>();
+  const std::size_t persistent_ctas = std::size_t(d.sm_count) * kBalancedCtasPerSm;
+  std::vector<Stamped> stamped = {
+      {"split_read", [&](unsigned long long* st) { launch_split_read_heads<S, 1>(d, nullptr, st); }, split_ctas},
+      {"split_read_hnd",
+       [&](unsigned long long* st) { launch_split_read_heads<S, 1, Layout::kHeadMajor>(d, nullptr, st); }, split_ctas},
+      {"page_oneshot_read", [&](unsigned long long* st) { launch_page_oneshot_read<S, 8, false>(d, nullptr, st); },
+       oneshot_ctas},
+      {"page_oneshot_read_one_head",
+       [&](unsigned long long* st) { launch_page_oneshot_read<S, 8, true>(d, nullptr, st); }, oneshot_ctas},
+      {"page_window_read", [&](unsigned long long* st) { launch_page_window_read<S>(d, nullptr, st); },
+       std::size_t(d.sm_count) * 4},
+  };
+  if (balanced_ctas<S, S::kKvHeads>(d.sm_count))
+    stamped.push_back({"balanced_read_pages",
+                       [&](unsigned long long* st) {
+                         launch_balanced_read<S, S::kKvHeads>(d, balanced_partials.as<float>(), nullptr, st);
+                       },
+                       persistent_ctas});
+  std::string stamps_json;
+  for (const Stamped& r : stamped) {
+    DeviceBuffer stamps(3 * r.ctas * sizeof(unsigned long long));
+    flusher.flush(d.stream);
+    r.launch(stamps.as<unsigned long long>());
+    TP_CUDA_CHECK(cudaGetLastError());
+    const auto words = download(stamps.as<unsigned long long>(), 3 * r.ctas, d.stream);
+    unsigned long long first = ~0ull, last = 0;
+    for (std::size_t c = 0; c < r.ctas; ++c)
+      first = std::min(first, words[3 * c + 1]), last = std::max(last, words[3 * c + 2]);
+    std::vector<double> sm_last(d.sm_count, 0), ends;
+    for (std::size_t c = 0; c < r.ctas; ++c) {
+      const double end_us = double(words[3 * c + 2] - first) * 1e-3;
+      ends.push_back(end_us);
+      const auto sm = static_cast<std::size_t>(words[3 * c]);
+      if (sm < sm_last.size()) sm_last[sm] = std::max(sm_last[sm], end_us);
+    }
+    const auto pct = [](std::vector<double> v, double q) {
+      std::sort(v.begin(), v.end());
+      return v[static_cast<std::size_t>(q * double(v.size() - 1) + 0.5)];
+    };
+    const double span = double(last - first) * 1e-3;
+    const double busy = std::accumulate(sm_last.begin(), sm_last.end(), 0.0) / (double(sm_last.size()) * span);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "    {\"name\": \"%s\", \"ctas\": %zu, \"span_us\": %.2f, \"cta_end_us\": [%.2f, %.2f, %.2f, %.2f], "
+                  "\"sm_last_end_us\": [%.2f, %.2f, %.2f, %.2f, %.2f], \"sm_idle_fraction\": %.4f, \"by_sm\": [",
+                  r.name.c_str(), r.ctas, span, pct(ends, 0.5), pct(ends, 0.9), pct(ends, 0.99), pct(ends, 1.0),
+                  pct(sm_last, 0), pct(sm_last, 0.1), pct(sm_last, 0.5), pct(sm_last, 0.9), pct(sm_last, 1.0),
+                  1 - busy);
+    std::string by_sm;  // each SM's last CTA end (us), by SM id
+    for (const double end : sm_last) by_sm += (by_sm.empty() ? "" : ", ") + std::to_string(end).substr(0, 7);
+    stamps_json += (stamps_json.empty() ? "" : ",\n") + std::string(line) + by_sm + "]}";
+  }
+
   // The floor of the targets: these bytes at the plugin's read bandwidth (1 GiB stream).
   DeviceBuffer big;
   const auto bandwidth = tilepath::cuda::measure_read_bandwidth(device, d.stream, big, 3, 20);
@@ -815,6 +1188,9 @@ void run_shape(int repeats) {
       "\"plugin_splits\": %d, \"plugin_split_tokens\": %d, \"plugin_wgmma_splits\": %d},\n",
       prop.name, S::kBatch, S::kContext, S::kQHeads, S::kKvHeads, S::kHeadDim, S::kPageSize, S::kSplitTokens,
       S::kSplits, plugin_splits, plugin_split_tokens, wgmma_splits);
+  std::string gpcs;  // each SM's GPC group (its smallest SM id), by SM id
+  for (const int g : gpc_of_sm(d.sm_count, d.stream)) gpcs += (gpcs.empty() ? "" : ", ") + std::to_string(g);
+  std::printf("  \"gpc_of_sm\": [%s],\n", gpcs.c_str());
   std::printf("  \"bytes\": %.0f,\n  \"read_bandwidth_gbps\": %.1f,\n  \"floor_us\": %.3f,\n", bytes, bandwidth.gbps,
               floor_us);
   // target_us: issue 5's 0.70 of the read bandwidth, for every shape alike.
@@ -824,7 +1200,10 @@ void run_shape(int repeats) {
     std::printf("    {\"name\": \"%s\", \"max_active_clusters\": %d, \"clusters_needed\": %d}%s\n",
                 cluster_rows[i].name.c_str(), cluster_rows[i].max_active, cluster_rows[i].needed,
                 i + 1 < cluster_rows.size() ? "," : "");
-  std::printf("  ],\n  \"rows\": [\n");
+  // stamps: cta_end_us p50, p90, p99, max and sm_last_end_us min, p10, p50, p90, max, after the
+  // launch's first CTA start; sm_idle_fraction: the SMs' mean idle share of the span after
+  // their last CTA ended.
+  std::printf("  ],\n  \"stamps\": [\n%s\n  ],\n  \"rows\": [\n", stamps_json.c_str());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const TimingStats& t = rows[i].t;
     std::printf(
