@@ -1280,11 +1280,13 @@ void ensure_read_indexes(sqlite3* db, const std::string& path) {
       "CREATE INDEX IF NOT EXISTS artifacts_listing ON artifacts(case_id, id, name, mime, size, sha256);"
       "CREATE INDEX IF NOT EXISTS predictions_listing ON predictions(case_id, id, ii_us, limiting_stage, "
       "limiting_agent, overlap_efficiency, model, unknown_stages);";
-  Statement q(
-      db, path,
-      std::string("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (") + kReadIndexNames + ")");
-  q.step();
-  if (q.int64(0) == kReadIndexCount) return;  // no write lock for files that have them
+  {
+    Statement q(
+        db, path,
+        std::string("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (") + kReadIndexNames + ")");
+    q.step();
+    if (q.int64(0) == kReadIndexCount) return;  // no write lock for files that have them
+  }  // the read ends here: SQLite does not wait for a write lock asked for inside a read
   Transaction tx(db, path);
   exec(db, path, kCreate);
   tx.commit();

@@ -149,6 +149,60 @@ TEST(Concurrency, AWriterWaitsOutALockHeldForSeconds) {
   }
 }
 
+// A file without the read indexes gets them when a writer opens it. The count of the indexes
+// must be read to its end before the write lock is asked for: SQLite does not wait for a lock
+// that a connection in the middle of a read asks for (it could deadlock), so with another
+// process writing, the open would fail at once with "locked by another process" instead of
+// waiting: what two sweeps started together on one new file run into.
+TEST(Concurrency, OpeningAFileWithoutTheReadIndexesWaitsForAWriter) {
+  TempDir tmp;
+  const std::string path = tmp.file("indexes.sqlite");
+  { RunStore store = RunStore::open(path); }
+  Pipe to_parent;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Child: open in WAL mode, drop the indexes, then hold the write lock for a second.
+    to_parent.close_read();
+    int ok = 0;
+    try {
+      RunStore store = RunStore::open(path);
+      ok = sqlite3_exec(store.handle(),
+                        "DROP INDEX measurements_by_name; DROP INDEX artifacts_listing; "
+                        "DROP INDEX predictions_listing; BEGIN IMMEDIATE",
+                        nullptr, nullptr, nullptr) == SQLITE_OK;
+      to_parent.send(ok);
+      ::usleep(1000 * 1000);
+      sqlite3_exec(store.handle(), "COMMIT", nullptr, nullptr, nullptr);
+    } catch (...) {
+      to_parent.send(0);
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  to_parent.close_write();
+  int locked = 0;
+  ASSERT_TRUE(to_parent.receive(locked));
+  ASSERT_EQ(locked, 1) << "child could not drop the indexes and take the lock";
+  const auto start = std::chrono::steady_clock::now();
+  {
+    RunStore store = RunStore::open(path);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_GT(waited, 0.5) << "it did not wait for the writer";
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(store.handle(),
+                                 "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                                 "('measurements_by_name', 'artifacts_listing', 'predictions_listing')",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(q, 0), 3) << "the open did not create the read indexes";
+    sqlite3_finalize(q);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 // The child writes cases as fast as it can, each with a large artifact so that
 // a kill is likely to land inside a transaction, and reports each commit.
 TEST(Concurrency, KilledWriterLosesAtMostTheCaseInFlight) {
