@@ -80,9 +80,6 @@
 //     backends/cuda/l2_flush.cpp
 //   ./paged_read_bound [repeats] [--shape B,S,Hq,Hk[,D[,splits]]]     (prints one JSON object)
 //   ./paged_read_bound --list                                          (the compiled shapes, JSON)
-//
-// The first version (commit c4d2c52) also timed one-shot readers that looked up the page
-// of every 16 bytes; they were slower than split_read, so they bound nothing and are gone.
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
