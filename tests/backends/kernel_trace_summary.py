@@ -24,6 +24,15 @@ def tw(x, load_only, land_wait, work, free_wait, tiles, parts=(0, 0, 0, 0)):
             f"qk {parts[0]} softmax {parts[1]} v_prep {parts[2]} pv {parts[3]}")
 
 
+def summarise_lines(summarise, lines):
+    """summarise (kernel_trace's summarise or summarise_ring) of a trace file holding `lines`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return summarise(path)
+
+
 def check_start_steps(kt):
     """The wgmma TR lines' start steps: medians in ns, in the order of the CTA's start (before the
     first copy out, `prolog`), and a trace of a build before the stamps still summarised."""
@@ -33,14 +42,8 @@ def check_start_steps(kt):
         tr(1, 0, 5000, 4000, 9000, 4) + " " + start.format(1500, 1700, 1740, 1900, 2100, 2900),
     ]
     failures = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.txt")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        summary = kt.summarise(path)
-        with open(path, "w") as f:
-            f.write("\n".join(tr(x, 0, 5000, 4000, 9000, 4) for x in (0, 1)) + "\n")
-        before_stamps = kt.summarise(path)
+    summary = summarise_lines(kt.summarise, lines)
+    before_stamps = summarise_lines(kt.summarise, [tr(x, 0, 5000, 4000, 9000, 4) for x in (0, 1)])
     print(summary)
     steps = [l.split() for l in summary.splitlines()[1:]]
     found = {s[0]: s[2] for s in steps}
@@ -77,14 +80,8 @@ def main():
         tr(0, 20000, 20400, 50, 1050, tiles), tw(0, 1, 220, 440, 660, tiles),
         tr(1, 20000, 20400, 50, 1050, tiles), tw(1, 1, 220, 440, 660, tiles),
     ]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.txt")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        summary = kt.summarise_ring(path)
-        with open(path, "w") as f:
-            f.write("\n".join(l for l in lines if l.startswith("TR")) + "\n")
-        without_tw = kt.summarise_ring(path)
+    summary = summarise_lines(kt.summarise_ring, lines)
+    without_tw = summarise_lines(kt.summarise_ring, [l for l in lines if l.startswith("TR")])
     print(summary)
     failures = []
     full = [l for l in summary.splitlines() if l.strip().startswith("full")]
