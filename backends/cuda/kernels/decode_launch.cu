@@ -78,32 +78,8 @@ int wgmma_layout_switch(const char* name) {
   return 0;
 }
 
-// The wgmma kernels with tiles handed out at run time (decode_wgmma_steal.cuh), for A/B runs:
-// TILEPATH_CUDA_WGMMA_STEAL=N (N >= 1) runs them where they exist.
-const std::vector<VariantEntry>& steal_variants() {
-  static const std::vector<VariantEntry> table = [] {
-    std::vector<VariantEntry> t;
-    kernels::append_k8v8_wgmma_steal_variants(t);
-    return t;
-  }();
-  return table;
-}
-
-const VariantEntry* find_steal_variant(const DecodeArgs& args, const Ablation& ablation) {
-  const char* n = std::getenv("TILEPATH_CUDA_WGMMA_STEAL");
-  if (!n || std::atoi(n) < 1 || ablation.kind != AblationKind::none || args.mma != kMmaWgmma) return nullptr;
-  for (const VariantEntry& e : steal_variants()) {
-    if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
-        e.k_repr == args.k_repr && e.kv_heads_per_cta == kv_heads_per_cta_for(args)) {
-      return &e;
-    }
-  }
-  return nullptr;
-}
-
 // The variant a launch runs: the choice of kv_heads_per_cta_for when it is compiled in.
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
-  if (const VariantEntry* e = find_steal_variant(args, ablation)) return e;
   if (const int h = kv_heads_per_cta_for(args); h > 1) {
     if (const VariantEntry* e = find_variant(args, ablation, h)) return e;
   }
@@ -122,7 +98,6 @@ const char* variant_name(const VariantEntry& e) {
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
   if (e.mma == kMmaWgmma) n += "_wgmma";
-  if (e.steal) n += "_steal";
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
     n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";
     n += TP_NAME_OF(tp_stage_names, e.ablated_stage);

@@ -30,7 +30,6 @@ struct VariantEntry {
   MainLaunchFn launch;
   int mma = kMmaSync;  // DecodeArgs::mma
   ResourcesFn resources = nullptr;
-  bool steal = false;  // tiles handed out at run time (decode_wgmma_steal.cuh)
 };
 
 void append_k16v16_variants(std::vector<VariantEntry>& out);
@@ -41,11 +40,10 @@ void append_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_k8v8_two_head_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_k8v8_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
-void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);        // mma = wgmma (decode_wgmma.cuh)
-void append_16bit_wgmma_variants(std::vector<VariantEntry>& out);       // K16/V16, K16/V8, K8/V16 on wgmma
-void append_wgmma_load_only_variants(std::vector<VariantEntry>& out);   // the load_only of every wgmma kernel
-void append_wgmma_two_head_variants(std::vector<VariantEntry>& out);    // K8/V8 wgmma, two kv heads per CTA
-void append_k8v8_wgmma_steal_variants(std::vector<VariantEntry>& out);  // K8/V8 fp8_qk wgmma, tiles stolen
+void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);       // mma = wgmma (decode_wgmma.cuh)
+void append_16bit_wgmma_variants(std::vector<VariantEntry>& out);      // K16/V16, K16/V8, K8/V16 on wgmma
+void append_wgmma_load_only_variants(std::vector<VariantEntry>& out);  // the load_only of every wgmma kernel
+void append_wgmma_two_head_variants(std::vector<VariantEntry>& out);   // K8/V8 wgmma, two kv heads per CTA
 // The isolated stage kernels (AblationKind::isolate) of every variant above at D = 128.
 void append_isolated_k16_variants(std::vector<VariantEntry>& out);
 void append_isolated_k8v16_variants(std::vector<VariantEntry>& out);

@@ -120,14 +120,13 @@ inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas,
 }
 #endif
 
-// The parameters of a launch of a wgmma kernel of layout T (all but the trace records).
 template <class T>
-cudaError_t make_wgmma_params(const DecodeArgs& args, int head_chunks, WgmmaParams* out) {
+cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
+                         KernelInfo* info) {
   if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1 ||
       args.kv_heads % T::kKvHeadsPerCta != 0)
     return cudaErrorNotSupported;
-  WgmmaParams& params = *out;
-  params = WgmmaParams{};
+  WgmmaParams params{};
   params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
   // The maps depend only on the pools and the shape: encoded again only when those change.
   static CUtensorMap k_map, v_map;
@@ -146,21 +145,8 @@ cudaError_t make_wgmma_params(const DecodeArgs& args, int head_chunks, WgmmaPara
   }
   params.k_map = k_map;
   params.v_map = v_map;
-  return cudaSuccess;
-}
 
-// The grid of a wgmma kernel of layout T: (split, kv heads' CTAs x head chunks, request).
-template <class T>
-dim3 wgmma_grid(const DecodeArgs& args, int head_chunks) {
-  return dim3(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
-}
-
-template <class T>
-cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
-                         KernelInfo* info) {
-  WgmmaParams params;
-  if (const cudaError_t e = make_wgmma_params<T>(args, head_chunks, &params); e != cudaSuccess) return e;
-  const dim3 grid = wgmma_grid<T>(args, head_chunks);
+  const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
 #ifdef TILEPATH_KERNEL_TRACE
   static WgmmaTraceRecord* trace = nullptr;
   static std::size_t trace_ctas = 0;
