@@ -29,6 +29,9 @@
 //                         (the plugin's structure)
 //   split_read_in_order   split_read with every request's pages in order (page p of request r
 //                         at r·pages + p): what the scattered pages cost, not a bound of the case
+//   split_read_clusterC   split_read with the CTAs of C adjacent kv heads (2 or 8) of each
+//                         (split, request) launched as a thread-block cluster: co-scheduled on one
+//                         GPC, they read the same scattered pages at about the same time
 //   split_read_headsH     split_read with H adjacent kv heads per CTA (2, 4 or all of them):
 //                         each token's H·D bytes are contiguous, where one head's rows are
 //                         kKvHeads·D bytes apart; no merge. At a shape of H times the splits of
@@ -734,6 +737,27 @@ void launch_split_read(const DeviceData& d, uint4* xors) {
   }
 }
 
+// split_read with the CTAs of kCluster adjacent kv heads of a (split, request) launched as one
+// thread-block cluster: they start together on one GPC and read the same pages at about the same
+// time, so the pages' address translations are shared while they are in use.
+template <class S, int kCluster>
+void launch_split_read_clustered(const DeviceData& d, uint4* xors) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 1;
+  attr.val.clusterDim.y = kCluster;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(S::kSplits, S::kKvHeads, S::kBatch);
+  config.blockDim = dim3(kSplitThreads);
+  config.stream = d.stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  TP_CUDA_CHECK(cudaLaunchKernelEx(&config, split_read<S, Merge::kNone>, static_cast<const uint4*>(d.k_pool),
+                                   static_cast<const uint4*>(d.v_pool), static_cast<const int*>(d.page_table),
+                                   d.partials, d.lse, d.tickets, d.out, d.sink, xors));
+}
+
 template <class S, int kHeads, Layout kLayout = Layout::kTokenMajor>
 void launch_split_read_heads(const DeviceData& d, uint4* xors, unsigned long long* stamps = nullptr) {
   const dim3 grid(S::kSplits, S::kKvHeads / kHeads, S::kBatch);
@@ -1025,6 +1049,15 @@ void run_shape(int repeats) {
   in_order.page_table = table_in_order.as<int>();
   readers.push_back({"split_read_in_order", [&](uint4* x) { launch_split_read<S, Merge::kNone>(in_order, x); },
                      split_threads, pools_xor, 0});
+  const auto add_clustered = [&](auto cluster) {
+    constexpr int kCluster = decltype(cluster)::value;
+    if constexpr (S::kKvHeads % kCluster == 0 && kCluster > 1)
+      readers.push_back({"split_read_cluster" + std::to_string(kCluster),
+                         [&](uint4* x) { launch_split_read_clustered<S, kCluster>(d, x); }, split_threads, pools_xor,
+                         0});
+  };
+  add_clustered(std::integral_constant<int, 2>{});
+  add_clustered(std::integral_constant<int, 8>{});
   const auto add_heads = [&](auto heads) {
     constexpr int kHeads = decltype(heads)::value;
     if constexpr (S::kKvHeads % kHeads == 0 && kHeads > 1)

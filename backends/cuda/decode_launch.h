@@ -88,6 +88,7 @@ struct KernelInfo {
   const char* name = "";       // e.g. "decode_k8v8_transform_full_d128"
   const void* func = nullptr;  // for cudaFuncGetAttributes / occupancy
   dim3 grid, block;
+  dim3 cluster{1, 1, 1};  // thread-block cluster dims (1, 1, 1: none)
   std::size_t smem_dynamic_bytes = 0;
   int tile_tokens = 0;  // KV tokens per pipeline tile
 };

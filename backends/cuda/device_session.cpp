@@ -379,6 +379,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
                            {"waves", meta.waves},
                            {"grid", {meta.grid.x, meta.grid.y, meta.grid.z}},
                            {"block", {meta.block.x, meta.block.y, meta.block.z}},
+                           {"cluster", {meta.cluster.x, meta.cluster.y, meta.cluster.z}},
                            {"splits", args.splits},
                            {"tile_tokens", meta.tile_tokens}};
   const nlohmann::json samples = {

@@ -12,6 +12,7 @@ KernelMetadata describe_kernel(const KernelInfo& info, int device) {
   meta.name = info.name ? info.name : "";
   meta.grid = info.grid;
   meta.block = info.block;
+  meta.cluster = info.cluster;
   meta.smem_dynamic_bytes = int(info.smem_dynamic_bytes);
   meta.tile_tokens = info.tile_tokens;
   if (!info.func) {

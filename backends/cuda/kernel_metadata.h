@@ -22,6 +22,7 @@ struct KernelMetadata {
   double occupancy_theoretical = 0;  // active warps / max warps per SM
   int waves = 0;                     // ceil(CTAs / (blocks_per_sm x SMs))
   dim3 grid, block;
+  dim3 cluster{1, 1, 1};  // thread-block cluster dims of the launch
   int tile_tokens = 0;
 };
 

@@ -163,6 +163,20 @@ inline int wgmma_kv_heads_per_cta_for(bool k8v8, int head_dim, int kv_heads) {
   return k8v8 && head_dim == 64 && kv_heads % 2 == 0 ? 2 : 1;
 }
 
+// CTAs of adjacent kv heads (of one request and split) that a K8/V8 wgmma grid launches as one
+// thread-block cluster: 2 where the grid runs more than one wave of the GPU's CTA slots, else 1.
+// In the first wave the block scheduler starts a request's kv heads together, in index order;
+// later CTAs start one by one as slots free up, so the heads that read the same scattered pages
+// read them at unrelated times. A cluster starts its pair together on one GPC. On the H200
+// (cold, three rounds; bench/results/wgmma-cluster/, call 2): K8/V8 grids of 2-4 waves took
+// 0.975-1.003 of the unclustered launch's time, 0.987 in geometric mean over 14 cases (Hq/Hk
+// 32/32 at B = 64, S = 4096: 0.975; 32/8 at B = 128: 0.980-0.991); the 16-bit caches' kernels
+// 0.996-1.010, 0.9995 in geometric mean, so they launch no clusters. Clusters of 4 and 8 were
+// 5-25% slower at most shapes (call 1).
+inline int wgmma_cluster_kv_heads(bool k8v8, long long ctas, long long slots, int kv_head_ctas) {
+  return k8v8 && slots > 0 && ctas > slots && kv_head_ctas % 2 == 0 ? 2 : 1;
+}
+
 // Kv heads one CTA covers (1 or 2). Two kv heads per CTA read the same pages: for K8/V8 at
 // D=128 that is 2-5% faster from 4096 tokens per CTA up (B=16/S=32768 +3.3%, B=64/S=32768
 // +5%, B=4/S=65536 +2.2%, B=64/S=4096 +0.3%) and slower below (B=16/S=8192 -1%, B=1/S=32768

@@ -127,3 +127,17 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 2, false), kWgmmaThreads), 4);
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 1, false), kWgmmaThreads), 4);
 }
+
+// K8/V8 wgmma grids of more than one wave start pairs of adjacent kv heads together; one
+// wave, an odd number of kv-head CTAs and the 16-bit caches do not.
+TEST(SplitPolicy, K8V8WgmmaGridsOfMoreThanOneWaveClusterPairsOfKvHeads) {
+  // K8/V8 at D = 128: 4 CTAs per SM.
+  const long long slots = 4LL * kH200Sms;
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, 128LL * 8, slots, 8), 2);  // B = 128, 32/8: two waves
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, 64LL * 8, slots, 8), 1);   // B = 64: 512 of 528 slots
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, slots, slots, 8), 1);      // exactly one wave
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, slots + 1, slots, 8), 2);
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, 1024LL * 3, slots, 3), 1);  // no pairs in 3 kv heads
+  EXPECT_EQ(wgmma_cluster_kv_heads(true, 1024LL, 0, 8), 1);          // no slots known: no cluster
+  EXPECT_EQ(wgmma_cluster_kv_heads(false, 128LL * 8, slots, 8), 1);  // a 16-bit cache: none
+}

@@ -99,7 +99,7 @@ cudaError_t kernel_resources(void (*kernel)(Params), int threads, int smem_bytes
 template <class Params>
 cudaError_t launch_decode_kernel(void (*kernel)(Params), const Params& params, dim3 grid, dim3 block, int kernel_smem,
                                  int tile_tokens, int ctas_per_sm_cap, KernelLaunchState& state, cudaStream_t stream,
-                                 KernelInfo* info) {
+                                 KernelInfo* info, int cluster_y = 1) {
   if (const cudaError_t e = raise_smem_limit(kernel, kernel_smem, state); e != cudaSuccess) return e;
   int smem_bytes = kernel_smem;
   if (const cudaError_t e = smem_for_ctas_per_sm(kernel, int(block.x * block.y * block.z), kernel_smem, ctas_per_sm_cap,
@@ -108,21 +108,27 @@ cudaError_t launch_decode_kernel(void (*kernel)(Params), const Params& params, d
     return e;
   // Programmatic dependent launch: the CTAs become resident during the previous kernel's
   // tail (the kernels wait on it before reading or writing anything).
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attrs[2]{};
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  // A cluster of cluster_y CTAs along grid y is scheduled on one GPC at once.
+  attrs[1].id = cudaLaunchAttributeClusterDimension;
+  attrs[1].val.clusterDim.x = 1;
+  attrs[1].val.clusterDim.y = static_cast<unsigned>(cluster_y);
+  attrs[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem_bytes;
   config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
+  config.attrs = attrs;
+  config.numAttrs = cluster_y > 1 ? 2 : 1;
   if (const cudaError_t e = cudaLaunchKernelEx(&config, kernel, params); e != cudaSuccess) return e;
   if (info) {
     info->func = reinterpret_cast<const void*>(kernel);
     info->grid = grid;
     info->block = block;
+    info->cluster = dim3(1, unsigned(cluster_y), 1);
     info->smem_dynamic_bytes = smem_bytes;
     info->tile_tokens = tile_tokens;
   }

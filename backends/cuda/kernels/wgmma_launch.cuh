@@ -120,6 +120,33 @@ inline void print_wgmma_trace(const WgmmaTraceRecord* records, std::size_t ctas,
 }
 #endif
 
+// The CTAs of adjacent kv heads launched as one cluster (core/perf/cuda_kernel_plan.h,
+// wgmma_cluster_kv_heads): for K8/V8, pairs where the grid runs more than one wave of the GPU's
+// CTA slots at the kernel's occupancy (an ablation's cap: the real kernel's, so both launch alike).
+// TILEPATH_CUDA_WGMMA_CLUSTER=N (A/B runs only; 1 to 8, dividing the grid's kv-head CTAs)
+// overrides it; read at every launch, as the GPU tests set and clear it between cases.
+template <class T>
+cudaError_t wgmma_cluster_kv_heads_for(const DecodeArgs& args, dim3 grid, int ctas_per_sm_cap, int* out) {
+  *out = 1;
+  if (const char* forced = std::getenv("TILEPATH_CUDA_WGMMA_CLUSTER")) {
+    const int n = std::atoi(forced);
+    if (n >= 1 && n <= 8 && grid.y % unsigned(n) == 0) {
+      *out = n;
+      return cudaSuccess;
+    }
+  }
+  KernelResources own{};
+  if (const cudaError_t e = wgmma_resources<T>(&own); e != cudaSuccess) return e;
+  int device = 0, sms = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return e;
+  const long long slots = static_cast<long long>(sms) * (ctas_per_sm_cap > 0 ? ctas_per_sm_cap : own.ctas_per_sm);
+  const long long ctas = static_cast<long long>(grid.x) * grid.y * grid.z;
+  *out = perf::cuda_plan::wgmma_cluster_kv_heads(args.kv_dtype == TP_KV_K8V8, ctas, slots, int(grid.y));
+  return cudaSuccess;
+}
+
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
                          KernelInfo* info) {
@@ -147,6 +174,9 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
   params.v_map = v_map;
 
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
+  int cluster = 1;
+  if (const cudaError_t e = wgmma_cluster_kv_heads_for<T>(args, grid, ctas_per_sm_cap, &cluster); e != cudaSuccess)
+    return e;
 #ifdef TILEPATH_KERNEL_TRACE
   static WgmmaTraceRecord* trace = nullptr;
   static std::size_t trace_ctas = 0;
@@ -160,12 +190,12 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
   params.trace = trace;
   const cudaError_t launched =
       launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
-                           ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
+                           ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info, cluster);
   if (launched == cudaSuccess) print_wgmma_trace(trace, ctas, stream);
   return launched;
 #else
   return launch_decode_kernel(&decode_wgmma_kernel<T>, params, grid, dim3(T::kThreads), T::kSmemBytes, T::kTileTokens,
-                              ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info);
+                              ctas_per_sm_cap, wgmma_launch_state<T>(), stream, info, cluster);
 #endif
 }
 
