@@ -4,10 +4,10 @@
 Inputs (all produced by the one device call quoted in backends/cuda/README.md):
   bench/results/h200-peers.json           issue-5 peers rows (tilepath, cuDNN/flash SDPA, unfused FP8)
   data/h200-sweep.sqlite                  the sweep's run store (docs/schema.md), opened read-only; the
-                                          raw ncu reports `tilepath attach --ncu` stored on its cases
-                                          (artifacts, occupancy_achieved, ncu_* measurements) when present
-  bench/results/ncu/*.txt                 Nsight Compute text output (--clock-control none), the fallback
-                                          when the database holds no ncu report
+                                          ncu_* measurements `tilepath attach --ncu-csv` stored on its
+                                          cases, when present
+  bench/results/ncu/*.csv                 Nsight Compute CSVs of the main kernels (device_run.sh ncu),
+                                          the fallback when the database holds no ncu numbers
   bench/results/h200-device-run/*         sanity, GPU tests, resource usage, sweep and peers logs
   bench/results/floor-bound/*             issue 18's floor targets beside bench/paged_read_bound (one call)
   bench/results/wgmma-vs-mma-sync-load-only/*.xz  each kernel beside its load_only, both families in one call
@@ -143,105 +143,80 @@ def variant_name(c):
     return c["kv"] + " " + c["k_path"] + "/" + c["mode"]
 
 
-STALL_METRIC = re.compile(r"^\s+smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active\.ratio"
-                          r"(?:\s+\S+)??\s+([\d,.]+)\s*$", re.M)
+# What `tilepath attach --ncu-csv` keeps of a main-kernel launch (core/perf/ncu_csv.h,
+# ncu_csv_measurements), for the reports read from files: ncu metric -> stored measurement.
+NCU_CSV_MEASUREMENTS = {
+    "dram__bytes_read.sum": "ncu_dram_bytes_read",
+    "dram__bytes_write.sum": "ncu_dram_bytes_written",
+    "lts__t_sector_hit_rate.pct": "ncu_l2_hit_rate_pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "ncu_achieved_occupancy_pct",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum": "ncu_inst_pipe_tensor_op_hmma",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum": "ncu_inst_pipe_tensor_op_gmma",
+}
+STALL_RATIO = re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active\.ratio$")
 
 
-def parse_ncu(path):
-    """parse_ncu_text of one file."""
-    return parse_ncu_text(open(path, errors="replace").read(), path)
-
-
-def parse_ncu_text(text, source):
-    """Numbers from one ncu text report: case line, CLI latency, SOL, occupancy, launch, stalls."""
-    r = {"file": source}
-
-    def metric(name, unit_pat=r"\S*"):
-        m = re.search(r"^\s+" + re.escape(name) + r"\s+(" + unit_pat + r")\s+([\d,.]+)\s*$", text, re.M)
-        return float(m.group(2).replace(",", "")) if m else None
-
-    m = re.search(r"^case\s+(.+)$", text, re.M)
-    r["case"] = m.group(1).strip() if m else None
-    m = re.search(r"^kernel\s+(\S+)", text, re.M)
-    r["kernel"] = m.group(1) if m else None
-    m = re.search(r"^latency\s+([\d.]+) us", text, re.M)
-    r["cli_latency_us"] = float(m.group(1)) if m else None
-    m = re.search(r"^floor fraction\s+([\d.]+) \(bytes moved ([\d.e+]+) at (\d+) GB/s\)", text, re.M)
-    r["cli_floor_fraction"] = float(m.group(1)) if m else None
-    r["cli_read_bw"] = float(m.group(3)) if m else None
-    m = re.search(r"^\s+void (decode_attention_kernel<[^>]*>>)", text, re.M)
-    r["ncu_kernel"] = m.group(1) if m else None
-    for key, name in [("duration_us", "Duration"), ("dram_pct", "DRAM Throughput"), ("sm_ghz", "SM Frequency"),
-                      ("dram_ghz", "DRAM Frequency"), ("compute_pct", "Compute (SM) Throughput"),
-                      ("l2_hit_pct", "L2 Hit Rate"), ("mem_busy_pct", "Mem Busy"),
-                      ("achieved_occ_pct", "Achieved Occupancy"), ("theoretical_occ_pct", "Theoretical Occupancy"),
-                      ("regs", "Registers Per Thread"), ("block", "Block Size"), ("grid", "Grid Size"),
-                      ("waves", "Waves Per SM"), ("eligible_pct", "One or More Eligible"),
-                      ("active_warps_sched", "Active Warps Per Scheduler"),
-                      ("eligible_warps_sched", "Eligible Warps Per Scheduler"),
-                      ("cycles_per_issue", "Warp Cycles Per Issued Instruction"),
-                      ("dyn_smem_kb", "Dynamic Shared Memory Per Block")]:
-        r[key] = metric(name)
-    m = re.search(r"^\s+Memory Throughput\s+Tbyte/s\s+([\d.]+)", text, re.M)
-    r["mem_tbps"] = float(m.group(1)) if m else None
-    # Stall reasons: ncu's WarpStateStats rules name the reasons they flag, with cycles and share.
-    flat = re.sub(r"\s+", " ", text)
-    stalls = []
-    for m in re.finditer(r"each warp of this workload spends ([\d.]+) cycles being stalled (.+?)\. .*?"
-                         r"This stall type represents about ([\d.]+)% of the total average of ([\d.]+) cycles", flat):
-        reason = m.group(2)
-        reason = re.sub(r" \(local, global, surface, texture\)", "", reason)
-        stalls.append((reason, float(m.group(1)), float(m.group(3)), float(m.group(4))))
-    r["stalls"] = stalls
-    # Per-reason stall metrics (device_run.sh's --metrics regex:smsp__average_warps_issue_stalled_...):
-    # cycles per issued instruction that each reason accounts for.
-    r["stall_metrics"] = {m.group(1): float(m.group(2).replace(",", "")) for m in STALL_METRIC.finditer(text)}
-    m = re.search(r"theoretical occupancy \(([\d.]+)%\) is limited by (.+?)\.", flat)
-    r["occ_limit"] = m.group(2) if m else None
-    return r
+def ncu_csv_row(path):
+    """The main kernel's launch of one ncu CSV file (bench/results/ncu/), as the measurements attach
+    stores: {"case", "kernel", "source", "m": {measurement: value}}; None without a main-kernel launch."""
+    main = next((l for l in ncu_durations.read_launches(path) if l["kernel"] in ncu_durations.MAIN_KERNELS), None)
+    if main is None:
+        return None
+    m = {}
+    for metric, (value, unit) in main["metrics"].items():
+        if value is None:
+            continue
+        if metric in NCU_CSV_MEASUREMENTS:
+            m[NCU_CSV_MEASUREMENTS[metric]] = value
+        elif metric == "gpu__time_duration.sum":
+            m["ncu_duration_us"] = value * ncu_durations.TO_US[unit]
+        elif STALL_RATIO.match(metric):
+            m[f"ncu_stall_{STALL_RATIO.match(metric).group(1)}_cycles"] = value
+    text = open(path, errors="replace").read()
+    case = re.search(r"^case\s+(.+)$", text, re.M)
+    kernel = re.search(r"^kernel\s+(\S+)", text, re.M)
+    # device_run.sh names the file ncu-<kv>-<k_path>-<mode>[-wgmma|-prebias].csv, all at B=64, S=4096
+    parts = os.path.basename(path)[len("ncu-"):-len(".csv")].split("-")
+    tag = parts[3] if len(parts) > 3 else ""
+    return {"key": (parts[0], parts[1], parts[2], "prebias" if tag == "prebias" else "plain",
+                    "wgmma" if tag == "wgmma" else "mma_sync", 64, 4096),
+            "case": case.group(1).strip() if case else os.path.basename(path),
+            "kernel": kernel.group(1) if kernel else main["kernel"], "ncu_kernel": main["name"],
+            "source": f"`{os.path.basename(path)}`", "m": m}
 
 
 def db_ncu(con):
-    """The ncu reports stored in the database (`tilepath attach --ncu`), one per case that has them:
-    the raw text (artifact) parsed like a file, with the values attach stored on the case taking
-    precedence (occupancy_achieved, ncu_* measurements). Empty when the database holds none."""
+    """The ncu numbers `tilepath attach --ncu-csv` (or `--ncu`) stored on the database's cases, one row
+    per case that has them, in the form of ncu_csv_row. Empty when the database holds none."""
     out = []
     case_ids = [r[0] for r in con.execute(
         "SELECT DISTINCT case_id FROM measurements WHERE name = 'ncu_duration_us' ORDER BY case_id")]
     for cid in case_ids:
-        arts = con.execute("SELECT name, data FROM artifacts WHERE case_id = ? ORDER BY id", (cid,)).fetchall()
-        reports = [(n, d) for n, d in arts if n.lower().startswith("ncu") and n.lower().endswith(".txt")]
-        if not reports:
-            continue
-        name, data = reports[-1]
-        r = parse_ncu_text(bytes(data).decode("utf-8", errors="replace"), f"data/h200-sweep.sqlite case {cid}: {name}")
-        m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (cid,))}
-        for key, metric in [("duration_us", "ncu_duration_us"), ("dram_pct", "ncu_dram_throughput_pct"),
-                            ("sm_ghz", "ncu_sm_frequency_ghz"), ("achieved_occ_pct", "ncu_achieved_occupancy_pct")]:
-            if m.get(metric) is not None:
-                r[key] = m[metric]
-        stalls = {n[len("ncu_stall_"):-len("_cycles")]: v for n, v in m.items()
-                  if n.startswith("ncu_stall_") and n.endswith("_cycles") and v is not None}
-        if stalls:
-            r["stall_metrics"] = stalls
         row = con.execute("SELECT * FROM cases WHERE id = ?", (cid,)).fetchone()
-        r["occupancy_achieved"] = row["occupancy_achieved"] if row else None
-        if not r["case"] and row:  # a report without the `tilepath run` summary: the case as the CLI names it
-            variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == MODE_NONE else f"/{row['mode']}")
-            r["case"] = (f"{variant} B={row['batch']} S={row['context']} "
-                         f"Hq/Hk={row['q_heads']}/{row['kv_heads']} D={row['head_dim']} P={row['page_size']} "
-                         f"{row['cache']}")
-        r["case_id"] = cid
-        r["artifacts"] = [n for n, _ in arts]
-        out.append(r)
-    return sorted(out, key=lambda r: r["case"] or "")
+        variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == MODE_NONE else f"/{row['mode']}")
+        if row["k_repr"] != "plain":
+            variant += f" {row['k_repr']}"
+        if row["mma"] != "mma_sync":
+            variant += f" {row['mma']}"
+        arts = [n for (n,) in con.execute("SELECT name FROM artifacts WHERE case_id = ? AND mime = 'text/csv'", (cid,))]
+        out.append({"key": (row["kv"], row["k_path"], row["mode"], row["k_repr"], row["mma"], row["batch"],
+                            row["context"]),
+                    "batch": row["batch"], "context": row["context"],
+                    "case": f"{variant} B={row['batch']} S={row['context']} Hq/Hk={row['q_heads']}/{row['kv_heads']} "
+                            f"D={row['head_dim']} P={row['page_size']} {row['cache']}",
+                    "kernel": row["kernel_name"],
+                    "source": f"case {cid}" + (" (" + ", ".join(f"`{a}`" for a in arts) + ")" if arts else ""),
+                    "m": {n: v for n, v in con.execute(
+                        "SELECT name, value FROM measurements WHERE case_id = ? AND name LIKE 'ncu_%'", (cid,))}})
+    return sorted(out, key=lambda r: (r["batch"], r["context"], r["case"]))
 
 
-def top_stalls(r, n=3):
-    """The n largest per-reason stalls (cycles per issued instruction), leaving out `selected` (the issue
-    itself, not a stall) and `*_not_issued` variants (a subset of their reason)."""
-    items = [(k, v) for k, v in (r.get("stall_metrics") or {}).items()
-             if k != "selected" and not k.endswith("_not_issued") and v is not None]
+def top_stalls(m, n=3):
+    """The n largest per-reason stalls of a row's measurements (cycles per issued instruction), leaving out
+    `selected` (the issue itself, not a stall) and `*_not_issued` variants (a subset of their reason)."""
+    items = [(k[len("ncu_stall_"):-len("_cycles")], v) for k, v in m.items()
+             if k.startswith("ncu_stall_") and k.endswith("_cycles") and v is not None]
+    items = [(k, v) for k, v in items if k != "selected" and not k.endswith("_not_issued")]
     return sorted(items, key=lambda kv: -kv[1])[:n]
 
 
@@ -896,7 +871,6 @@ def main():
                                "ORDER BY id").fetchall()
     prebias_status = con.execute(
         "SELECT status, COUNT(*) FROM cases WHERE k_repr = 'prebias' GROUP BY status").fetchall()
-    artifact_names = [r[0] for r in con.execute("SELECT DISTINCT name FROM artifacts ORDER BY name")]
     db_bw = [r[0] for r in con.execute(
         "SELECT DISTINCT m.value FROM measurements m JOIN cases c ON c.id = m.case_id "
         "WHERE m.name = 'read_bandwidth_gbps' AND c.k_repr = 'plain'")]
@@ -907,10 +881,12 @@ def main():
     resource = read_text(os.path.join(devrun, "resource-usage.txt")) or ""
     sass_counts_path = os.path.join(devrun, "sass-opcode-counts.txt")
     sass_counts = read_text(sass_counts_path)
+    # The database's ncu numbers first; the CSVs of bench/results/ncu/ for the families it lacks.
     ncu = db_ncu(con)
-    ncu_from_db = bool(ncu)
-    if not ncu_from_db:
-        ncu = [parse_ncu(p) for p in sorted(glob.glob(os.path.join(root, "bench/results/ncu/*.txt")))]
+    ncu_in_db = {r["key"] for r in ncu}
+    ncu_files = [r for r in (ncu_csv_row(p) for p in sorted(glob.glob(os.path.join(root, "bench/results/ncu/*.csv"))))
+                 if r and r["key"] not in ncu_in_db]
+    ncu += ncu_files
 
     L = []
     w = L.append
@@ -920,7 +896,7 @@ def main():
       "edit the script, not this file. -->")
     w("")
     w("Generated by `python3 bench/make_performance_md.py`. Every number below is read from "
-      "`bench/results/h200-peers.json`, `data/h200-sweep.sqlite`, `bench/results/ncu/*.txt`, "
+      "`bench/results/h200-peers.json`, `data/h200-sweep.sqlite`, `bench/results/ncu/*.csv`, "
       "`bench/results/h200-device-run/*`, `bench/results/b1-bound/*.json` or the other files under `bench/results/` "
       "that a section names, or is a ratio of such numbers; "
       "where a value is not in those files the table says *absent*. Reference numbers of other kernels (XQA, FlashInfer, ...) are quoted "
@@ -1145,25 +1121,36 @@ def main():
     # ---- per shape: kernel by kernel (ncu)
     w("## Per shape: kernel by kernel (ncu)")
     w("")
-    w("`device_run.sh breakdown` in the same call: every kernel of a `tilepath run` process (K8/V8 fp8_qk "
-      "k_only) timed on the GPU alone by `ncu --clock-control none --metrics gpu__time_duration.sum` "
-      "(ncu serialises launches, so programmatic dependent launch overlaps nothing there and the parts need "
-      "not add up to the step). Medians from "
-      "`bench/results/device-checks/breakdown-*-durations.csv`; the step is the peers file's event-timed "
-      "latency (another process of the same call). *Main / stream* compares the main kernel with the read "
-      "kernel over the same bytes, both alone: how far the attention kernel itself is from a stream.")
+    checks = read_text(os.path.join(root, "bench/results/device-checks/README.md")) or ""
+    m = re.search(r"The files here are from the bundled call of ([^(]+?) \(kernels of\s+commit\s+(\w+)", checks)
+    when = f"the call of {m.group(1).strip()}, kernels of {m.group(2)}" if m else "a call not named in its README"
+    w("`device_run.sh breakdown`: every kernel of a `tilepath run` process timed on the GPU alone by `ncu "
+      "--clock-control none --metrics gpu__time_duration.sum` (ncu serialises launches, so programmatic dependent "
+      "launch overlaps nothing there and the parts need not add up to the step), beside the event-timed step of "
+      "another process of the same variant. Medians from `bench/results/device-checks/breakdown-*-durations.csv` "
+      f"and `breakdown-*-event.txt` ({when}; `bench/results/device-checks/README.md`). *Main / stream* compares the "
+      "main kernel with the read kernel over the same bytes, both alone: how far the attention kernel itself is "
+      "from a stream. Where the variant profiled is not the one the peers file times, the rows describe that "
+      "variant's kernels, not the peers file's step.")
     w("")
     brow = []
     for p, _, _, _ in rows:
         b = load_breakdown(root, p["batch"], p["context"])
         if not b:
             continue
-        brow.append([f"B={p['batch']}, S={p['context']}", f(p.get("tilepath_k8v8_us")), f(b["decode"], 2),
-                     f(b["combine"], 2) if b["combine"] is not None else "no splits", f(b["stream"], 2),
-                     f(ratio(b["decode"], b["stream"]), 3)])
+        event = read_text(os.path.join(root, f"bench/results/device-checks/breakdown-b{p['batch']}-s{p['context']}"
+                                             "-event.txt")) or ""
+        case = re.search(r"^case\s+(\S+)", event, re.M)
+        step = re.search(r"^latency\s+([\d.]+) us", event, re.M)
+        profiled = (case.group(1) + ("" if case.group(1).endswith("/wgmma") else "/mma_sync")) if case else ABSENT
+        brow.append([f"B={p['batch']}, S={p['context']}", profiled,
+                     f(float(step.group(1))) if step else ABSENT, p.get("variant") or ABSENT,
+                     f(b["decode"], 2), f(b["combine"], 2) if b["combine"] is not None else "no splits",
+                     f(b["stream"], 2), f(ratio(b["decode"], b["stream"]), 3)])
     if brow:
-        w(table(["shape", "step us (peers file)", "main kernel alone us", "combine alone us",
-                 "stream of the same bytes alone us", "main / stream"], brow))
+        w(table(["shape", "variant profiled", "its step us (event-timed)", "peers file's variant",
+                 "main kernel alone us", "combine alone us", "stream of the same bytes alone us", "main / stream"],
+                brow))
     else:
         w("*absent*: no `breakdown-*-durations.csv` in bench/results/device-checks/.")
     w("")
@@ -1356,68 +1343,47 @@ def main():
     w("")
 
     # ---- ncu
-    w("## Nsight Compute (B=64, S=4096, HBM-cold, `--clock-control none`)")
+    w("## Nsight Compute (main kernels, HBM-cold, `--clock-control none`)")
     w("")
-    source = ("Parsed from the raw ncu reports stored in `data/h200-sweep.sqlite` (artifacts that "
-              "`tilepath attach --ncu` put on the matching sweep cases, with the `occupancy_achieved` and `ncu_*` "
-              "measurements it stored): " if ncu_from_db else "Parsed from `bench/results/ncu/*.txt`: ")
-    w(source + "one launch of the main `decode_attention_kernel` per variant "
-      "(`--launch-count 1`, sections SpeedOfLight, Occupancy, WarpStateStats, MemoryWorkloadAnalysis, "
-      "LaunchStats, SchedulerStats). ncu ran the kernel at unlocked clocks (SM frequency as reported). "
-      "*Duration* is the main kernel alone under the profiler; the *CLI latency* line of the same report is "
-      "`tilepath run --repeats 1 --warmup 0` under ncu and is not comparable with the timings above.")
+    w(f"{len(ncu) - len(ncu_files)} rows from the `ncu_*` measurements that `tilepath attach --ncu-csv` stored on "
+      "the cases of `data/h200-sweep.sqlite` (*source*: the case and its CSV artifact), "
+      f"{len(ncu_files)} from the CSVs in `bench/results/ncu/` (`device_run.sh ncu`) for families the database has "
+      "no ncu numbers of, read as `tilepath attach --ncu-csv` reads them; which call and kernels each file is from, "
+      "and how they relate to the bundled cases', is in `bench/results/ncu/README.md`.")
+    w("One launch of the main kernel per kernel family, ncu at the GPU's own clocks. *Duration* is that kernel "
+      "alone under the profiler, not the step's event-timed latency; *DRAM read* is its bytes read over its "
+      "duration; *HMMA / GMMA* count the warp instructions of the tensor pipe's mma.sync and wgmma forms; the "
+      "stall reasons are the three largest `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio` "
+      "(cycles per issued instruction the reason accounts for; `selected`, the issue itself, left out).")
     w("")
     nr = []
     for r in ncu:
-        nr.append([r["case"] or os.path.basename(r["file"]), f(r["duration_us"], 2), f(r["sm_ghz"], 2),
-                   f(r["dram_pct"], 2, "%"), f(r["mem_tbps"], 2), f(r["l2_hit_pct"], 2, "%"),
-                   f(r["compute_pct"], 2, "%"),
-                   f(r["achieved_occ_pct"], 2, "%"), f(r["theoretical_occ_pct"], 2, "%"),
-                   f(r["regs"], 0), f(r["block"], 0), f(r["grid"], 0), f(r["waves"], 2),
-                   f(r["eligible_pct"], 2, "%"), f(r["cycles_per_issue"], 2),
-                   f(r["cli_latency_us"])])
-    w(table(["case", "duration us", "SM GHz", "DRAM throughput", "memory TB/s", "L2 hit", "compute (SM)",
-             "achieved occupancy", "theoretical occupancy", "regs", "threads/CTA", "grid", "waves per SM",
-             "issue slots with an eligible warp", "warp cycles per issued instr.", "CLI latency us"], nr))
-    w("")
-    have_stall_metrics = any(r.get("stall_metrics") for r in ncu)
-    if have_stall_metrics:
-        w("Stall reasons: *top 3* are the largest per-reason metrics "
-          "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio` (cycles per issued instruction "
-          "that the reason accounts for; `selected` is the issue itself and left out), with their share of the "
-          "warp cycles per issued instruction; *flagged* are the reasons ncu's WarpStateStats rules name, with "
-          "the cycles and share they quote. Occupancy limit as ncu states it.")
+        m = r["m"]
+        dur, rd = m.get("ncu_duration_us"), m.get("ncu_dram_bytes_read")
+        tb_s = rd / dur / 1e6 if rd and dur else None
+        hmma, gmma = m.get("ncu_inst_pipe_tensor_op_hmma"), m.get("ncu_inst_pipe_tensor_op_gmma")
+        nr.append([r["case"], f"`{r['kernel']}`", f(dur, 2), f(rd / 1e6 if rd else None, 1), f(tb_s, 2),
+                   f(m.get("ncu_l2_hit_rate_pct"), 1, "%"), f(m.get("ncu_achieved_occupancy_pct"), 1, "%"),
+                   f"{f(hmma, 0)} / {f(gmma, 0)}",
+                   "<br>".join(f"{k} {v:.2f}" for k, v in top_stalls(m)) or ABSENT, r["source"]])
+    if nr:
+        w(table(["case", "kernel", "duration us", "DRAM read MB", "DRAM read TB/s", "L2 hit", "achieved occupancy",
+                 "HMMA / GMMA instr.", "top 3 stall reasons (cycles per issue)", "source"], nr))
     else:
-        w("Stall reasons: the text reports contain no per-reason breakdown table (ncu notes that "
-          "`smsp__pcsamp_sample_count` was not collected); the reasons below are the ones ncu's WarpStateStats "
-          "rules flag, with the cycles per instruction and the share they quote. Occupancy limit as ncu states it.")
+        w("*absent*: neither the database nor `bench/results/ncu/` holds an ncu report.")
     w("")
-    st = []
-    for r in ncu:
-        flagged = "<br>".join(f"stalled {s[0]}: {s[1]:.1f} cycles, about {s[2]:.1f}% of {s[3]:.1f} cycles between issues"
-                              for s in r["stalls"]) or ABSENT
-        row = [r["case"] or os.path.basename(r["file"])]
-        if have_stall_metrics:
-            total = r.get("cycles_per_issue") or sum(v for v in r["stall_metrics"].values() if v is not None)
-            top = top_stalls(r)
-            row.append("<br>".join(f"{k}: {v:.2f} cycles" + (f" ({100 * v / total:.1f}%)" if total else "")
-                                   for k, v in top) or ABSENT)
-        row += [flagged, r["occ_limit"] or ABSENT]
-        st.append(row)
-    w(table(["case"] + (["top 3 stall reasons (per issued instruction)"] if have_stall_metrics else [])
-            + ["flagged stall reasons", "theoretical occupancy limited by"], st))
-    w("")
-    if ncu_from_db:
-        w("The raw ncu output is kept as artifacts in `data/h200-sweep.sqlite`: "
-          + "; ".join(f"case {r['case_id']} ({r['case'] or ABSENT}): "
-                      + ", ".join(f"`{a}`" for a in r["artifacts"])
-                      + f", `occupancy_achieved` {f(r['occupancy_achieved'], 4)}" for r in ncu)
-          + ". `tilepath report --db data/h200-sweep.sqlite` lists them per case.")
-        w("")
-    elif "ncu" not in " ".join(artifact_names).lower():
-        w("Issue 5 asks for the raw ncu output as an artifact in the database: it is **absent** from "
-          "`data/h200-sweep.sqlite` (its artifacts are " + ", ".join(f"`{a}`" for a in artifact_names)
-          + " only); the raw text is kept in `bench/results/ncu/`.")
+    profiled = {r["key"] for r in ncu}
+    missing = []
+    for c in con.execute("SELECT kv, k_path, mode, k_repr, mma FROM cases WHERE batch = 64 AND context = 4096 "
+                         "AND q_heads = 32 AND kv_heads = 8 AND head_dim = 128 AND page_size = 16 "
+                         "AND cache = 'hbm_cold' AND status = 'ok' ORDER BY mma, k_repr, kv, k_path, mode"):
+        if tuple(c) + (64, 4096) not in profiled:
+            missing.append(" ".join([f"{c['kv']}/{c['k_path']}/{c['mode']}"]
+                                    + ([] if c["k_repr"] == "plain" else [c["k_repr"]])
+                                    + ([] if c["mma"] == "mma_sync" else [c["mma"]])))
+    if missing:
+        w(f"Not profiled at B=64, S=4096 ({len(missing)} of the bundled kernel families there): "
+          + ", ".join(missing) + ". `backends/cuda/scripts/device_run.sh ncu` profiles every family.")
         w("")
 
     # ---- FP8 MMA
@@ -1440,13 +1406,15 @@ def main():
         for fn, c in counts.items():
             for op, n in c.items():
                 tot[op] = tot.get(op, 0) + n
-        w(f"Checked against this run's `{rel(sass_counts_path, root)}` ({len(counts)} kernels): "
+        w(f"Checked against `{rel(sass_counts_path, root)}` ({len(counts)} kernels of the mma.sync family, the build "
+          "of the ncu CSVs above, from before the wgmma kernels; the wgmma kernels' counts are in the next section): "
           + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
         # The three ncu'd main kernels, found by their template arguments
         # (DecodeTraits<K, V, sep, D, abl, x[, kv heads per CTA]>).
+        listed = 0
         for r in ncu:
             m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)(?:, (\d+))?>",
-                          r["ncu_kernel"] or "")
+                          r.get("ncu_kernel") or "")
             if not m:
                 continue
             k, v, sep, d, abl, x, kvh = m.groups()
@@ -1455,8 +1423,10 @@ def main():
             fn = next((fn for fn in counts if pat in fn), None)
             if fn:
                 c = counts[fn]
-                w("")
-                w(f"- {(r['case'] or os.path.basename(r['file'])).split(' B=')[0]} main kernel: " + ", ".join(
+                if not listed:
+                    w("")
+                listed += 1
+                w(f"- {r['case'].split(' B=')[0]} main kernel: " + ", ".join(
                     f"{op} {c.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP", "LDGSTS", "LDSM")))
     else:
         w(f"Evidence in the repository, checked: this run's `{rel(sass_counts_path, root)}` (the opcode count per "

@@ -12,20 +12,46 @@ import csv
 import statistics
 import sys
 
+# The decode step's main kernels (core/perf/ncu_csv.h, is_main_decode_kernel): the mma.sync
+# family's and the wgmma family's.
+MAIN_KERNELS = ("decode_attention_kernel", "decode_wgmma_kernel")
 TO_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 
 
-def launches(path):
-    with open(path) as fh:
+def short_kernel_name(name):
+    """decode_wgmma_kernel of "void tilepath::cuda::kernels::decode_wgmma_kernel<...>(WgmmaParams)"."""
+    return name.split("(")[0].split("<")[0].split()[-1].split("::")[-1]
+
+
+def read_launches(path):
+    """Every launch of an `ncu --csv --page raw --print-units base` file, in file order: dicts of
+    `kernel` (short name), `grid` and `metrics` (metric -> (value or None, unit)). The application's
+    own lines around the CSV (ncu's ==PROF== lines, `tilepath run`'s summary) are skipped; `name` is
+    the kernel as ncu names it."""
+    with open(path, errors="replace") as fh:
         rows = list(csv.reader(line for line in fh if line.startswith('"')))
-    if len(rows) < 3:
+    if len(rows) < 3 or "Kernel Name" not in rows[0]:
         raise SystemExit(f"{path}: no ncu rows")
     head, units = rows[0], rows[1]
-    name, grid, dur = head.index("Kernel Name"), head.index("Grid Size"), head.index("gpu__time_duration.sum")
-    scale = TO_US[units[dur]]
+    out = []
     for r in rows[2:]:
-        short = r[name].split("(")[0].split("<")[0].split()[-1].split("::")[-1]
-        yield short, r[grid], float(r[dur].replace(",", "")) * scale
+        metrics = {}
+        for col, cell, unit in zip(head, r, units):
+            try:
+                metrics[col] = (float(cell.replace(",", "")), unit)
+            except ValueError:
+                metrics[col] = (None, unit)
+        name = r[head.index("Kernel Name")]
+        out.append({"kernel": short_kernel_name(name), "name": name, "grid": r[head.index("Grid Size")],
+                    "metrics": metrics})
+    return out
+
+
+def launches(path):
+    """(kernel, grid, duration_us) of every launch of a breakdown log."""
+    for launch in read_launches(path):
+        value, unit = launch["metrics"]["gpu__time_duration.sum"]
+        yield launch["kernel"], launch["grid"], value * TO_US[unit]
 
 
 def kernel_durations(seq):
@@ -36,7 +62,7 @@ def kernel_durations(seq):
 def reads_after_last_decode(durations):
     """Durations of the read-kernel launches after the last decode launch: the CLI's L2 flush and
     its stream over the case's own bytes, alternating (flush first)."""
-    last = max((i for i, (k, _) in enumerate(durations) if k == "decode_attention_kernel"), default=-1)
+    last = max((i for i, (k, _) in enumerate(durations) if k in MAIN_KERNELS), default=-1)
     return [d for k, d in durations[last + 1:] if k == "stream_read_kernel"]
 
 
@@ -46,7 +72,7 @@ def compact_summary(path):
     with open(path) as fh:
         durations = [(r["kernel"], float(r["duration_us"])) for r in csv.DictReader(fh)]
     med = lambda xs: statistics.median(xs) if xs else None
-    return {"decode": med([d for k, d in durations if k == "decode_attention_kernel"]),
+    return {"decode": med([d for k, d in durations if k in MAIN_KERNELS]),
             "combine": med([d for k, d in durations if k == "combine_kernel"]),
             "stream": med(reads_after_last_decode(durations)[1::2])}
 
@@ -66,7 +92,7 @@ def main():
                 w.writerow([i, k, g, f"{d:.3f}"])
     durations = kernel_durations(seq)
     parts = []
-    for kernel in ("decode_attention_kernel", "combine_kernel"):
+    for kernel in MAIN_KERNELS + ("combine_kernel",):
         d = [t for k, t in durations if k == kernel]
         if d:
             parts.append(f"{kernel} x{len(d)} median {statistics.median(d):.2f} us (min {min(d):.2f})")

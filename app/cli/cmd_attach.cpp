@@ -219,11 +219,11 @@ int attach(const AttachFlags& f) {
     try {
       const perf::NcuCsvReport csv = perf::parse_ncu_csv(
           std::string_view(reinterpret_cast<const char*>(artifact.data.data()), artifact.data.size()), f.file);
-      const perf::NcuCsvLaunch* main = csv.first_launch_of("decode_attention_kernel");
+      const perf::NcuCsvLaunch* main = csv.first_main_kernel_launch();
       if (!main)
-        throw UsageError("--file " + f.file + ": no launch of decode_attention_kernel among its " +
-                         std::to_string(csv.launches.size()) +
-                         " (profile with --kernel-name regex:decode_attention_kernel)");
+        throw UsageError("--file " + f.file + ": no launch of a main decode kernel among its " +
+                         std::to_string(csv.launches.size()) + " (profile with --kernel-name " +
+                         perf::ncu_main_kernel_filter() + ")");
       csv_measurements = perf::ncu_csv_measurements(*main, f.file);
     } catch (const perf::NcuReportError& e) {
       throw UsageError("--file " + std::string(e.what()));

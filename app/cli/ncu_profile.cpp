@@ -34,7 +34,7 @@ std::vector<std::string> ncu_command(const std::string& ncu, const std::string& 
                                    "--metrics",
                                    perf::ncu_csv_metric_list(),
                                    "--kernel-name",
-                                   "regex:decode_attention_kernel",
+                                   perf::ncu_main_kernel_filter(),
                                    "--launch-count",
                                    "1",
                                    tilepath,
@@ -127,8 +127,10 @@ ProfileOutcome profile_case(RunStore& store, const CaseRecord& rec, const Profil
   } catch (const perf::NcuReportError& e) {
     throw std::runtime_error(std::string("--profile: ") + e.what());
   }
-  const perf::NcuCsvLaunch* main = report.first_launch_of("decode_attention_kernel");
-  if (!main) throw std::runtime_error("--profile: " + csv_path + " has no launch of decode_attention_kernel");
+  const perf::NcuCsvLaunch* main = report.first_main_kernel_launch();
+  if (!main)
+    throw std::runtime_error("--profile: " + csv_path + " has no launch of a main decode kernel (" +
+                             perf::ncu_main_kernel_filter() + ")");
   CaseAnnotation annotation;
   for (const perf::NcuCsvMeasurement& m : perf::ncu_csv_measurements(*main, csv_path)) {
     annotation.measurements.push_back({m.name, m.value, m.unit});

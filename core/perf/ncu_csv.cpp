@@ -93,6 +93,31 @@ const NcuCsvLaunch* NcuCsvReport::first_launch_of(std::string_view name) const {
   return nullptr;
 }
 
+const NcuCsvLaunch* NcuCsvReport::first_main_kernel_launch() const {
+  for (const NcuCsvLaunch& l : launches)
+    if (is_main_decode_kernel(l.kernel)) return &l;
+  return nullptr;
+}
+
+namespace {
+constexpr std::string_view kMainDecodeKernels[] = {"decode_attention_kernel", "decode_wgmma_kernel"};
+}  // namespace
+
+bool is_main_decode_kernel(std::string_view kernel) {
+  for (std::string_view name : kMainDecodeKernels)
+    if (kernel.find(name) != std::string_view::npos) return true;
+  return false;
+}
+
+std::string ncu_main_kernel_filter() {
+  std::string filter = "regex:";
+  for (std::string_view name : kMainDecodeKernels) {
+    if (filter.size() > 6) filter += '|';
+    filter += name;
+  }
+  return filter;
+}
+
 NcuCsvReport parse_ncu_csv(std::string_view text, const std::string& source) {
   const std::vector<std::string_view> lines = lines_of(text);
   std::size_t header = lines.size();

@@ -30,7 +30,17 @@ struct NcuCsvReport {
   std::vector<NcuCsvLaunch> launches;  // in file order
   // The first launch whose kernel name contains `name`; nullptr when none.
   const NcuCsvLaunch* first_launch_of(std::string_view name) const;
+  // The first launch of a decode step's main kernel (is_main_decode_kernel); nullptr when none.
+  const NcuCsvLaunch* first_main_kernel_launch() const;
 };
+
+// Whether ncu's kernel name is one of the CUDA plugin's main decode kernels: the mma.sync
+// family's decode_attention_kernel or the wgmma family's decode_wgmma_kernel (not the
+// split-KV combine, not the read kernel of the bandwidth measurement and the L2 flush).
+bool is_main_decode_kernel(std::string_view kernel);
+
+// ncu's --kernel-name argument that selects exactly those kernels.
+std::string ncu_main_kernel_filter();
 
 // Lines before the CSV header (ncu's ==PROF== lines, the application's own output) are
 // skipped. Throws NcuReportError naming `source` when there is no header with an "ID" and

@@ -152,6 +152,15 @@ TEST_F(AttachTest, NcuCsvLandsOnTheCaseWithTheMainKernelsNumbers) {
   const std::string before = read_file(db_);
   expect_refused(attach({"--ncu-csv", "--file", report_}), "no ncu CSV header", before);
   expect_refused(attach({"--ncu-csv", "--ncu", "--file", csv}), "give one", before);
+  // A CSV of the combine alone (ncu's filter missed both main kernels): refused, naming the filter.
+  std::string combine_only = fixture("ncu-raw-k8v8.csv");
+  const std::string main_kernel = "tilepath::cuda::kernels::decode_attention_kernel<";
+  combine_only.replace(combine_only.find(main_kernel), main_kernel.size(), "combine_kernel<");
+  write_file(path("combine.csv"), combine_only);
+  expect_refused(attach({"--ncu-csv", "--file", path("combine.csv")}),
+                 "no launch of a main decode kernel among its 2 (profile with --kernel-name "
+                 "regex:decode_attention_kernel|decode_wgmma_kernel)",
+                 before);
 }
 
 TEST_F(AttachTest, PlainFileByCaseIdWithAName) {

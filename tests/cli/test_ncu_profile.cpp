@@ -89,9 +89,9 @@ TEST_F(NcuProfile, WhatNcuMeasuredLandsOnTheCaseWithTheRawCsv) {
   // The profiled run: clocks as they are, CSV of the raw page, the main kernel, this very case.
   const std::string args = read(dir_ / "args");
   for (const char* expected :
-       {"--clock-control\nnone\n", "--csv\n--page\nraw\n", "--kernel-name\nregex:decode_attention_kernel\n",
-        "--backend\ncuda\n", "--batch\n64\n", "--context\n4096\n", "--k-path\nfp8_qk\n", "--mode\nk_only\n",
-        "--no-ablations\n", "--seed\n5\n"})
+       {"--clock-control\nnone\n", "--csv\n--page\nraw\n",
+        "--kernel-name\nregex:decode_attention_kernel|decode_wgmma_kernel\n", "--backend\ncuda\n", "--batch\n64\n",
+        "--context\n4096\n", "--k-path\nfp8_qk\n", "--mode\nk_only\n", "--no-ablations\n", "--seed\n5\n"})
     EXPECT_NE(args.find(expected), std::string::npos) << expected << " not in:\n" << args;
 }
 

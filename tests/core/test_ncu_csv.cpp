@@ -13,8 +13,8 @@ using namespace tilepath::perf;
 
 namespace {
 
-std::string fixture() {
-  std::ifstream in(std::string(TILEPATH_TEST_DATA_DIR) + "/core/fixtures/ncu-raw-k8v8.csv");
+std::string fixture(const std::string& name = "ncu-raw-k8v8.csv") {
+  std::ifstream in(std::string(TILEPATH_TEST_DATA_DIR) + "/core/fixtures/" + name);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -57,6 +57,48 @@ TEST(NcuCsv, StoresBytesHitRateOccupancyDurationStallsConflictsAndPipes) {
   EXPECT_TRUE(std::isnan(measured(m, "ncu_inst_pipe_alu")));  // n/a: left out
 }
 
+TEST(NcuCsv, TheMainKernelIsEitherFamilysDecodeKernelNeverTheCombineOrTheReadKernel) {
+  // The fixture's launches renamed: the read kernel first, then a wgmma main kernel.
+  std::string text = fixture();
+  const auto rename = [&text](const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  rename("tilepath::cuda::kernels::decode_attention_kernel<", "tilepath::cuda::stream_read_kernel<");
+  rename("combine_kernel(", "tilepath::cuda::kernels::decode_wgmma_kernel<tilepath::cuda::kernels::WgmmaTraits<>>(");
+  const NcuCsvReport r = parse_ncu_csv(text, "wgmma.csv");
+  const NcuCsvLaunch* main = r.first_main_kernel_launch();
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(main->id, "1");
+  EXPECT_DOUBLE_EQ(main->find("dram__bytes_read.sum")->value, 2097152);
+
+  EXPECT_TRUE(is_main_decode_kernel("void tilepath::cuda::kernels::decode_attention_kernel<T>(KernelParams)"));
+  EXPECT_TRUE(is_main_decode_kernel("decode_wgmma_kernel"));
+  EXPECT_FALSE(is_main_decode_kernel("combine_kernel(const float *, const float *, int, int, int, int)"));
+  EXPECT_FALSE(is_main_decode_kernel("stream_read_kernel"));
+  EXPECT_EQ(ncu_main_kernel_filter(), "regex:decode_attention_kernel|decode_wgmma_kernel");
+
+  // Only a combine launch: no main kernel.
+  rename("tilepath::cuda::kernels::decode_wgmma_kernel<", "combine_kernel<");
+  EXPECT_EQ(parse_ncu_csv(text, "combine.csv").first_main_kernel_launch(), nullptr);
+}
+
+// A capture of ncu on the H200 (bench/results/wgmma-start-chain/call6/, the stall ratios of the
+// wgmma fp8_qk/k_only kernel at B=64, S=4096): ncu names the kernel by its short template form.
+TEST(NcuCsv, ReadsACapturedWgmmaLaunch) {
+  const NcuCsvReport r = parse_ncu_csv(fixture("ncu-raw-wgmma-stalls-b64-s4096.csv"), "wgmma.csv");
+  ASSERT_EQ(r.launches.size(), 1u);
+  const NcuCsvLaunch* main = r.first_main_kernel_launch();
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(main->kernel, "void decode_wgmma_kernel<WgmmaTraits<2, 2, 128>>(WgmmaParams)");
+  EXPECT_EQ(r.first_launch_of("decode_attention_kernel"), nullptr);
+  const std::vector<NcuCsvMeasurement> m = ncu_csv_measurements(*main, "wgmma.csv");
+  EXPECT_DOUBLE_EQ(measured(m, "ncu_duration_us"), 130.304);
+  EXPECT_DOUBLE_EQ(measured(m, "ncu_stall_long_scoreboard_cycles"), 8.4);
+  EXPECT_TRUE(std::isnan(measured(m, "ncu_dram_bytes_read")));  // not among this capture's metrics
+}
+
 TEST(NcuCsv, RefusesWhatIsNotNcuRawCsvNamingTheProblem) {
   auto error_of = [](const std::string& text) {
     try {
@@ -79,10 +121,13 @@ TEST(NcuCsv, RefusesWhatIsNotNcuRawCsvNamingTheProblem) {
   EXPECT_THROW(ncu_csv_measurements(l, "r.csv"), NcuReportError);
 }
 
-TEST(NcuCsv, TheDeviceScriptRequestsTheMetricsTheParserReads) {
+TEST(NcuCsv, TheDeviceScriptRequestsTheMetricsAndKernelsTheParserReads) {
   std::ifstream in(std::string(TILEPATH_SOURCE_DIR) + "/backends/cuda/scripts/device_run.sh");
-  std::string line, listed;
-  while (std::getline(in, line))
+  std::string line, listed, kernels;
+  while (std::getline(in, line)) {
     if (line.rfind("NCU_CSV_METRICS='", 0) == 0) listed = line.substr(17, line.size() - 18);
+    if (line.rfind("NCU_MAIN_KERNELS='", 0) == 0) kernels = line.substr(18, line.size() - 19);
+  }
   EXPECT_EQ(listed, ncu_csv_metric_list());
+  EXPECT_EQ("regex:" + kernels, ncu_main_kernel_filter());
 }

@@ -10,7 +10,8 @@
 #   tests   the GPU tests (gtest XML + log)
 #   sweep   data/sweeps/h200-cuda.json through the CLI into $OUT/h200-sweep.sqlite
 #   ncu     Nsight Compute (--clock-control none, CSV of the raw page) on the main kernel
-#           of one case of every kernel family at B=64, S=4096, cold: DRAM bytes, L2 hit
+#           of one case of every kernel family (mma.sync and wgmma, plain and prebias K;
+#           NCU_MATCH picks some) at B=64, S=4096, cold: DRAM bytes, L2 hit
 #           rate, achieved occupancy, stalls per reason, shared-memory bank conflicts,
 #           instructions per pipe; each CSV is kept in logs and attached
 #           (`tilepath attach --ncu-csv`) to the matching case of the sweep database
@@ -32,7 +33,8 @@
 #   mma-stalls  ncu's CSV of K8/V8 fp8_qk/k_only on mma.sync and on wgmma at one shape
 #           (STALLS_SHAPE="B S", default "16 32768"), cold: where the time goes in each
 #   breakdown  per-kernel GPU durations (ncu gpu__time_duration, kernels serialised) of
-#           whole decode steps at the split-KV shapes and B=64, S=4096, next to the
+#           whole decode steps at the split-KV shapes and B=64, S=4096 (the K8/V8
+#           variant bench/results/h200-peers.json times at each), next to the
 #           event-timed step: how much of a step is the main kernel, the combine and
 #           the gaps between launches
 # Environment:
@@ -138,28 +140,51 @@ PY
 # checks that this line says the same).
 NCU_CSV_METRICS='dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__inst_executed_pipe_.*\.sum'
 
+# The main kernels of both matrix instruction families (core/perf/ncu_csv.h, ncu_main_kernel_filter).
+NCU_MAIN_KERNELS='decode_attention_kernel|decode_wgmma_kernel'
+
+# The kernel families the ncu step profiles: dtype, K path, mode, then the extra flags of the
+# wgmma families and of prebias K (on the Qwen-like keys its bundled cases ran on).
+NCU_FAMILIES=(
+  "k16v16 k16 none" "k16v8 k16 full" "k16v8 k16 separate_kv" "k8v16 transform full"
+  "k8v16 transform separate_kv" "k8v16 fp8_qk none" "k8v8 transform full" "k8v8 transform k_only"
+  "k8v8 transform separate_kv" "k8v8 fp8_qk full" "k8v8 fp8_qk k_only" "k8v8 fp8_qk separate_kv"
+  "k16v16 k16 none --mma wgmma" "k16v8 k16 full --mma wgmma" "k8v16 transform full --mma wgmma"
+  "k8v16 fp8_qk none --mma wgmma" "k8v8 transform full --mma wgmma" "k8v8 transform k_only --mma wgmma"
+  "k8v8 fp8_qk full --mma wgmma" "k8v8 fp8_qk k_only --mma wgmma"
+  "k8v8 transform full --k-repr prebias --keys qwen_bias" "k8v8 transform k_only --k-repr prebias --keys qwen_bias"
+  "k8v8 fp8_qk full --k-repr prebias --keys qwen_bias" "k8v8 fp8_qk k_only --k-repr prebias --keys qwen_bias"
+)
+
 run_ncu() {
   step ncu
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
-  # One case of every kernel family (dtype x path x mode) at B=64, S=4096, cold: ncu's CSV
-  # (the raw page, base units) of the main kernel, attached with its numbers
-  # (`tilepath attach --ncu-csv`) to the matching case of the sweep database.
-  for v in "k16v16 k16 none" "k16v8 k16 full" "k16v8 k16 separate_kv" "k8v16 transform full" \
-           "k8v16 transform separate_kv" "k8v16 fp8_qk none" "k8v8 transform full" "k8v8 transform k_only" \
-           "k8v8 transform separate_kv" "k8v8 fp8_qk full" "k8v8 fp8_qk k_only" "k8v8 fp8_qk separate_kv"; do
+  # One case of every kernel family (dtype x path x mode, on both matrix instruction families,
+  # plain and prebias K) at B=64, S=4096, cold: ncu's CSV (the raw page, base units) of the
+  # main kernel, attached with its numbers (`tilepath attach --ncu-csv`) to the matching case
+  # of the sweep database. NCU_MATCH (an extended regex) picks families by their line above.
+  for v in "${NCU_FAMILIES[@]}"; do
     if [ -n "${NCU_MATCH:-}" ] && ! echo "$v" | grep -qE -- "$NCU_MATCH"; then continue; fi
     set -- $v
-    local report="$LOGS/ncu-$1-$2-$3.csv"
-    local op=(--kv "$1" --k-path "$2" --mode "$3" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
+    local kv=$1 path=$2 mode=$3
+    shift 3
+    local extra=("$@") suffix="" attach_extra=()
+    case " ${extra[*]} " in *" wgmma "*) suffix=-wgmma ;; *" prebias "*) suffix=-prebias ;; esac
+    # attach matches the operating point: every extra flag but the input distribution
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --keys ]; then shift 2; else attach_extra+=("$1"); shift; fi
+    done
+    local report="$LOGS/ncu-$kv-$path-$mode$suffix.csv"
+    local op=(--kv "$kv" --k-path "$path" --mode "$mode" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
               --head-dim 128 --page-size 16 --cache hbm_cold)
     timeout 180 ncu --clock-control none --csv --page raw --print-units base --metrics "$NCU_CSV_METRICS" \
-        --kernel-name regex:decode_attention_kernel --launch-count 1 \
-        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${op[@]}" --repeats 1 --warmup 0 --no-ablations \
-        >"$report" 2>&1
-    echo "ncu $1/$2/$3: $(grep -c '^"[0-9]' "$report") launch row(s)"
+        --kernel-name "regex:$NCU_MAIN_KERNELS" --launch-count 1 \
+        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${op[@]}" "${extra[@]}" --repeats 1 --warmup 0 \
+        --no-ablations >"$report" 2>&1
+    echo "ncu $kv/$path/$mode$suffix: $(grep -c '^"[0-9]' "$report") launch row(s) ($(date -u +%H:%M:%S))"
     if [ -f "$DB" ]; then
-      "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${op[@]}" 2>&1 \
-        | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
+      "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${op[@]}" \
+        "${attach_extra[@]}" 2>&1 | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
     else
       echo "no sweep database at $DB: $report stays in logs only"
     fi
@@ -266,6 +291,25 @@ run_prebias() {
     sweep_into data/sweeps/h200-prebias.json "${PREBIAS_SECONDS:-300}" "$OUT/h200-prebias.sqlite"
 }
 
+# The K8/V8 variant the peers file times at B, S (Hq/Hk 32/8, D=128) as tilepath run flags;
+# K8/V8 fp8_qk k_only on wgmma where the file has no such row.
+peers_variant_flags() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+b, s = int(sys.argv[1]), int(sys.argv[2])
+variant = "k8v8/fp8_qk/k_only/wgmma"
+try:
+    for r in json.load(open("bench/results/h200-peers.json")):
+        if (r.get("batch"), r.get("context"), r.get("q_heads", 32), r.get("kv_heads", 8), r.get("head_dim", 128)) == (b, s, 32, 8, 128):
+            variant = r.get("variant") or variant
+            break
+except OSError:
+    pass
+kv, path, mode, *mma = variant.split("/")
+print(f"--kv {kv} --k-path {path} --mode {mode} --mma {mma[0] if mma else 'mma_sync'}")
+PY
+}
+
 run_breakdown() {
   step breakdown
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
@@ -273,8 +317,9 @@ run_breakdown() {
   for sh in "${shapes[@]}"; do
     set -- $sh
     local csv="$LOGS/breakdown-b$1-s$2.csv"
-    local op=(--kv k8v8 --k-path fp8_qk --mode k_only --batch "$1" --context "$2" --q-heads 32 --kv-heads 8
-              --head-dim 128 --page-size 16)
+    # shellcheck disable=SC2207
+    local variant=($(peers_variant_flags "$1" "$2"))
+    local op=("${variant[@]}" --batch "$1" --context "$2" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16)
     # The event-timed step first, without the profiler.
     "$TILEPATH" run --backend cuda --db /tmp/breakdown.sqlite "${op[@]}" --no-ablations 2>&1 |
       tee "$LOGS/breakdown-b$1-s$2-event.txt" | grep -E "latency|stream" | head -n 3
@@ -282,11 +327,12 @@ run_breakdown() {
     # bandwidth reads over 2 GB, the CLI's L2 flush and the stream over the case's bytes)
     # with their durations; --cache-control none leaves the CLI's own flush the only one.
     timeout 150 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --page raw \
-      --kernel-name regex:'decode_attention_kernel|combine_kernel|stream_read_kernel' \
+      --kernel-name "regex:$NCU_MAIN_KERNELS|combine_kernel|stream_read_kernel" \
       "$TILEPATH" run --backend cuda --db /tmp/breakdown.sqlite "${op[@]}" --repeats 5 --warmup 1 --no-ablations \
       >"$csv" 2>&1
     # Kernel by kernel: ncu serialises them (no PDL overlap) and times each on the GPU alone.
-    python3 bench/ncu_durations.py "$csv" --label "B=$1 S=$2" --compact "$LOGS/breakdown-b$1-s$2-durations.csv"
+    python3 bench/ncu_durations.py "$csv" --label "B=$1 S=$2 (${variant[*]})" \
+      --compact "$LOGS/breakdown-b$1-s$2-durations.csv"
   done
 }
 
