@@ -194,10 +194,10 @@ def db_ncu(con):
     for cid in case_ids:
         row = con.execute("SELECT * FROM cases WHERE id = ?", (cid,)).fetchone()
         variant = f"{row['kv']}/{row['k_path']}" + ("" if row["mode"] == MODE_NONE else f"/{row['mode']}")
-        if row["k_repr"] != "plain":
-            variant += f" {row['k_repr']}"
+        if row["k_repr"] != "plain":  # as `tilepath run` names the case
+            variant += f"/{row['k_repr']}"
         if row["mma"] != "mma_sync":
-            variant += f" {row['mma']}"
+            variant += f"/{row['mma']}"
         arts = [n for (n,) in con.execute("SELECT name FROM artifacts WHERE case_id = ? AND mime = 'text/csv'", (cid,))]
         out.append({"key": (row["kv"], row["k_path"], row["mode"], row["k_repr"], row["mma"], row["batch"],
                             row["context"]),
@@ -1378,7 +1378,7 @@ def main():
                          "AND q_heads = 32 AND kv_heads = 8 AND head_dim = 128 AND page_size = 16 "
                          "AND cache = 'hbm_cold' AND status = 'ok' ORDER BY mma, k_repr, kv, k_path, mode"):
         if tuple(c) + (64, 4096) not in profiled:
-            missing.append(" ".join([f"{c['kv']}/{c['k_path']}/{c['mode']}"]
+            missing.append("/".join([c["kv"], c["k_path"], c["mode"]]
                                     + ([] if c["k_repr"] == "plain" else [c["k_repr"]])
                                     + ([] if c["mma"] == "mma_sync" else [c["mma"]])))
     if missing:
