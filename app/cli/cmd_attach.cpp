@@ -215,6 +215,7 @@ int attach(const AttachFlags& f) {
     annotation = ncu_annotation(*report, f.file);
   }
   std::vector<perf::NcuCsvMeasurement> csv_measurements;
+  std::string csv_case;  // the `tilepath run` summary's case line in the CSV, if any
   if (f.ncu_csv) {
     try {
       const perf::NcuCsvReport csv = perf::parse_ncu_csv(
@@ -225,6 +226,7 @@ int attach(const AttachFlags& f) {
                          std::to_string(csv.launches.size()) + " (profile with --kernel-name " +
                          perf::ncu_main_kernel_filter() + ")");
       csv_measurements = perf::ncu_csv_measurements(*main, f.file);
+      csv_case = csv.tilepath_case;
     } catch (const perf::NcuReportError& e) {
       throw UsageError("--file " + std::string(e.what()));
     }
@@ -249,8 +251,10 @@ int attach(const AttachFlags& f) {
     }
     target = find_target(*reader, f, op);
   }
-  if (report && !report->tilepath_case.empty() && report->tilepath_case != describe_case(target.op))
-    throw UsageError("--file " + f.file + " is the ncu report of case '" + report->tilepath_case + "', not of case " +
+  // A report that names its case (the `tilepath run` summary ncu's output carries) must name this one.
+  const std::string reported_case = report ? report->tilepath_case : csv_case;
+  if (!reported_case.empty() && reported_case != describe_case(target.op))
+    throw UsageError("--file " + f.file + " is the ncu report of case '" + reported_case + "', not of case " +
                      std::to_string(target.case_id) + " '" + describe_case(target.op) + "'");
 
   RunStore store = RunStore::open(f.db);

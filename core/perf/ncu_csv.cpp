@@ -128,6 +128,15 @@ NcuCsvReport parse_ncu_csv(std::string_view text, const std::string& source) {
     }
   if (header == lines.size())
     throw NcuReportError(source + ": no ncu CSV header (a line starting \"ID\",); profile with --csv --page raw");
+  NcuCsvReport report;
+  for (std::size_t i = 0; i < header && report.tilepath_case.empty(); ++i) {
+    std::string_view line = lines[i];
+    if (!starts_with(line, "case") || line.size() < 5 || (line[4] != ' ' && line[4] != '\t')) continue;
+    line.remove_prefix(4);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    report.tilepath_case = std::string(line);
+  }
   const std::vector<std::string> names = csv_fields(lines[header]);
   int kernel_column = -1;
   for (std::size_t c = 0; c < names.size(); ++c)
@@ -139,7 +148,6 @@ NcuCsvReport parse_ncu_csv(std::string_view text, const std::string& source) {
   if (units.empty() || !units[0].empty())
     throw NcuReportError(source + ": the row under the ncu CSV header is not a units row (its ID cell is not empty)");
 
-  NcuCsvReport report;
   for (std::size_t i = header + 2; i < lines.size(); ++i) {
     if (lines[i].empty() || !starts_with(lines[i], "\"")) continue;  // ncu's or the application's own lines
     const std::vector<std::string> cells = csv_fields(lines[i]);

@@ -28,6 +28,9 @@ struct NcuCsvLaunch {
 
 struct NcuCsvReport {
   std::vector<NcuCsvLaunch> launches;  // in file order
+  // The "case ..." line of the `tilepath run` summary printed before the CSV, if the file has
+  // one (the case as the CLI names it: "k8v8/fp8_qk/k_only/wgmma B=64 S=4096 ...").
+  std::string tilepath_case;
   // The first launch whose kernel name contains `name`; nullptr when none.
   const NcuCsvLaunch* first_launch_of(std::string_view name) const;
   // The first launch of a decode step's main kernel (is_main_decode_kernel); nullptr when none.

@@ -132,7 +132,7 @@ TEST_F(AttachTest, NcuReportLandsOnTheCaseWithItsNumbers) {
 
 TEST_F(AttachTest, NcuCsvLandsOnTheCaseWithTheMainKernelsNumbers) {
   const std::string csv = path("ncu.csv");
-  write_file(csv, fixture("ncu-raw-k8v8.csv"));
+  write_file(csv, without_case_line(fixture("ncu-raw-k8v8.csv")));
   CliResult r = attach({"--ncu-csv", "--file", csv, "--mime", "text/csv"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("10 measurements of the main kernel's launch stored as ncu_*"), std::string::npos) << r.out;
@@ -153,7 +153,12 @@ TEST_F(AttachTest, NcuCsvLandsOnTheCaseWithTheMainKernelsNumbers) {
   expect_refused(attach({"--ncu-csv", "--file", report_}), "no ncu CSV header", before);
   expect_refused(attach({"--ncu-csv", "--ncu", "--file", csv}), "give one", before);
   // A CSV of the combine alone (ncu's filter missed both main kernels): refused, naming the filter.
-  std::string combine_only = fixture("ncu-raw-k8v8.csv");
+  // A CSV whose `tilepath run` summary names another case (B=64, S=4096): refused, naming both.
+  write_file(path("other.csv"), fixture("ncu-raw-k8v8.csv"));
+  expect_refused(
+      attach({"--ncu-csv", "--file", path("other.csv")}),
+      "is the ncu report of case 'k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold', not of case", before);
+  std::string combine_only = without_case_line(fixture("ncu-raw-k8v8.csv"));
   const std::string main_kernel = "tilepath::cuda::kernels::decode_attention_kernel<";
   combine_only.replace(combine_only.find(main_kernel), main_kernel.size(), "combine_kernel<");
   write_file(path("combine.csv"), combine_only);

@@ -40,6 +40,7 @@ TEST(NcuCsv, ReadsEveryLaunchWithItsUnitsPastNcusOwnLines) {
   EXPECT_TRUE(std::isnan(main->find("sm__inst_executed_pipe_alu.sum")->value));  // "n/a"
   EXPECT_NE(r.first_launch_of("combine_kernel"), nullptr);
   EXPECT_EQ(r.first_launch_of("no_such_kernel"), nullptr);
+  EXPECT_EQ(r.tilepath_case, "k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold");
 }
 
 TEST(NcuCsv, StoresBytesHitRateOccupancyDurationStallsConflictsAndPipes) {
@@ -93,6 +94,7 @@ TEST(NcuCsv, ReadsACapturedWgmmaLaunch) {
   ASSERT_NE(main, nullptr);
   EXPECT_EQ(main->kernel, "void decode_wgmma_kernel<WgmmaTraits<2, 2, 128>>(WgmmaParams)");
   EXPECT_EQ(r.first_launch_of("decode_attention_kernel"), nullptr);
+  EXPECT_EQ(r.tilepath_case, "k8v8/fp8_qk/k_only/wgmma B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold");
   const std::vector<NcuCsvMeasurement> m = ncu_csv_measurements(*main, "wgmma.csv");
   EXPECT_DOUBLE_EQ(measured(m, "ncu_duration_us"), 130.304);
   EXPECT_DOUBLE_EQ(measured(m, "ncu_stall_long_scoreboard_cycles"), 8.4);
