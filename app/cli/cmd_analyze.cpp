@@ -77,7 +77,12 @@ void print_kernel_ii(const analysis::KernelIIPrediction& k) {
       k.missing.empty() ? "" : " (a lower bound: no isolated " + stage_list(k.missing) + ")";
   std::printf("kernel II       %s us per tile, %s us per 1k tokens%s\n", human_number(k.ii_us).c_str(),
               human_number(k.ii_per_1k_tokens_us).c_str(), lower_bound.c_str());
-  std::printf("  limit         %s on %s, resource %s\n", std::string(to_string(k.limiting_stage)).c_str(),
+  // The ring measured whole with neither load apart: the limit is the ring, not one load.
+  const bool ring_alone = k.limiting_agent == analysis::KernelAgent::memory && k.memory_source == "load_only" &&
+                          !k.isolated_us.has(Stage::k_load) && !k.isolated_us.has(Stage::v_load);
+  std::printf("  limit         %s on %s, resource %s\n",
+              ring_alone ? "the ring (k_load and v_load, measured whole by the load_only kernel)"
+                         : std::string(to_string(k.limiting_stage)).c_str(),
               std::string(analysis::to_string(k.limiting_agent)).c_str(), k.resource.c_str());
   for (int a = 0; a < analysis::kKernelAgentCount; ++a)
     if (k.present[a])

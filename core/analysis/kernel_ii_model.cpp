@@ -67,7 +67,11 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
     const double removed = cost_of(rec, s, CostMethod::removed);
     if (std::isfinite(removed) && isolated > 0) p.hidden_fraction[s] = std::clamp(1.0 - removed / isolated, 0.0, 1.0);
   }
-  if (!any) return std::nullopt;
+  // The ring measured whole bounds the interval from below even where no stage was measured
+  // apart (the wgmma kernels have a load_only variant and no per-stage ablations).
+  const auto ring = rec.measurement("tile_interval_load_only_us");
+  const bool ring_measured = ring && std::isfinite(*ring);
+  if (!any && !ring_measured) return std::nullopt;
   if (graph.has_stage(Stage::v_prep)) p.v_hidden_fraction = p.hidden_fraction[Stage::v_prep];
 
   // The two loads share the ring's slots and the L2: measured apart, each has half the
@@ -75,7 +79,7 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
   // load_only kernel measures the ring whole.
   double& memory = p.busy_us[static_cast<int>(KernelAgent::memory)];
   p.memory_source = "k_load + v_load";
-  if (const auto ring = rec.measurement("tile_interval_load_only_us"); ring && std::isfinite(*ring)) {
+  if (ring_measured) {
     memory = std::max(0.0, *ring);
     p.memory_source = "load_only";
     // Measured whole, the ring needs neither load apart for the II.

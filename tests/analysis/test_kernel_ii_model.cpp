@@ -1,6 +1,7 @@
 // The kernel II model (core/analysis/kernel_ii_model.h) on cases with isolated stage costs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,27 @@ TEST(KernelIIModel, NoIsolatedCostNoPrediction) {
   CaseRecord r = k8v8_case(TransformMode::full);
   add(r, Stage::qk, CostMethod::removed, 0.1);
   EXPECT_FALSE(predict_kernel_ii(r).has_value());
+}
+
+TEST(KernelIIModel, TheRingMeasuredWholeBoundsTheIntervalOfAKernelWithoutStageCosts) {
+  // A wgmma case: its load_only ring and the measured interval, no stage measured apart.
+  CaseRecord r = k8v8_case(TransformMode::k_only);
+  r.op.mma = Mma::wgmma;
+  r.measurements.push_back({"tile_interval_load_only_us", 0.8, "us"});
+  const auto p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->memory_source, "load_only");
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::memory)], 0.8);
+  EXPECT_TRUE(std::isnan(p->busy_us[static_cast<int>(KernelAgent::mma_warps)]));  // unknown, not 0
+  EXPECT_DOUBLE_EQ(p->ii_us, 0.8);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::memory);
+  // Every compute stage is missing (the II is a lower bound); the loads are not: the ring has them.
+  for (Stage s : {Stage::qk, Stage::softmax, Stage::pv})
+    EXPECT_NE(std::find(p->missing.begin(), p->missing.end(), s), p->missing.end()) << to_string(s);
+  for (Stage s : {Stage::k_load, Stage::v_load})
+    EXPECT_EQ(std::find(p->missing.begin(), p->missing.end(), s), p->missing.end()) << to_string(s);
+  EXPECT_NEAR(p->unexplained_us, 2.5 - 0.8, 1e-12);  // what the compute adds to the ring
+  EXPECT_TRUE(p->to_json()["ii_is_lower_bound"].get<bool>());
 }
 
 TEST(KernelIIModel, EveryComputeStageSerialisesOnTheMmaWarpsOfAFullModeKernel) {

@@ -48,15 +48,17 @@ TEST(CliModel, FitWritesEveryCoefficientWithTheCommandThatFittedIt) {
 }
 
 TEST(CliModel, KernelIiOfTheBundledRunMeetsTheMedianTargetsInEveryMode) {
-  // Every stage of every bundled mma.sync variant at D = 128 was measured alone (the wgmma
-  // kernels and D = 64 / 256 have no isolated kernels), and every case has its tile interval.
+  // Every stage of every bundled mma.sync variant at D = 128 was measured alone, and every case
+  // has its tile interval. The wgmma kernels (812 ok cases) have their ring measured whole by
+  // the load_only kernel and no stage apart: their kernel II is the ring's, a lower bound. The
+  // mma.sync kernels at D = 64 / 256 have neither.
   CliResult bundled = run_cli({"model", "ii", "--db", kBundled, "--json", "--per-case"});
   ASSERT_EQ(bundled.exit_code, 0) << bundled.err;
   const json b = json::parse(bundled.out);
   EXPECT_EQ(b["cases"], 2210);
   EXPECT_EQ(b["compared"], 1326);
-  EXPECT_EQ(b["without_isolated_costs"], 884);
-  EXPECT_EQ(b["lower_bounds"], 0);
+  EXPECT_EQ(b["without_isolated_costs"], 72);
+  EXPECT_EQ(b["lower_bounds"], 812);
   EXPECT_LE(b["errors"]["all"]["median"].get<double>(), 0.10);
   for (const char* mode : {"none", "full", "k_only", "separate_kv"})
     EXPECT_LE(b["errors"][mode]["median"].get<double>(), 0.15) << mode;

@@ -89,6 +89,24 @@ class TestStageTruthViews : public QObject {
     QVERIFY(line.indexOf(QStringLiteral("measured II")) < line.indexOf(QStringLiteral("kernel II model")));
   }
 
+  void stageGraphMarksAKernelIIOfTheRingAloneAsALowerBound() {
+    // A wgmma case: its ring measured whole (load_only), no stage measured apart.
+    CaseSummary c = cuda_case();
+    c.record.op.mma = Mma::wgmma;
+    c.record.stage_costs.clear();
+    c.record.measurements.push_back({"tile_interval_load_only_us", 1.9, "us"});
+    const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
+    QVERIFY(a.kernel_ii.has_value());
+    QVERIFY(!a.kernel_ii->missing.empty());
+    QGraphicsScene scene;
+    buildStageGraphScene(scene, a);
+    QString line;
+    for (QGraphicsItem* item : scene.items())
+      if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+    QVERIFY2(line.contains(QStringLiteral("kernel II model >= 1.9 µs (64 tokens/tile)")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
+  }
+
   void stageGraphShowsAZeroRemovalCostAsHidden() {
     CaseSummary c = cuda_case();
     // Without its isolated cost, qk's measured cost is the removal difference (0).

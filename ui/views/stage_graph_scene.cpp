@@ -241,7 +241,8 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
   // The kernel II model's own II beside the measured one: their gap is what no stage explains.
   if (a.kernel_ii)
-    sub += QStringLiteral("   kernel II model %1 µs (%2 tokens/tile)")
+    sub += QStringLiteral("   kernel II model %1%2 µs (%3 tokens/tile)")
+               .arg(a.kernel_ii->missing.empty() ? QString() : QStringLiteral(">= "))
                .arg(QString::number(a.kernel_ii->ii_us, 'g', 4))
                .arg(a.kernel_ii->tile_tokens);
   if (a.source_case)

@@ -161,12 +161,15 @@ void buildTimelineScene(QGraphicsScene& scene, const VariantAnalysis& a, QSizeF 
                               QPen(QColor(200, 30, 30), 1), QBrush(QColor(200, 30, 30, 60), Qt::BDiagPattern));
     bar->setData(kTimelineUnexplainedKey, unexplained);
     bar->setZValue(1);
-    bar->setToolTip(
-        QStringLiteral("unexplained: %1 µs of the measured %2 µs interval that the %3 (%4 µs) does not "
-                       "account for")
-            .arg(QString::number(unexplained, 'g', 4), QString::number(a.measured_ii_us, 'g', 4),
-                 a.kernel_ii ? QStringLiteral("kernel II model of the isolated costs") : QStringLiteral("predicted II"),
-                 QString::number(explained_ii, 'g', 4)));
+    bar->setToolTip(QStringLiteral("unexplained: %1 µs of the measured %2 µs interval that the %3 (%4 µs) does not "
+                                   "account for")
+                        .arg(QString::number(unexplained, 'g', 4), QString::number(a.measured_ii_us, 'g', 4),
+                             !a.kernel_ii ? QStringLiteral("predicted II")
+                             : a.kernel_ii->missing.empty()
+                                 ? QStringLiteral("kernel II model of the isolated costs")
+                                 : QStringLiteral("kernel II model (a lower bound: stages without an "
+                                                  "isolated cost count as 0)"),
+                             QString::number(explained_ii, 'g', 4)));
   }
 
   // Summary and stage legend.
