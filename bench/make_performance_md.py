@@ -129,6 +129,18 @@ def db_cases(con, batch, context, kv):
     return out
 
 
+def limit_cell(c, tile_interval):
+    """The limiting stage (agent) of a case's stored prediction; without one, the ring measured whole
+    (the kernel II model's lower bound) against the measured tile interval; else absent."""
+    if c.get("limiting_stage"):
+        return f"{c['limiting_stage']} ({c.get('limiting_agent') or ABSENT})"
+    ring = c["m"].get("tile_interval_load_only_us")
+    if ring is None:
+        return f"{ABSENT} ({ABSENT})"
+    share = f" = {f(100 * ring / tile_interval, 0)}% of the interval" if tile_interval else ""
+    return f"the ring alone {f(ring, 3)} us/tile{share} (memory; compute not measured apart)"
+
+
 def peer_shape_label(p):
     """B, S and, where they differ from Hq/Hk 32/8 and D = 128, the heads and head dim of a peers row."""
     label = f"B={p['batch']}, S={p['context']}"
@@ -1229,7 +1241,11 @@ def main():
       "*Predicted II* is `predictions.ii_us` (model `ii_model/v1`) with its limiting stage and agent; "
       "*tile interval* is the measured slope. *Load-only* is the sweep's load-only ablation kernel at the same "
       "shape (`latency_load_only_us`), i.e. what the K/V stream alone takes. *Steady state* = waves x tiles per CTA "
-      "x tile interval; *outside the loop* = latency - steady state (ramp-up, tail, launches, combine).")
+      "x tile interval; *outside the loop* = latency - steady state (ramp-up, tail, launches, combine). "
+      "A case without stage costs but with its ring measured whole (every wgmma case: a load-only kernel, no "
+      "per-stage ablations) names the ring with its interval per tile (`tile_interval_load_only_us`), the kernel "
+      "II model's lower bound (docs/stage-model.md): what the tile interval has beyond it is the compute's (where the "
+      "kernel splits, the ring alone can be slower than the whole kernel: not understood, docs/perf-notes.md).")
     w("")
     kr = []
     for p, k8, k168, k16 in rows:
@@ -1251,7 +1267,7 @@ def main():
                        f"{c['block_x']}", f"{f(m.get('blocks_per_sm'), 0)} / {f(waves, 0)}",
                        str(c.get("splits_used")),
                        f(occ * 100 if occ is not None else None, 2, "%"),
-                       f"{c.get('limiting_stage') or ABSENT} ({c.get('limiting_agent') or ABSENT})",
+                       limit_cell(c, ti),
                        f"{f(c.get('ii_us'), 3)} / {f(ti, 3)}",
                        f"{f(lo)} ({f(ratio(lo, floor), 3)}x floor)",
                        f(steady), f(lat - steady if (lat is not None and steady is not None) else None)])
