@@ -225,6 +225,7 @@ TEST_F(CaseRunnerTest, SweepStoresEveryCaseOnceAndResumesAfterCancel) {
                                "page_size",
                                "latency_us",
                                "tile_interval_us",
+                               "tile_interval_load_only_us",
                                "floor_fraction",
                                "limiting_stage",
                                "kernel",

@@ -396,6 +396,7 @@ TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
                              "page_size",
                              "latency_us",
                              "tile_interval_us",
+                             "tile_interval_load_only_us",
                              "floor_fraction",
                              "limiting_stage",
                              "kernel",
