@@ -46,6 +46,14 @@ CaseSummary cuda_case() {
   return c;
 }
 
+// The stage graph's II line (the caption that gives the measured and the kernel II).
+QString iiCaption(const QGraphicsScene& scene) {
+  QString line;
+  for (QGraphicsItem* item : scene.items())
+    if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+  return line;
+}
+
 QGraphicsRectItem* barOf(const QGraphicsScene& scene, const QString& stage) {
   for (QGraphicsItem* item : scene.items())
     if (item->data(kStageBarKey).toString() == stage) return static_cast<QGraphicsRectItem*>(item);
@@ -81,9 +89,7 @@ class TestStageTruthViews : public QObject {
     const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
     QGraphicsScene scene;
     buildStageGraphScene(scene, a);
-    QString line;
-    for (QGraphicsItem* item : scene.items())
-      if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+    const QString line = iiCaption(scene);
     QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("kernel II model 1.9 µs (64 tokens/tile)")), qPrintable(line));
     QVERIFY(line.indexOf(QStringLiteral("measured II")) < line.indexOf(QStringLiteral("kernel II model")));
@@ -100,9 +106,7 @@ class TestStageTruthViews : public QObject {
     QVERIFY(!a.kernel_ii->missing.empty());
     QGraphicsScene scene;
     buildStageGraphScene(scene, a);
-    QString line;
-    for (QGraphicsItem* item : scene.items())
-      if (item->data(kIICaptionKey).isValid()) line = static_cast<QGraphicsSimpleTextItem*>(item)->text();
+    const QString line = iiCaption(scene);
     QVERIFY2(line.contains(QStringLiteral("kernel II model >= 1.9 µs (64 tokens/tile)")), qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
   }
