@@ -6,6 +6,9 @@
 namespace tilepath::perf {
 namespace {
 
+// The CUDA plugin's main decode kernels, as ncu names them (a substring of the full name).
+constexpr std::string_view kMainDecodeKernels[] = {"decode_attention_kernel", "decode_wgmma_kernel"};
+
 // One CSV record of a line: quoted fields may hold commas; "" inside quotes is a quote.
 std::vector<std::string> csv_fields(std::string_view line) {
   std::vector<std::string> out;
@@ -99,10 +102,6 @@ const NcuCsvLaunch* NcuCsvReport::first_main_kernel_launch() const {
   return nullptr;
 }
 
-namespace {
-constexpr std::string_view kMainDecodeKernels[] = {"decode_attention_kernel", "decode_wgmma_kernel"};
-}  // namespace
-
 bool is_main_decode_kernel(std::string_view kernel) {
   for (std::string_view name : kMainDecodeKernels)
     if (kernel.find(name) != std::string_view::npos) return true;
@@ -111,9 +110,10 @@ bool is_main_decode_kernel(std::string_view kernel) {
 
 std::string ncu_main_kernel_filter() {
   std::string filter = "regex:";
+  std::string_view separator;
   for (std::string_view name : kMainDecodeKernels) {
-    if (filter.size() > 6) filter += '|';
-    filter += name;
+    (filter += separator) += name;
+    separator = "|";
   }
   return filter;
 }
