@@ -171,7 +171,9 @@ STALL_RATIO = re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_i
 def ncu_csv_row(path):
     """The main kernel's launch of one ncu CSV file (bench/results/ncu/), as the measurements attach
     stores: {"case", "kernel", "source", "m": {measurement: value}}; None without a main-kernel launch."""
-    main = next((l for l in ncu_durations.read_launches(path) if l["kernel"] in ncu_durations.MAIN_KERNELS), None)
+    text = open(path, errors="replace").read()
+    main = next((l for l in ncu_durations.parse_launches(text, path) if l["kernel"] in ncu_durations.MAIN_KERNELS),
+                None)
     if main is None:
         return None
     m = {}
@@ -184,7 +186,6 @@ def ncu_csv_row(path):
             m["ncu_duration_us"] = value * ncu_durations.TO_US[unit]
         elif STALL_RATIO.match(metric):
             m[f"ncu_stall_{STALL_RATIO.match(metric).group(1)}_cycles"] = value
-    text = open(path, errors="replace").read()
     case = re.search(r"^case\s+(.+)$", text, re.M)
     kernel = re.search(r"^kernel\s+(\S+)", text, re.M)
     # device_run.sh names the file ncu-<kv>-<k_path>-<mode>[-wgmma|-prebias].csv, all at B=64, S=4096

@@ -24,14 +24,19 @@ def short_kernel_name(name):
 
 
 def read_launches(path):
-    """Every launch of an `ncu --csv --page raw --print-units base` file, in file order: dicts of
+    """parse_launches of one file."""
+    with open(path, errors="replace") as fh:
+        return parse_launches(fh.read(), path)
+
+
+def parse_launches(text, source):
+    """Every launch of `ncu --csv --page raw --print-units base` output, in order: dicts of
     `kernel` (short name), `grid` and `metrics` (metric -> (value or None, unit)). The application's
     own lines around the CSV (ncu's ==PROF== lines, `tilepath run`'s summary) are skipped; `name` is
     the kernel as ncu names it."""
-    with open(path, errors="replace") as fh:
-        rows = list(csv.reader(line for line in fh if line.startswith('"')))
+    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
     if len(rows) < 3 or "Kernel Name" not in rows[0]:
-        raise SystemExit(f"{path}: no ncu rows")
+        raise SystemExit(f"{source}: no ncu rows")
     head, units = rows[0], rows[1]
     out = []
     for r in rows[2:]:

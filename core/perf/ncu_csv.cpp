@@ -129,14 +129,8 @@ NcuCsvReport parse_ncu_csv(std::string_view text, const std::string& source) {
   if (header == lines.size())
     throw NcuReportError(source + ": no ncu CSV header (a line starting \"ID\",); profile with --csv --page raw");
   NcuCsvReport report;
-  for (std::size_t i = 0; i < header && report.tilepath_case.empty(); ++i) {
-    std::string_view line = lines[i];
-    if (!starts_with(line, "case") || line.size() < 5 || (line[4] != ' ' && line[4] != '\t')) continue;
-    line.remove_prefix(4);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
-    report.tilepath_case = std::string(line);
-  }
+  for (std::size_t i = 0; i < header && report.tilepath_case.empty(); ++i)
+    report.tilepath_case = tilepath_case_of_line(std::string(lines[i]));
   const std::vector<std::string> names = csv_fields(lines[header]);
   int kernel_column = -1;
   for (std::size_t c = 0; c < names.size(); ++c)

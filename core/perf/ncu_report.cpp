@@ -137,11 +137,16 @@ double NcuReport::sm_frequency_ghz() const {
   throw NcuReportError("'SM Frequency' has unit '" + row.unit + "'; expected GHz, MHz or cycle/nsecond");
 }
 
+std::string tilepath_case_of_line(const std::string& line) {
+  static const std::regex summary_case(R"(^case\s+(\S.*?)\s*$)");
+  std::smatch m;
+  return std::regex_match(line, m, summary_case) ? std::string(m[1]) : std::string();
+}
+
 NcuReport parse_ncu_report(std::string_view text, const std::string& source) {
   // "  void kernel<...>(Params) (1, 8, 64)x(64, 1, 1), Context 1, Stream 13, Device 0, CC 9.0"
   static const std::regex launch(R"(^\s+(\S.*?) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context \d+, Stream \d+)");
   static const std::regex section(R"(^\s*Section: (.*\S)\s*$)");
-  static const std::regex summary_case(R"(^case\s+(\S.*?)\s*$)");
   static const std::regex stall(R"(^smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active\.ratio$)");
 
   NcuReport report;
@@ -156,9 +161,9 @@ NcuReport parse_ncu_report(std::string_view text, const std::string& source) {
       current_section.clear();
       continue;
     }
-    if (report.tilepath_case.empty() && std::regex_match(line, m, summary_case)) {
-      report.tilepath_case = m[1];
-      continue;
+    if (report.tilepath_case.empty()) {
+      report.tilepath_case = tilepath_case_of_line(line);
+      if (!report.tilepath_case.empty()) continue;
     }
     if (std::regex_match(line, m, section)) {
       current_section = m[1];

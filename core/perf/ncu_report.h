@@ -59,6 +59,10 @@ struct NcuReport {
   double achieved_occupancy_pct() const;  // "Achieved Occupancy", %     (section Occupancy)
 };
 
+// The case of a `tilepath run` summary line ("case   k8v8/fp8_qk/k_only B=64 ..."), which
+// ncu's output carries from the profiled process; "" for any other line.
+std::string tilepath_case_of_line(const std::string& line);
+
 // Parses one report holding exactly one profiled kernel launch (`--launch-count 1`).
 // `source` names the file in errors. Throws NcuReportError when no launch or more
 // than one was profiled.
