@@ -1243,8 +1243,8 @@ def main():
       "*tile interval* is the measured slope. *Load-only* is the sweep's load-only ablation kernel at the same "
       "shape (`latency_load_only_us`), i.e. what the K/V stream alone takes. *Steady state* = waves x tiles per CTA "
       "x tile interval; *outside the loop* = latency - steady state (ramp-up, tail, launches, combine). "
-      "A case without stage costs but with its ring measured whole (every wgmma case: a load-only kernel, no "
-      "per-stage ablations) names the ring with its interval per tile (`tile_interval_load_only_us`), the kernel "
+      "A case without stage costs but with its ring measured whole (the wgmma cases, measured before their "
+      "isolated compute stages existed) names the ring with its interval per tile (`tile_interval_load_only_us`), the kernel "
       "II model's lower bound (docs/stage-model.md): what the tile interval has beyond it is the compute's (where the "
       "kernel splits, the ring alone can be slower than the whole kernel: not understood, docs/perf-notes.md).")
     w("")

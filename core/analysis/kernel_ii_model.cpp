@@ -68,7 +68,7 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
     if (std::isfinite(removed) && isolated > 0) p.hidden_fraction[s] = std::clamp(1.0 - removed / isolated, 0.0, 1.0);
   }
   // The ring measured whole bounds the interval from below even where no stage was measured
-  // apart (the wgmma kernels have a load_only variant and no per-stage ablations).
+  // apart (a wgmma case with its load_only kernel and no isolated compute stage).
   const auto ring = rec.measurement("tile_interval_load_only_us");
   const bool ring_measured = ring && std::isfinite(*ring);
   if (!any && !ring_measured) return std::nullopt;

@@ -62,9 +62,10 @@ struct KernelIIPrediction {
 };
 
 // nullopt when the case has neither an isolated cost of any per-tile stage nor the ring's
-// interval measured whole (tile_interval_load_only_us). With the ring alone (the wgmma
-// kernels: a load_only variant, no per-stage ablations) the II is the ring's, a lower bound
-// with every compute stage missing, and `unexplained_us` is what the compute adds to it.
+// interval measured whole (tile_interval_load_only_us). With the ring alone (a wgmma case
+// measured without isolated compute stages: every head dim but 128, and the cases stored
+// before those kernels existed) the II is the ring's, a lower bound with every compute stage
+// missing, and `unexplained_us` is what the compute adds to it.
 // The case's own read-bandwidth ceiling is its measurement read_bandwidth_gbps.
 std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int sm_count = 132);
 

@@ -59,6 +59,35 @@ TEST(KernelIIModel, TheRingMeasuredWholeBoundsTheIntervalOfAKernelWithoutStageCo
   EXPECT_TRUE(p->to_json()["ii_is_lower_bound"].get<bool>());
 }
 
+TEST(KernelIIModel, AWgmmaKernelsIsolatedComputeStagesRunBesideItsRingMeasuredWhole) {
+  // A wgmma case at D = 128: the ring's load_only interval and the consumer warpgroup's
+  // isolated stages (k_only: no v_prep; no isolated loads).
+  CaseRecord r = k8v8_case(TransformMode::k_only);
+  r.op.mma = Mma::wgmma;
+  r.op.k_path = KPath::fp8_qk;
+  r.measurements.push_back({"tile_interval_load_only_us", 1.8, "us"});
+  add(r, Stage::qk, CostMethod::isolated, 0.3);
+  add(r, Stage::softmax, CostMethod::isolated, 0.5);
+  add(r, Stage::pv, CostMethod::isolated, 0.6);
+  add(r, Stage::accum, CostMethod::isolated, 0.05);
+  auto p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->missing.empty()) << "every per-tile stage is measured: the II is no lower bound";
+  EXPECT_FALSE(p->to_json()["ii_is_lower_bound"].get<bool>());
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::mma_warps)], 1.45);
+  EXPECT_DOUBLE_EQ(p->ii_us, 1.8);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::memory);
+  EXPECT_NEAR(p->unexplained_us, 2.5 - 1.8, 1e-12);
+  // The same kernel with its compute slower than its ring: the warpgroup limits, at pv.
+  r.stage_costs[2].cost_us = 1.4;
+  p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->ii_us, 2.25);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::mma_warps);
+  EXPECT_EQ(p->limiting_stage, Stage::pv);
+  EXPECT_EQ(p->resource, "mma_warp_issue");
+}
+
 TEST(KernelIIModel, EveryComputeStageSerialisesOnTheMmaWarpsOfAFullModeKernel) {
   CaseRecord r = k8v8_case(TransformMode::full);
   add(r, Stage::k_load, CostMethod::isolated, 0.9);

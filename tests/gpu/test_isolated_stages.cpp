@@ -203,3 +203,97 @@ TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
 
 INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaLoadOnly, ::testing::ValuesIn(wgmma_load_only_cases()),
                          [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });
+
+// The isolated stage kernels of the wgmma kernels (WgmmaIsolatedTraits): at D = 128, one per
+// per-tile compute stage of the graph and none for the loads (the load_only kernel measures the
+// ring whole) or q_quant; none at D = 64 or 256. The table lookup needs no device.
+namespace {
+
+bool wgmma_isolates(Stage s) {
+  return s == Stage::k_prep || s == Stage::qk || s == Stage::softmax || s == Stage::v_prep || s == Stage::pv ||
+         s == Stage::accum;
+}
+
+OperatingPoint wgmma_isolated_op(KvDtype kv, KPath path, TransformMode mode, int head_dim) {
+  OperatingPoint op;
+  op.batch = 3;
+  op.q_heads = 32;
+  op.kv_heads = 8;
+  op.head_dim = head_dim;
+  op.page_size = 16;
+  op.kv = kv;
+  op.k_path = path;
+  op.mode = mode;
+  op.mma = Mma::wgmma;
+  op.context = 4096;
+  op.context_lengths = {4096, 1001, 33};  // a ring that wraps, a ragged last tile, a CTA of one tile
+  op.splits = 2;
+  return op;
+}
+
+std::vector<IsolatedCase> wgmma_isolated_cases() {
+  std::vector<IsolatedCase> cases;
+  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
+    std::ostringstream name;
+    name << to_string(kv) << "_" << to_string(path) << "_" << to_string(mode);
+    cases.push_back({name.str(), wgmma_isolated_op(kv, path, mode, 128)});
+  }
+  return cases;
+}
+
+class WgmmaIsolatedStages : public IsolatedStages {};
+
+}  // namespace
+
+TEST(WgmmaIsolatedStageTable, EveryComputeStageOfTheGraphAtD128AndNoneElsewhere) {
+  for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
+    for (int d : {64, 128, 256}) {
+      const OperatingPoint op = wgmma_isolated_op(kv, path, mode, d);
+      const DecodeArgs args = decode_shape_args(op, op.splits);
+      const StageGraph graph = StageGraph::build(op);
+      for (int s = 0; s < TP_STAGE_COUNT; ++s) {
+        const Stage stage = static_cast<Stage>(s);
+        if (stage == Stage::combine) continue;  // the combine kernel alone, for any variant
+        SCOPED_TRACE(std::string(to_string(kv)) + " " + std::string(to_string(path)) + " " +
+                     std::string(to_string(mode)) + " D=" + std::to_string(d) + " " + std::string(to_string(stage)));
+        const bool expected = d == 128 && graph.has_stage(stage) && wgmma_isolates(stage);
+        EXPECT_EQ(decode_variant_available(args, Ablation{AblationKind::isolate, s}), expected);
+      }
+    }
+  }
+}
+
+TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAtTheRealKernelsOccupancy) {
+  const OperatingPoint& op = GetParam().op;
+  ASSERT_NO_THROW(op.validate());
+  const HostDecodeCase host = make_host_case(op, /*seed=*/13, /*allow_tiling=*/false, kTileAboveHostBytes);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  DeviceDecodeInputs inputs;
+  DecodeArgs args;
+  inputs.upload(host, op.splits, stream, args);
+
+  KernelInfo real;
+  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const int real_ctas_per_sm = ctas_per_sm(real);
+  ASSERT_GT(real_ctas_per_sm, 0);
+  const StageGraph graph = StageGraph::build(op);
+  int launched = 0;
+  for (Stage stage : graph.stages()) {
+    if (!wgmma_isolates(stage)) continue;
+    SCOPED_TRACE(std::string(to_string(stage)));
+    KernelInfo info;
+    ASSERT_EQ(launch_decode(args, Ablation{AblationKind::isolate, static_cast<int>(stage)}, stream, &info),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the isolated kernel did not finish cleanly";
+    EXPECT_EQ(std::string(info.name), std::string(real.name) + "_isolate_" + std::string(to_string(stage)));
+    expect_real_kernels_geometry(info, real, real_ctas_per_sm);
+    ++launched;
+  }
+  EXPECT_GE(launched, 4) << "qk, softmax, pv and accum at least";
+  cudaStreamDestroy(stream);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaIsolatedStages, ::testing::ValuesIn(wgmma_isolated_cases()),
+                         [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });

@@ -46,6 +46,8 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_isolated_two_head_variants(t);
     kernels::append_isolated_prebias_transform_variants(t);
     kernels::append_isolated_prebias_fp8qk_variants(t);
+    kernels::append_wgmma_isolated_k8v8_variants(t);
+    kernels::append_wgmma_isolated_16bit_variants(t);
     return t;
   }();
   return table;
@@ -78,10 +80,13 @@ int wgmma_layout_switch(const char* name) {
   return 0;
 }
 
-// The variant a launch runs: the choice of kv_heads_per_cta_for when it is compiled in.
+// The variant a launch runs: the choice of kv_heads_per_cta_for when it is compiled in. An
+// ablation has the CTA layout of the kernel that runs, or none: the one-head ablation of a
+// two-head kernel would measure another kernel.
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation) {
   if (const int h = kv_heads_per_cta_for(args); h > 1) {
     if (const VariantEntry* e = find_variant(args, ablation, h)) return e;
+    if (ablation.kind != AblationKind::none && find_variant(args, Ablation{}, h)) return nullptr;
   }
   return find_variant(args, ablation, 1);
 }

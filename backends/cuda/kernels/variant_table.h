@@ -44,7 +44,7 @@ void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);       // mma = 
 void append_16bit_wgmma_variants(std::vector<VariantEntry>& out);      // K16/V16, K16/V8, K8/V16 on wgmma
 void append_wgmma_load_only_variants(std::vector<VariantEntry>& out);  // the load_only of every wgmma kernel
 void append_wgmma_two_head_variants(std::vector<VariantEntry>& out);   // K8/V8 wgmma, two kv heads per CTA
-// The isolated stage kernels (AblationKind::isolate) of every variant above at D = 128.
+// The isolated stage kernels (AblationKind::isolate) of every mma.sync variant above at D = 128.
 void append_isolated_k16_variants(std::vector<VariantEntry>& out);
 void append_isolated_k8v16_variants(std::vector<VariantEntry>& out);
 void append_isolated_k8v8_transform_variants(std::vector<VariantEntry>& out);
@@ -52,5 +52,8 @@ void append_isolated_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_isolated_two_head_variants(std::vector<VariantEntry>& out);
 void append_isolated_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_isolated_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
+// The isolated stage kernels of the one-head wgmma kernels at D = 128 (decode_wgmma_isolated_*.cu).
+void append_wgmma_isolated_k8v8_variants(std::vector<VariantEntry>& out);
+void append_wgmma_isolated_16bit_variants(std::vector<VariantEntry>& out);
 
 }  // namespace tilepath::cuda::kernels

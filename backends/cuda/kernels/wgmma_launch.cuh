@@ -219,7 +219,7 @@ template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKin
           WgmmaCta kCta = WgmmaCta::one_head>
 VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
-                "the wgmma kernels have no remove, twice or isolate ablations");
+                "the wgmma kernels have no remove or twice ablations; isolate: wgmma_isolated_entry");
   using T = WgmmaKernelTraits<KO, VO, kD, kAblation, kCta>;
   VariantEntry e{};
   e.kv_dtype = kv_dtype;
@@ -249,6 +249,39 @@ void append_k8v8_wgmma_entries(std::vector<VariantEntry>& out) {
       TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL));
   out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation, kCta>(
       TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
+}
+
+// The variant table's entries of the isolated stage kernels of the one-head D = 128 wgmma kernel
+// of (KO, VO) (WgmmaIsolatedTraits): every per-tile compute stage of its stage graph. k_load and
+// v_load have none (the load_only kernel measures the ring whole), nor has q_quant (once per step).
+template <KOperand KO, VOperand VO, int kStage>
+VariantEntry wgmma_isolated_entry(int kv_dtype, int k_path, int mode) {
+  using T = WgmmaIsolatedTraits<KO, VO, 128, kStage>;
+  VariantEntry e{};
+  e.kv_dtype = kv_dtype;
+  e.k_path = k_path;
+  e.mode = mode;
+  e.head_dim = 128;
+  e.ablation = AblationKind::isolate;
+  e.ablated_stage = kStage;
+  e.kv_heads_per_cta = T::kKvHeadsPerCta;
+  e.k_repr = TP_KREPR_PLAIN;
+  e.launch = &launch_wgmma<T>;
+  e.mma = kMmaWgmma;
+  e.resources = &wgmma_resources<T>;
+  return e;
+}
+
+template <KOperand KO, VOperand VO>
+void append_wgmma_isolated_entries(std::vector<VariantEntry>& out, int kv_dtype, int k_path, int mode) {
+  if constexpr (KO == KOperand::fp8_convert)  // transform: K converted in registers
+    out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_K_PREP>(kv_dtype, k_path, mode));
+  out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_QK>(kv_dtype, k_path, mode));
+  out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_SOFTMAX>(kv_dtype, k_path, mode));
+  if constexpr (VO == VOperand::fp8_convert)  // E4M3 V converted to F16 (full)
+    out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_V_PREP>(kv_dtype, k_path, mode));
+  out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_PV>(kv_dtype, k_path, mode));
+  out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_ACCUM>(kv_dtype, k_path, mode));
 }
 
 template <AblationKind kAblation, int kD>
