@@ -89,9 +89,10 @@ void measurement_value(const CaseSummary& c, std::string& out) {
 
 constexpr char kLatencyUs[] = "latency_us", kLatencyMinUs[] = "latency_min_us", kLatencyMaxUs[] = "latency_max_us",
                kTileIntervalUs[] = "tile_interval_us", kTileIntervalLoadOnlyUs[] = "tile_interval_load_only_us",
-               kBytesMoved[] = "bytes_moved", kReadBandwidthGbps[] = "read_bandwidth_gbps",
-               kFloorFraction[] = "floor_fraction", kKernelCheckRelL2[] = "kernel_check_rel_l2",
-               kKernelCheckMaxAbs[] = "kernel_check_max_abs", kRelL2[] = "rel_l2", kKl[] = "kl";
+               kTileIntervalComputeOnlyUs[] = "tile_interval_compute_only_us", kBytesMoved[] = "bytes_moved",
+               kReadBandwidthGbps[] = "read_bandwidth_gbps", kFloorFraction[] = "floor_fraction",
+               kKernelCheckRelL2[] = "kernel_check_rel_l2", kKernelCheckMaxAbs[] = "kernel_check_max_abs",
+               kRelL2[] = "rel_l2", kKl[] = "kl";
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> table = {
@@ -127,6 +128,8 @@ const std::vector<Column>& columns() {
       // The ring alone (the load_only kernel's interval): for a case without stage costs (the
       // wgmma kernels) the measured part of what limits the interval.
       {"tile_interval_load_only_us", measurement_value<kTileIntervalLoadOnlyUs>},
+      // The compute side alone (the wgmma kernels' compute_only interval), beside the ring.
+      {"tile_interval_compute_only_us", measurement_value<kTileIntervalComputeOnlyUs>},
       {"bytes_moved", measurement_value<kBytesMoved>},
       {"read_bandwidth_gbps", measurement_value<kReadBandwidthGbps>},
       {"floor_fraction", measurement_value<kFloorFraction>},
@@ -267,9 +270,17 @@ constexpr std::size_t kCasesPerBatch = 4096;
 void for_each_report_case(const RunStore& store, const CaseFilter& filter,
                           const std::function<void(const CaseSummary&)>& visit) {
   CaseDetail detail;
-  detail.measurements = {
-      "latency_us",  "latency_min_us",      "latency_max_us", "tile_interval_us",  "tile_interval_load_only_us",
-      "bytes_moved", "read_bandwidth_gbps", "floor_fraction", "gate_rows_checked", "gate_rows_total"};
+  detail.measurements = {"latency_us",
+                         "latency_min_us",
+                         "latency_max_us",
+                         "tile_interval_us",
+                         "tile_interval_load_only_us",
+                         "tile_interval_compute_only_us",
+                         "bytes_moved",
+                         "read_bandwidth_gbps",
+                         "floor_fraction",
+                         "gate_rows_checked",
+                         "gate_rows_total"};
   detail.stage_costs = false;
   detail.prediction_detail_json = false;
   store.for_each_case_batch(filter, detail, kCasesPerBatch, [&](std::vector<CaseSummary>& batch) {

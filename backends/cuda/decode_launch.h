@@ -26,16 +26,18 @@ constexpr bool wgmma_page_size_supported(int page_size) {
 // An ablation changes one named stage of the main kernel (selected by template flag).
 enum class AblationKind : int {
   none = 0,
-  remove = 1,     // the stage's call is compiled out (its consumers read stale/zero data)
-  twice = 2,      // the stage runs twice per tile
-  load_only = 3,  // only k_load/v_load (+ ring bookkeeping); every compute stage removed
-  isolate = 4,    // only the stage runs: a compute stage over tiles resident in shared memory
-                  // (nothing loaded), k_load / v_load as the only loads, combine alone
+  remove = 1,        // the stage's call is compiled out (its consumers read stale/zero data)
+  twice = 2,         // the stage runs twice per tile
+  load_only = 3,     // only k_load/v_load (+ ring bookkeeping); every compute stage removed
+  isolate = 4,       // only the stage runs: a compute stage over tiles resident in shared memory
+                     // (nothing loaded), k_load / v_load as the only loads, combine alone
+  compute_only = 5,  // every per-tile compute stage over tiles resident in shared memory, nothing
+                     // loaded and no wait for the ring: the compute side measured whole (wgmma)
 };
 
 struct Ablation {
   AblationKind kind = AblationKind::none;
-  int stage = -1;  // enum tp_stage; ignored for none and load_only
+  int stage = -1;  // enum tp_stage; ignored for none, load_only and compute_only
 };
 
 // One decode step. All pointers are device pointers owned by the caller.

@@ -217,6 +217,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   const bool want_costs = (options.ablations & TP_ABLATE_STAGE_COSTS) != 0;
   const Ablation load_only{AblationKind::load_only, -1};
   const bool has_load_only = decode_variant_available(args, load_only);
+  const Ablation compute_only{AblationKind::compute_only, -1};
+  const bool has_compute_only = decode_variant_available(args, compute_only);
   // Ablations only for correct kernels: a failed case is stored as failed anyway.
   if (check.passed && want_interval) {
     const std::vector<int> partner = slope_partner_lengths(lengths, splits, meta.tile_tokens);
@@ -238,6 +240,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       latencies.full_partner_us = time_variant(Ablation{}, "full_partner_context").median_us;
       if (want_costs && has_load_only)
         latencies.load_only_partner_us = time_variant(load_only, "load_only_partner_context").median_us;
+      if (want_costs && has_compute_only)
+        latencies.compute_only_partner_us = time_variant(compute_only, "compute_only_partner_context").median_us;
       if (want_costs) {
         for (int stage : kIsolatedTileStages) {
           const Ablation isolate{AblationKind::isolate, stage};
@@ -276,6 +280,14 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
       // K and V streaming together with no compute: the memory side's own tile interval.
       const double load_interval = load_only_interval_us(latencies, geometry);
       if (std::isfinite(load_interval)) storage.add_metric("tile_interval_load_only_us", load_interval, "us");
+    }
+    if (has_compute_only) {
+      report(0.82, "compute_only");
+      latencies.compute_only_us = time_variant(compute_only, "compute_only").median_us;
+      storage.add_metric("latency_compute_only_us", latencies.compute_only_us, "us");
+      // Every compute stage in turn with no ring to wait for: the compute side's own tile interval.
+      const double compute_interval = compute_only_interval_us(latencies, geometry);
+      if (std::isfinite(compute_interval)) storage.add_metric("tile_interval_compute_only_us", compute_interval, "us");
     }
     for (int stage : kIsolatedTileStages) {
       const Ablation isolate{AblationKind::isolate, stage};

@@ -40,6 +40,10 @@ double load_only_interval_us(const AblationLatencies& a, const TileGeometry& g) 
   return slope_per_tile(a.load_only_us, a.load_only_partner_us, g);
 }
 
+double compute_only_interval_us(const AblationLatencies& a, const TileGeometry& g) {
+  return slope_per_tile(a.compute_only_us, a.compute_only_partner_us, g);
+}
+
 std::vector<tp_stage_cost> derive_stage_costs(const AblationLatencies& a, const TileGeometry& g) {
   std::vector<tp_stage_cost> out;
   const double per_tile = double(std::max(1, g.waves)) * std::max(1, g.tiles);

@@ -38,6 +38,7 @@ struct AblationLatencies {
   std::array<double, TP_STAGE_COUNT> removed_us;  // NaN = not measured
   std::array<double, TP_STAGE_COUNT> twice_us;
   double load_only_us = NAN, load_only_partner_us = NAN;
+  double compute_only_us = NAN, compute_only_partner_us = NAN;
   // Isolated stage kernels (AblationKind::isolate) at both contexts; combine: the combine
   // kernel alone, at the case's context only.
   std::array<double, TP_STAGE_COUNT> isolated_us, isolated_partner_us;
@@ -53,6 +54,8 @@ struct AblationLatencies {
 double tile_interval_us(const AblationLatencies& a, const TileGeometry& g);
 // The load-only kernel's slope (K and V loads together, no compute), per tile; NaN likewise.
 double load_only_interval_us(const AblationLatencies& a, const TileGeometry& g);
+// The compute_only kernel's slope (every compute stage, nothing loaded), per tile; NaN likewise.
+double compute_only_interval_us(const AblationLatencies& a, const TileGeometry& g);
 
 // The stage costs the ablations measured: removed (full - removed, per tile of the
 // case), doubled (twice - full, per tile) and isolated: the slope of the stage's isolated

@@ -67,11 +67,13 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
     const double removed = cost_of(rec, s, CostMethod::removed);
     if (std::isfinite(removed) && isolated > 0) p.hidden_fraction[s] = std::clamp(1.0 - removed / isolated, 0.0, 1.0);
   }
-  // The ring measured whole bounds the interval from below even where no stage was measured
-  // apart (a wgmma case with its load_only kernel and no isolated compute stage).
+  // The ring or the compute side measured whole bounds the interval from below even where no
+  // stage was measured apart (a wgmma case with its load_only kernel and no isolated stage).
   const auto ring = rec.measurement("tile_interval_load_only_us");
   const bool ring_measured = ring && std::isfinite(*ring);
-  if (!any && !ring_measured) return std::nullopt;
+  const auto compute_whole = rec.measurement("tile_interval_compute_only_us");
+  const bool compute_measured = compute_whole && std::isfinite(*compute_whole);
+  if (!any && !ring_measured && !compute_measured) return std::nullopt;
   if (graph.has_stage(Stage::v_prep)) p.v_hidden_fraction = p.hidden_fraction[Stage::v_prep];
 
   // The two loads share the ring's slots and the L2: measured apart, each has half the
@@ -84,6 +86,17 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
     p.memory_source = "load_only";
     // Measured whole, the ring needs neither load apart for the II.
     std::erase_if(p.missing, [](Stage s) { return s == Stage::k_load || s == Stage::v_load; });
+  }
+  // The compute side measured whole (a wgmma kernel's compute_only: its consumer warpgroup's
+  // stages and barriers in turn, nothing loaded) stands for the sum of its stages, which misses
+  // their barriers and how they overlap.
+  double& compute = p.busy_us[static_cast<int>(KernelAgent::mma_warps)];
+  p.compute_source = "isolated stages";
+  if (compute_measured) {
+    p.compute_isolated_sum_us = compute;
+    compute = std::max(0.0, *compute_whole);
+    p.compute_source = "compute_only";
+    std::erase_if(p.missing, [&](Stage s) { return agent_of(s, separate) == KernelAgent::mma_warps; });
   }
   // separate_kv: a converter warp waits on the ring and converts in turn.
   double& converter = p.busy_us[static_cast<int>(KernelAgent::converter_warps)];
@@ -149,6 +162,8 @@ nlohmann::json KernelIIPrediction::to_json() const {
           {"tile_tokens", tile_tokens},
           {"busy_us", busy},
           {"memory_source", memory_source},
+          {"compute_source", compute_source},
+          {"compute_isolated_sum_us", number_or_null(compute_isolated_sum_us)},
           {"limiting_agent", std::string(to_string(limiting_agent))},
           {"limiting_stage", std::string(tilepath::to_string(limiting_stage))},
           {"resource", resource},

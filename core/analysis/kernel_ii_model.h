@@ -6,7 +6,9 @@
 //   memory           the ring alone: the load_only kernel's tile interval (K and V
 //                    through the real ring, the kernel's own L2 footprint), else
 //                    k_load + v_load
-//   mma_warps        every per-tile compute stage    (separate_kv: qk, k_bias, softmax, pv, accum)
+//   mma_warps        every per-tile compute stage    (separate_kv: qk, k_bias, softmax, pv, accum),
+//                    or the compute_only kernel's tile interval where it was measured (the
+//                    wgmma kernels' consumer warpgroup: its stages and barriers measured whole)
 //   converter_warps  memory + k_prep + v_prep        (separate_kv only: the converter warps
 //                                                     own the ring, so its waits and their
 //                                                     conversions take turns on one warp)
@@ -45,6 +47,11 @@ struct KernelIIPrediction {
   // "k_load + v_load" (the sum of the two isolated loads, for kernels without a load_only
   // variant).
   std::string memory_source;
+  // Where the mma_warps agent's time comes from: "isolated stages" (their sum) or
+  // "compute_only" (measured whole); with compute_only, the sum of the isolated stages beside
+  // it (NaN when none was measured).
+  std::string compute_source;
+  double compute_isolated_sum_us = NAN;
   KernelAgent limiting_agent = KernelAgent::memory;
   Stage limiting_stage = Stage::k_load;
   // hbm_bandwidth: memory limits at >= 85% of the measured read bandwidth;

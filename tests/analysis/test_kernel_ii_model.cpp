@@ -88,6 +88,44 @@ TEST(KernelIIModel, AWgmmaKernelsIsolatedComputeStagesRunBesideItsRingMeasuredWh
   EXPECT_EQ(p->resource, "mma_warp_issue");
 }
 
+TEST(KernelIIModel, TheComputeMeasuredWholeStandsForTheSumOfItsStages) {
+  CaseRecord r = k8v8_case(TransformMode::k_only);
+  r.op.mma = Mma::wgmma;
+  r.op.k_path = KPath::fp8_qk;
+  r.measurements.push_back({"tile_interval_load_only_us", 1.8, "us"});
+  r.measurements.push_back({"tile_interval_compute_only_us", 2.1, "us"});  // barriers and all: above the sum
+  add(r, Stage::qk, CostMethod::isolated, 0.3);
+  add(r, Stage::softmax, CostMethod::isolated, 0.5);
+  add(r, Stage::pv, CostMethod::isolated, 0.6);
+  // accum not measured apart: the compute measured whole needs none of its stages
+  auto p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->compute_source, "compute_only");
+  EXPECT_DOUBLE_EQ(p->compute_isolated_sum_us, 1.4);
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::mma_warps)], 2.1);
+  EXPECT_TRUE(p->missing.empty());
+  EXPECT_DOUBLE_EQ(p->ii_us, 2.1);
+  EXPECT_EQ(p->limiting_agent, KernelAgent::mma_warps);
+  EXPECT_EQ(p->limiting_stage, Stage::pv);  // the largest stage measured apart
+  EXPECT_NEAR(p->unexplained_us, 0.4, 1e-12);
+  const nlohmann::json j = p->to_json();
+  EXPECT_EQ(j["compute_source"], "compute_only");
+  EXPECT_DOUBLE_EQ(j["compute_isolated_sum_us"].get<double>(), 1.4);
+  // Without the isolated stages the compute measured whole still gives a prediction.
+  r.stage_costs.clear();
+  p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(std::isnan(p->compute_isolated_sum_us));
+  EXPECT_DOUBLE_EQ(p->ii_us, 2.1);
+  // Without it, the mma warps' time is the sum of the stages that were measured.
+  r.measurements.pop_back();
+  add(r, Stage::qk, CostMethod::isolated, 0.3);
+  p = predict_kernel_ii(r);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->compute_source, "isolated stages");
+  EXPECT_DOUBLE_EQ(p->busy_us[static_cast<int>(KernelAgent::mma_warps)], 0.3);
+}
+
 TEST(KernelIIModel, EveryComputeStageSerialisesOnTheMmaWarpsOfAFullModeKernel) {
   CaseRecord r = k8v8_case(TransformMode::full);
   add(r, Stage::k_load, CostMethod::isolated, 0.9);

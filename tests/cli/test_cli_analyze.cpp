@@ -113,6 +113,63 @@ TEST_F(CliAnalyzeTest, AStageWithNoMeasurementIsUnknownNeverZero) {
   EXPECT_NE(text.out.find("unknown stages  accum"), std::string::npos) << text.out;
 }
 
+TEST_F(CliAnalyzeTest, AWgmmaCaseWithItsComputeMeasuredWholeNamesWhatLimitsIt) {
+  // The bundled wgmma case of B=64, S=4096 (its ring measured whole by load_only), given the
+  // compute side a run of the compute_only and isolated kernels would store: first below the
+  // ring, then above it.
+  const std::vector<std::string> wgmma = {"--batch", "64",     "--context", "4096",  "--kv",  "k8v8",    "--k-path",
+                                          "fp8_qk",  "--mode", "k_only",    "--mma", "wgmma", "--cache", "hbm_cold"};
+  const std::string db = copy_of(kBundled, "wgmma.sqlite");
+  long long case_id = 0;
+  {
+    const RunStore store = RunStore::open_read_only(db);
+    OperatingPoint op;
+    op.k_path = KPath::fp8_qk;
+    op.mode = TransformMode::k_only;
+    op.mma = Mma::wgmma;
+    const std::optional<CaseSummary> c = analysis::find_stored_case(store.cases(), op);
+    ASSERT_TRUE(c.has_value());
+    ASSERT_TRUE(c->record.measurement("tile_interval_load_only_us").has_value());
+    case_id = c->case_id;
+  }
+  const auto exec = [&](const std::string& sql) {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+    sqlite3_close(raw);
+  };
+  const std::string id = std::to_string(case_id);
+  exec("INSERT INTO stage_costs (case_id, stage, method, cost_us) VALUES (" + id + ", 'qk', 'isolated', 0.15), (" + id +
+       ", 'softmax', 'isolated', 0.2), (" + id + ", 'pv', 'isolated', 0.14), (" + id + ", 'accum', 'isolated', 0.02);" +
+       "INSERT INTO measurements (case_id, name, value, unit) VALUES (" + id +
+       ", 'tile_interval_compute_only_us', 0.8, 'us')");
+  CliResult r = run_cli(concat({"analyze", "--db", db, "--json"}, wgmma));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json k = json::parse(r.out)["kernel_ii"];
+  ASSERT_TRUE(k.is_object()) << r.out;
+  EXPECT_EQ(k["compute_source"], "compute_only");
+  EXPECT_DOUBLE_EQ(k["busy_us"]["mma_warps"].get<double>(), 0.8);
+  EXPECT_NEAR(k["compute_isolated_sum_us"].get<double>(), 0.51, 1e-12);
+  EXPECT_EQ(k["limiting_agent"], "memory");  // the ring, 1.87 us per tile
+  EXPECT_FALSE(k["ii_is_lower_bound"].get<bool>());
+  CliResult text = run_cli(concat({"analyze", "--db", db}, wgmma));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("the ring (k_load and v_load, measured whole by the load_only kernel)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("mma_warps     0.8 us per tile (measured whole by the compute_only kernel; its isolated "
+                          "stages sum to 0.51 us)"),
+            std::string::npos)
+      << text.out;
+
+  exec("UPDATE measurements SET value = 2.5 WHERE name = 'tile_interval_compute_only_us' AND case_id = " + id);
+  text = run_cli(concat({"analyze", "--db", db}, wgmma));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("the compute (every stage, measured whole by the compute_only kernel; its largest stage "
+                          "softmax) on mma_warps, resource mma_warp_issue"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST_F(CliAnalyzeTest, TheBundledDatabaseIsReadAsItIsAndItsPredictionsListTheirUnknownStages) {
   const RunStore store = RunStore::open_read_only(kBundled);
   EXPECT_GE(store.schema_version(), RunStore::oldest_schema_read_as_is()) << "read-only commands need no upgrade";

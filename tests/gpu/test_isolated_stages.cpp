@@ -204,9 +204,10 @@ TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
 INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaLoadOnly, ::testing::ValuesIn(wgmma_load_only_cases()),
                          [](const ::testing::TestParamInfo<IsolatedCase>& info) { return info.param.label; });
 
-// The isolated stage kernels of the wgmma kernels (WgmmaIsolatedTraits): at D = 128, one per
-// per-tile compute stage of the graph and none for the loads (the load_only kernel measures the
-// ring whole) or q_quant; none at D = 64 or 256. The table lookup needs no device.
+// The compute-side ablations of the wgmma kernels at D = 128: compute_only (WgmmaComputeOnlyTraits)
+// and an isolated kernel (WgmmaIsolatedTraits) per per-tile compute stage of the graph, none for
+// the loads (the load_only kernel measures the ring whole) or q_quant; none at D = 64 or 256, and
+// no compute_only for the mma.sync kernels. The table lookup needs no device.
 namespace {
 
 bool wgmma_isolates(Stage s) {
@@ -248,7 +249,13 @@ class WgmmaIsolatedStages : public IsolatedStages {};
 TEST(WgmmaIsolatedStageTable, EveryComputeStageOfTheGraphAtD128AndNoneElsewhere) {
   for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
     for (int d : {64, 128, 256}) {
-      const OperatingPoint op = wgmma_isolated_op(kv, path, mode, d);
+      OperatingPoint op = wgmma_isolated_op(kv, path, mode, d);
+      const Ablation compute_only{AblationKind::compute_only, -1};
+      EXPECT_EQ(decode_variant_available(decode_shape_args(op, op.splits), compute_only), d == 128)
+          << to_string(kv) << " " << to_string(path) << " " << to_string(mode) << " D=" << d;
+      op.mma = Mma::mma_sync;
+      EXPECT_FALSE(decode_variant_available(decode_shape_args(op, op.splits), compute_only)) << "mma.sync";
+      op.mma = Mma::wgmma;
       const DecodeArgs args = decode_shape_args(op, op.splits);
       const StageGraph graph = StageGraph::build(op);
       for (int s = 0; s < TP_STAGE_COUNT; ++s) {
@@ -263,7 +270,7 @@ TEST(WgmmaIsolatedStageTable, EveryComputeStageOfTheGraphAtD128AndNoneElsewhere)
   }
 }
 
-TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAtTheRealKernelsOccupancy) {
+TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAndTheComputeWholeAtTheRealKernelsOccupancy) {
   const OperatingPoint& op = GetParam().op;
   ASSERT_NO_THROW(op.validate());
   const HostDecodeCase host = make_host_case(op, /*seed=*/13, /*allow_tiling=*/false, kTileAboveHostBytes);
@@ -292,6 +299,21 @@ TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAtTheRealKernelsOccupancy) {
     ++launched;
   }
   EXPECT_GE(launched, 4) << "qk, softmax, pv and accum at least";
+
+  // compute_only: the real consumer over zeroed slots, so S = 0, P = 1 per token and O = 0: every
+  // output (poisoned first) written as 0 through the split partials and combine.
+  const std::size_t outputs = std::size_t(op.batch) * op.q_heads * op.head_dim;
+  ASSERT_EQ(cudaMemsetAsync(args.out, 0xFF, outputs * sizeof(std::uint16_t), stream), cudaSuccess);  // NaN poison
+  KernelInfo info;
+  ASSERT_EQ(launch_decode(args, Ablation{AblationKind::compute_only, -1}, stream, &info), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the compute_only kernel did not finish cleanly";
+  EXPECT_EQ(std::string(info.name), std::string(real.name) + "_compute_only");
+  expect_real_kernels_geometry(info, real, real_ctas_per_sm);
+  std::vector<std::uint16_t> out(outputs);
+  ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  std::size_t nonzero = 0;
+  for (std::uint16_t v : out) nonzero += (v & 0x7FFFu) != 0;  // +0 or -0
+  EXPECT_EQ(nonzero, 0u) << "of " << outputs << " outputs";
   cudaStreamDestroy(stream);
 }
 

@@ -82,9 +82,14 @@ TEST(TileInterval, SlopeOverTwoContextsPerWave) {
   a.load_only_us = 90;
   a.load_only_partner_us = 50;
   EXPECT_DOUBLE_EQ(load_only_interval_us(a, g), 40.0 / (2 * 10));
+  EXPECT_TRUE(std::isnan(compute_only_interval_us(a, g)));  // not measured
+  a.compute_only_us = 70;
+  a.compute_only_partner_us = 46;
+  EXPECT_DOUBLE_EQ(compute_only_interval_us(a, g), 24.0 / (2 * 10));
   g.tiles_partner = 20;  // no change in tiles: no slope
   EXPECT_TRUE(std::isnan(tile_interval_us(a, g)));
   EXPECT_TRUE(std::isnan(load_only_interval_us(a, g)));
+  EXPECT_TRUE(std::isnan(compute_only_interval_us(a, g)));
 }
 
 TEST(TileInterval, ALongerPartnerGivesTheSameSlope) {

@@ -3,8 +3,8 @@
 //                    it is or E4M3 V converted to F16 in registers (full)
 //   K8/V16           QK on QGMMA (fp8_qk) or HGMMA with K converted in registers (transform
 //                    full); PV on HGMMA (BF16)
-// D = 64, 128 and 256; their load_only kernels are in decode_wgmma_load_only.cu, the isolated
-// kernels of their compute stages at D = 128 in decode_wgmma_isolated_16bit.cu.
+// D = 64, 128 and 256; their load_only kernels are in decode_wgmma_load_only.cu, their
+// compute_only and isolated compute stages at D = 128 in decode_wgmma_compute_ablations_16bit.cu.
 #include "backends/cuda/kernels/wgmma_launch.cuh"
 
 namespace tilepath::cuda::kernels {

@@ -1,7 +1,7 @@
 // K8/V8 with wgmma (mma = wgmma): QK on QGMMA (fp8_qk) or HGMMA with K converted in registers
 // (transform), PV on QGMMA (k_only) or HGMMA (full), K and V by TMA (decode_wgmma.cuh).
-// D = 64, 128 and 256; their load_only kernels are in decode_wgmma_load_only.cu, the isolated
-// kernels of their compute stages at D = 128 in decode_wgmma_isolated_k8v8.cu.
+// D = 64, 128 and 256; their load_only kernels are in decode_wgmma_load_only.cu, their
+// compute_only and isolated compute stages at D = 128 in decode_wgmma_compute_ablations_k8v8.cu.
 #include "backends/cuda/kernels/wgmma_launch.cuh"
 
 namespace tilepath::cuda::kernels {

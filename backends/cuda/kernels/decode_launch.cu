@@ -46,8 +46,8 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_isolated_two_head_variants(t);
     kernels::append_isolated_prebias_transform_variants(t);
     kernels::append_isolated_prebias_fp8qk_variants(t);
-    kernels::append_wgmma_isolated_k8v8_variants(t);
-    kernels::append_wgmma_isolated_16bit_variants(t);
+    kernels::append_wgmma_compute_ablation_k8v8_variants(t);
+    kernels::append_wgmma_compute_ablation_16bit_variants(t);
     return t;
   }();
   return table;
@@ -91,7 +91,8 @@ const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablatio
   return find_variant(args, ablation, 1);
 }
 
-// "decode_k8v8_transform_full_d128" (+ "_remove_qk", "_twice_pv", "_isolate_softmax", "_load_only");
+// "decode_k8v8_transform_full_d128" (+ "_remove_qk", "_twice_pv", "_isolate_softmax", "_load_only",
+// "_compute_only");
 // static storage.
 const char* variant_name(const VariantEntry& e) {
   static std::map<const VariantEntry*, std::string> names;
@@ -108,6 +109,8 @@ const char* variant_name(const VariantEntry& e) {
     n += TP_NAME_OF(tp_stage_names, e.ablated_stage);
   } else if (e.ablation == AblationKind::load_only) {
     n += "_load_only";
+  } else if (e.ablation == AblationKind::compute_only) {
+    n += "_compute_only";
   }
   return names.emplace(&e, std::move(n)).first->second.c_str();
 }

@@ -43,6 +43,7 @@ struct WgmmaLayout {
   static constexpr bool kLoadOnly = false;  // WgmmaLoadOnlyTraits
   static constexpr bool kIsolated = false;  // WgmmaIsolatedTraits
   static constexpr int kIsolatedStage = -1;
+  static constexpr bool kComputeOnly = false;  // WgmmaComputeOnlyTraits
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
@@ -146,6 +147,22 @@ struct WgmmaIsolatedTraits : WgmmaTraits<KO, VO, kD> {
   static_assert(kStage != TP_STAGE_V_PREP || VO == VOperand::fp8_convert,
                 "v_prep: E4M3 V converted to F16 (k_only's transpose is part of pv; BF16 V has none)");
 };
+
+// The compute_only ablation of WgmmaTraits<KO, VO, kD>: the consumer warpgroup's whole per-tile
+// work (qk -> softmax -> v_prep -> pv -> accum, with its barriers) over ring slots zeroed once
+// and never loaded, without waiting for a slot to land or releasing it; the producer warp loads
+// nothing. Its slope is the compute side's own tile interval, as load_only's is the ring's.
+template <KOperand KO, VOperand VO, int kD>
+struct WgmmaComputeOnlyTraits : WgmmaTraits<KO, VO, kD> {
+  static constexpr bool kComputeOnly = true;
+};
+
+// Whether the producer warp fills the ring (not in the isolated stages and compute_only, whose
+// consumers walk slots zeroed once).
+template <class T>
+constexpr bool wgmma_loads_ring() {
+  return !T::kIsolated && !T::kComputeOnly;
+}
 
 // Kernel parameters: the mma.sync kernel's, and the tensor maps of the K and V page pools
 // (dims innermost first: the bytes of kHeadsPerRow heads' rows, row of kv heads, slot in page,
@@ -821,7 +838,9 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       const int slot = tile % T::kStages;
       const int valid = min(T::kTileTokens, w.end - (w.begin + T::kTileTokens * tile));
       TP_NOW(land_wait);
-      mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+      if constexpr (!T::kComputeOnly) {
+        mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+      }
       TP_ADD(0, land_wait, 0);
       TP_NOW(landed);
       if (tile == 0) TP_TRACE(4);
@@ -844,7 +863,9 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       VFragment v[T::kMBlocks][2];
       wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
       __syncwarp();
-      if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
+      if constexpr (!T::kComputeOnly) {
+        if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
+      }
       TP_ADD(5, softmax_done, 0);
       TP_NOW(released);
 #pragma unroll
@@ -963,7 +984,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   }
 #endif
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
-  if constexpr (T::kIsolated) wgmma_zero_tile_memory<T>(sm.base);
+  if constexpr (!wgmma_loads_ring<T>()) wgmma_zero_tile_memory<T>(sm.base);
   if (threadIdx.x < T::kStages) {
     mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
     // one arrive per consumer warp that reads the slot: every kv head's warpgroup
@@ -975,7 +996,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   if (warp == kConsumers) TP_START_WHEN(3, true);
 #endif
   if (warp == kConsumers) {
-    if constexpr (!T::kIsolated) wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
+    if constexpr (wgmma_loads_ring<T>()) wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
   } else {
     wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }

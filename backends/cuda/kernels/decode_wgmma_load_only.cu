@@ -1,8 +1,8 @@
 // The load_only ablation of every wgmma kernel (decode_wgmma.cuh, WgmmaLoadOnlyTraits): the same
 // CTA, TMA ring, prologue and epilogue with no per-tile compute, at every head dim. Its latency
 // beside the full kernel's splits a wgmma case into the stream through the kernel's own
-// geometry and the compute the ring does not hide. Their compute stages have isolated kernels
-// at D = 128 (decode_wgmma_isolated_*.cu); at D = 64 and 256 the ring is all that is measured.
+// geometry and the compute the ring does not hide. At D = 128 their compute side is measured too
+// (decode_wgmma_compute_ablations_*.cu); at D = 64 and 256 the ring is all that is measured.
 #include "backends/cuda/kernels/wgmma_launch.cuh"
 
 namespace tilepath::cuda::kernels {

@@ -15,8 +15,8 @@
 #    bias's scores q.RoPE_t(b) (they change with t, so softmax does not cancel them), with
 #    two constant tables (backends/cuda/bias_rotation_tables.h) the host uploads.
 #  - The mma.sync ablation variants exist at head_dim 128 only (the wgmma kernels have a
-#    load_only at every head dim and isolated stages at 128, decode_wgmma_isolated_*.cu, and no
-#    remove or twice); k_prep ablations only for the
+#    load_only at every head dim and, at 128, a compute_only and isolated compute stages,
+#    decode_wgmma_compute_ablations_*.cu; no remove or twice); k_prep ablations only for the
 #    transform K path, v_prep ablations only for FP8 V. The isolated stage kernels
 #    (decode_isolated_*.cu) run one stage alone at the real kernel's CTAs per SM.
 set(TILEPATH_CUDA_KERNEL_SOURCES
@@ -40,5 +40,5 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_two_heads.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_prebias_transform.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_prebias_fp8qk.cu
-    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_isolated_k8v8.cu
-    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_isolated_16bit.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_compute_ablations_k8v8.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_compute_ablations_16bit.cu)

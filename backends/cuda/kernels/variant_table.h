@@ -52,8 +52,9 @@ void append_isolated_k8v8_fp8qk_variants(std::vector<VariantEntry>& out);
 void append_isolated_two_head_variants(std::vector<VariantEntry>& out);
 void append_isolated_prebias_transform_variants(std::vector<VariantEntry>& out);
 void append_isolated_prebias_fp8qk_variants(std::vector<VariantEntry>& out);
-// The isolated stage kernels of the one-head wgmma kernels at D = 128 (decode_wgmma_isolated_*.cu).
-void append_wgmma_isolated_k8v8_variants(std::vector<VariantEntry>& out);
-void append_wgmma_isolated_16bit_variants(std::vector<VariantEntry>& out);
+// The compute_only and isolated stage kernels of the one-head wgmma kernels at D = 128
+// (decode_wgmma_compute_ablations_*.cu).
+void append_wgmma_compute_ablation_k8v8_variants(std::vector<VariantEntry>& out);
+void append_wgmma_compute_ablation_16bit_variants(std::vector<VariantEntry>& out);
 
 }  // namespace tilepath::cuda::kernels

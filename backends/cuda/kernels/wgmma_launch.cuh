@@ -214,26 +214,33 @@ using WgmmaKernelTraits =
     std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraitsOf<KO, VO, kD, kCta>,
                        WgmmaFullTraitsOf<KO, VO, kD, kCta>>;
 
-// The variant table's entry of the wgmma kernel of (KO, VO, kD), or of its load_only ablation.
-template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none,
-          WgmmaCta kCta = WgmmaCta::one_head>
-VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
-  static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
-                "the wgmma kernels have no remove or twice ablations; isolate: wgmma_isolated_entry");
-  using T = WgmmaKernelTraits<KO, VO, kD, kAblation, kCta>;
+// The variant table's entry of the kernel of traits T: a wgmma kernel of (kv, path, mode) or one
+// of its ablations (kind, and the isolated stage or -1).
+template <class T>
+VariantEntry wgmma_entry_of(int kv_dtype, int k_path, int mode, AblationKind kind, int stage) {
   VariantEntry e{};
   e.kv_dtype = kv_dtype;
   e.k_path = k_path;
   e.mode = mode;
-  e.head_dim = kD;
-  e.ablation = kAblation;
-  e.ablated_stage = -1;
+  e.head_dim = T::kHeadDim;
+  e.ablation = kind;
+  e.ablated_stage = stage;
   e.kv_heads_per_cta = T::kKvHeadsPerCta;
   e.k_repr = TP_KREPR_PLAIN;
   e.launch = &launch_wgmma<T>;
   e.mma = kMmaWgmma;
   e.resources = &wgmma_resources<T>;
   return e;
+}
+
+// The variant table's entry of the wgmma kernel of (KO, VO, kD), or of its load_only ablation.
+template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none,
+          WgmmaCta kCta = WgmmaCta::one_head>
+VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
+  static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
+                "the wgmma kernels have no remove or twice ablations; isolate and compute_only: "
+                "append_wgmma_compute_ablations");
+  return wgmma_entry_of<WgmmaKernelTraits<KO, VO, kD, kAblation, kCta>>(kv_dtype, k_path, mode, kAblation, -1);
 }
 
 // The wgmma kernels of one dtype family at head dim kD (kAblation: none for the kernels
@@ -251,29 +258,21 @@ void append_k8v8_wgmma_entries(std::vector<VariantEntry>& out) {
       TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
 }
 
-// The variant table's entries of the isolated stage kernels of the one-head D = 128 wgmma kernel
-// of (KO, VO) (WgmmaIsolatedTraits): every per-tile compute stage of its stage graph. k_load and
-// v_load have none (the load_only kernel measures the ring whole), nor has q_quant (once per step).
+// The isolated kernel of compute stage kStage of the one-head D = 128 wgmma kernel of (KO, VO).
 template <KOperand KO, VOperand VO, int kStage>
 VariantEntry wgmma_isolated_entry(int kv_dtype, int k_path, int mode) {
-  using T = WgmmaIsolatedTraits<KO, VO, 128, kStage>;
-  VariantEntry e{};
-  e.kv_dtype = kv_dtype;
-  e.k_path = k_path;
-  e.mode = mode;
-  e.head_dim = 128;
-  e.ablation = AblationKind::isolate;
-  e.ablated_stage = kStage;
-  e.kv_heads_per_cta = T::kKvHeadsPerCta;
-  e.k_repr = TP_KREPR_PLAIN;
-  e.launch = &launch_wgmma<T>;
-  e.mma = kMmaWgmma;
-  e.resources = &wgmma_resources<T>;
-  return e;
+  return wgmma_entry_of<WgmmaIsolatedTraits<KO, VO, 128, kStage>>(kv_dtype, k_path, mode, AblationKind::isolate,
+                                                                  kStage);
 }
 
+// The compute-side ablations of the one-head D = 128 wgmma kernel of (KO, VO): its compute_only
+// (WgmmaComputeOnlyTraits) and the isolated kernel of every per-tile compute stage of its graph
+// (WgmmaIsolatedTraits). k_load and v_load have no isolated kernels (the load_only kernel measures
+// the ring whole), nor has q_quant (once per step).
 template <KOperand KO, VOperand VO>
-void append_wgmma_isolated_entries(std::vector<VariantEntry>& out, int kv_dtype, int k_path, int mode) {
+void append_wgmma_compute_ablations(std::vector<VariantEntry>& out, int kv_dtype, int k_path, int mode) {
+  out.push_back(
+      wgmma_entry_of<WgmmaComputeOnlyTraits<KO, VO, 128>>(kv_dtype, k_path, mode, AblationKind::compute_only, -1));
   if constexpr (KO == KOperand::fp8_convert)  // transform: K converted in registers
     out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_K_PREP>(kv_dtype, k_path, mode));
   out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_QK>(kv_dtype, k_path, mode));

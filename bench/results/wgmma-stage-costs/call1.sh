@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One device call: the wgmma kernels' isolated compute stages (D = 128) checked, then timed.
-#   1. the GPU tests of every ablation table and launch (the wgmma isolated kernels' stages,
-#      geometry and occupancy; the wgmma load_only kernels; the mma.sync isolated kernels, whose
-#      lookup now refuses a one-head ablation of a two-head kernel)
-#   2. compute-sanitizer memcheck and racecheck on the wgmma isolated kernels' tests
+# One device call: the wgmma kernels' compute side (D = 128) checked, then timed.
+#   1. the GPU tests of every ablation table and launch: the wgmma compute_only (geometry,
+#      occupancy, its zero output) and isolated kernels, the wgmma load_only kernels, the mma.sync
+#      isolated kernels (whose lookup now refuses a one-head ablation of a two-head kernel)
+#   2. compute-sanitizer memcheck and racecheck on the wgmma compute-side ablations' tests
 #   3. bench/wgmma-stage-costs.json and bench/wgmma-stage-costs-16bit.json with stage costs,
 #      cold, into one database ($OUT/work/h200-sweep.sqlite), for `tilepath analyze` and
 #      `tilepath model ii` on the build machine
