@@ -130,15 +130,22 @@ def db_cases(con, batch, context, kv):
 
 
 def limit_cell(c, tile_interval):
-    """The limiting stage (agent) of a case's stored prediction; without one, the ring measured whole
-    (the kernel II model's lower bound) against the measured tile interval; else absent."""
+    """What limits a case's tile interval. A wgmma case with its ring measured whole: the kernel II
+    model's sides (the ring, and the compute where compute_only measured it) against the measured
+    interval; the design note's model would set its compute stages on agents of their own, which
+    the kernel's one consumer warpgroup is not. Else the limiting stage (agent) of the stored
+    prediction, or absent."""
+    ring = c["m"].get("tile_interval_load_only_us")
+    if c.get("mma") == "wgmma" and ring is not None:
+        share = lambda x: f" = {f(100 * x / tile_interval, 0)}% of the interval" if tile_interval else ""
+        compute = c["m"].get("tile_interval_compute_only_us")
+        if compute is None:
+            return f"the ring alone {f(ring, 3)} us/tile{share(ring)} (memory; compute not measured apart)"
+        side = "the ring (memory)" if ring >= compute else "the compute (consumer warpgroup)"
+        return (f"{side}: ring {f(ring, 3)}, compute {f(compute, 3)} us/tile, the larger{share(max(ring, compute))}")
     if c.get("limiting_stage"):
         return f"{c['limiting_stage']} ({c.get('limiting_agent') or ABSENT})"
-    ring = c["m"].get("tile_interval_load_only_us")
-    if ring is None:
-        return f"{ABSENT} ({ABSENT})"
-    share = f" = {f(100 * ring / tile_interval, 0)}% of the interval" if tile_interval else ""
-    return f"the ring alone {f(ring, 3)} us/tile{share} (memory; compute not measured apart)"
+    return f"{ABSENT} ({ABSENT})"
 
 
 def peer_shape_label(p):
@@ -1243,9 +1250,10 @@ def main():
       "*tile interval* is the measured slope. *Load-only* is the sweep's load-only ablation kernel at the same "
       "shape (`latency_load_only_us`), i.e. what the K/V stream alone takes. *Steady state* = waves x tiles per CTA "
       "x tile interval; *outside the loop* = latency - steady state (ramp-up, tail, launches, combine). "
-      "A case without stage costs but with its ring measured whole (the wgmma cases, measured before their "
-      "isolated compute stages existed) names the ring with its interval per tile (`tile_interval_load_only_us`), the kernel "
-      "II model's lower bound (docs/stage-model.md): what the tile interval has beyond it is the compute's (where the "
+      "A wgmma case names the kernel II model's sides instead (docs/stage-model.md): the ring measured whole "
+      "(`tile_interval_load_only_us`) and, where its `compute_only` kernel ran, the compute measured whole "
+      "(`tile_interval_compute_only_us`). With the ring alone (the bundled wgmma cases, measured before the compute "
+      "ablations existed) that is a lower bound: what the tile interval has beyond it is the compute's (where the "
       "kernel splits, the ring alone can be slower than the whole kernel: not understood, docs/perf-notes.md).")
     w("")
     kr = []
