@@ -273,22 +273,20 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
         storage.add_metric("latency_" + label + "_us", median, "us");
       }
     }
-    if (has_load_only) {
-      report(0.8, "load_only");
-      latencies.load_only_us = time_variant(load_only, "load_only").median_us;
-      storage.add_metric("latency_load_only_us", latencies.load_only_us, "us");
-      // K and V streaming together with no compute: the memory side's own tile interval.
-      const double load_interval = load_only_interval_us(latencies, geometry);
-      if (std::isfinite(load_interval)) storage.add_metric("tile_interval_load_only_us", load_interval, "us");
-    }
-    if (has_compute_only) {
-      report(0.82, "compute_only");
-      latencies.compute_only_us = time_variant(compute_only, "compute_only").median_us;
-      storage.add_metric("latency_compute_only_us", latencies.compute_only_us, "us");
-      // Every compute stage in turn with no ring to wait for: the compute side's own tile interval.
-      const double compute_interval = compute_only_interval_us(latencies, geometry);
-      if (std::isfinite(compute_interval)) storage.add_metric("tile_interval_compute_only_us", compute_interval, "us");
-    }
+    // One side of the kernel measured whole: its latency and its slope per tile.
+    const auto time_side = [&](const Ablation& ablation, const std::string& name, double& latency,
+                               double (*interval_of)(const AblationLatencies&, const TileGeometry&), double progress) {
+      report(progress, name.c_str());
+      latency = time_variant(ablation, name).median_us;
+      storage.add_metric("latency_" + name + "_us", latency, "us");
+      const double interval = interval_of(latencies, geometry);
+      if (std::isfinite(interval)) storage.add_metric("tile_interval_" + name + "_us", interval, "us");
+    };
+    // K and V streaming together with no compute: the memory side's own tile interval.
+    if (has_load_only) time_side(load_only, "load_only", latencies.load_only_us, load_only_interval_us, 0.8);
+    // Every compute stage in turn with no ring to wait for: the compute side's own tile interval.
+    if (has_compute_only)
+      time_side(compute_only, "compute_only", latencies.compute_only_us, compute_only_interval_us, 0.82);
     for (int stage : kIsolatedTileStages) {
       const Ablation isolate{AblationKind::isolate, stage};
       // Only with its partner-context run: an isolated cost is the slope of the two.

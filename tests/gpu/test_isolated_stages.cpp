@@ -85,6 +85,20 @@ void expect_real_kernels_geometry(const KernelInfo& info, const KernelInfo& real
   EXPECT_EQ(ctas_per_sm(info), real_ctas_per_sm) << info.name << " beside " << real.name;
 }
 
+// Launches `ablation` over outputs poisoned with NaN; *nonzero: how many outputs are then not
+// zero (+0 or -0). An ablation that computes nothing, or zeros only, leaves none.
+void launch_over_poisoned_outputs(const DecodeArgs& args, const OperatingPoint& op, const Ablation& ablation,
+                                  cudaStream_t stream, KernelInfo* info, std::size_t* nonzero) {
+  const std::size_t outputs = std::size_t(op.batch) * op.q_heads * op.head_dim;
+  ASSERT_EQ(cudaMemsetAsync(args.out, 0xFF, outputs * sizeof(std::uint16_t), stream), cudaSuccess);
+  ASSERT_EQ(launch_decode(args, ablation, stream, info), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the ablation did not finish cleanly";
+  std::vector<std::uint16_t> out(outputs);
+  ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  *nonzero = 0;
+  for (std::uint16_t v : out) *nonzero += (v & 0x7FFFu) != 0;
+}
+
 }  // namespace
 
 TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
@@ -186,18 +200,12 @@ TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const Ablation load_only{AblationKind::load_only, -1};
   ASSERT_TRUE(decode_variant_available(args, load_only)) << "no load_only kernel beside " << real.name;
-  const std::size_t outputs = std::size_t(op.batch) * op.q_heads * op.head_dim;
-  ASSERT_EQ(cudaMemsetAsync(args.out, 0xFF, outputs * sizeof(std::uint16_t), stream), cudaSuccess);  // NaN poison
   KernelInfo info;
-  ASSERT_EQ(launch_decode(args, load_only, stream, &info), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::size_t nonzero = 0;
+  ASSERT_NO_FATAL_FAILURE(launch_over_poisoned_outputs(args, op, load_only, stream, &info, &nonzero));
   EXPECT_EQ(std::string(info.name), std::string(real.name) + "_load_only");
   expect_real_kernels_geometry(info, real, ctas_per_sm(real));
-  std::vector<std::uint16_t> out(outputs);
-  ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
-  std::size_t nonzero = 0;
-  for (std::uint16_t v : out) nonzero += v != 0;
-  EXPECT_EQ(nonzero, 0u) << "of " << outputs << " outputs (BF16 zeros expected: no compute ran)";
+  EXPECT_EQ(nonzero, 0u) << "BF16 zeros expected: no compute ran";
   cudaStreamDestroy(stream);
 }
 
@@ -301,19 +309,14 @@ TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAndTheComputeWholeAtTheRealKer
   EXPECT_GE(launched, 4) << "qk, softmax, pv and accum at least";
 
   // compute_only: the real consumer over zeroed slots, so S = 0, P = 1 per token and O = 0: every
-  // output (poisoned first) written as 0 through the split partials and combine.
-  const std::size_t outputs = std::size_t(op.batch) * op.q_heads * op.head_dim;
-  ASSERT_EQ(cudaMemsetAsync(args.out, 0xFF, outputs * sizeof(std::uint16_t), stream), cudaSuccess);  // NaN poison
+  // output written as 0 through the split partials and combine.
   KernelInfo info;
-  ASSERT_EQ(launch_decode(args, Ablation{AblationKind::compute_only, -1}, stream, &info), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the compute_only kernel did not finish cleanly";
+  std::size_t nonzero = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      launch_over_poisoned_outputs(args, op, Ablation{AblationKind::compute_only, -1}, stream, &info, &nonzero));
   EXPECT_EQ(std::string(info.name), std::string(real.name) + "_compute_only");
   expect_real_kernels_geometry(info, real, real_ctas_per_sm);
-  std::vector<std::uint16_t> out(outputs);
-  ASSERT_EQ(cudaMemcpy(out.data(), args.out, outputs * sizeof(std::uint16_t), cudaMemcpyDeviceToHost), cudaSuccess);
-  std::size_t nonzero = 0;
-  for (std::uint16_t v : out) nonzero += (v & 0x7FFFu) != 0;  // +0 or -0
-  EXPECT_EQ(nonzero, 0u) << "of " << outputs << " outputs";
+  EXPECT_EQ(nonzero, 0u) << "zeros expected: O = 0 over zeroed tiles";
   cudaStreamDestroy(stream);
 }
 
