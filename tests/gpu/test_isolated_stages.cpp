@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/decode_inputs.h"
 #include "backends/cuda/decode_launch.h"
@@ -56,14 +58,6 @@ std::vector<IsolatedCase> isolated_cases() {
   return cases;
 }
 
-class IsolatedStages : public ::testing::TestWithParam<IsolatedCase> {
- protected:
-  void SetUp() override {
-    const std::string reason = test::no_cuda_device_reason();
-    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;
-  }
-};
-
 int ctas_per_sm(const KernelInfo& info) {
   int blocks = 0;
   EXPECT_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, info.func, int(info.block.x * info.block.y),
@@ -71,6 +65,34 @@ int ctas_per_sm(const KernelInfo& info) {
             cudaSuccess);
   return blocks;
 }
+
+class IsolatedStages : public ::testing::TestWithParam<IsolatedCase> {
+ protected:
+  void SetUp() override {
+    const std::string reason = test::no_cuda_device_reason();
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  // The case's inputs uploaded and its real kernel launched once: args_, real_ and its CTAs per SM.
+  void launch_real_kernel(const OperatingPoint& op, std::uint64_t seed,
+                          numerics::KeyDistribution keys = numerics::KeyDistribution::gaussian) {
+    ASSERT_NO_THROW(op.validate());
+    const HostDecodeCase host = make_host_case(op, seed, /*allow_tiling=*/false, kTileAboveHostBytes, keys);
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+    inputs_.upload(host, op.splits, stream_, args_);
+    ASSERT_EQ(launch_decode(args_, Ablation{}, stream_, &real_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    real_ctas_per_sm_ = ctas_per_sm(real_);
+    ASSERT_GT(real_ctas_per_sm_, 0);
+  }
+  cudaStream_t stream_ = nullptr;
+  DeviceDecodeInputs inputs_;
+  DecodeArgs args_;
+  KernelInfo real_;
+  int real_ctas_per_sm_ = 0;
+};
 
 // An ablation kernel launched as the real kernel was: the same grid, block, tile and CTAs per
 // SM, its shared memory the real kernel's or more (padded where fewer registers would let more
@@ -103,21 +125,12 @@ void launch_over_poisoned_outputs(const DecodeArgs& args, const OperatingPoint& 
 
 TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
   const OperatingPoint& op = GetParam().op;
-  ASSERT_NO_THROW(op.validate());
-  const numerics::KeyDistribution keys =
-      op.k_repr == KRepr::prebias ? numerics::KeyDistribution::qwen_bias : numerics::KeyDistribution::gaussian;
-  const HostDecodeCase host = make_host_case(op, /*seed=*/7, /*allow_tiling=*/false, kTileAboveHostBytes, keys);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  DeviceDecodeInputs inputs;
-  DecodeArgs args;
-  inputs.upload(host, op.splits, stream, args);
-
-  KernelInfo real;
-  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  const int real_ctas_per_sm = ctas_per_sm(real);
-  ASSERT_GT(real_ctas_per_sm, 0);
+  ASSERT_NO_FATAL_FAILURE(launch_real_kernel(
+      op, /*seed=*/7,
+      op.k_repr == KRepr::prebias ? numerics::KeyDistribution::qwen_bias : numerics::KeyDistribution::gaussian));
+  const DecodeArgs& args = args_;
+  const KernelInfo& real = real_;
+  cudaStream_t stream = stream_;
 
   const StageGraph graph = StageGraph::build(op);
   for (int s = 0; s < TP_STAGE_COUNT; ++s) {
@@ -141,9 +154,8 @@ TEST_P(IsolatedStages, EveryStageOfTheGraphAloneAtTheRealKernelsOccupancy) {
     EXPECT_EQ(std::string(info.name).find("_kvh2") != std::string::npos,
               std::string(real.name).find("_kvh2") != std::string::npos)
         << info.name << " beside " << real.name;
-    expect_real_kernels_geometry(info, real, real_ctas_per_sm);
+    expect_real_kernels_geometry(info, real, real_ctas_per_sm_);
   }
-  cudaStreamDestroy(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllD128Variants, IsolatedStages, ::testing::ValuesIn(isolated_cases()),
@@ -154,23 +166,31 @@ INSTANTIATE_TEST_SUITE_P(AllD128Variants, IsolatedStages, ::testing::ValuesIn(is
 // a ring that wraps and of ragged lengths, then stores zeros and no NaN.
 namespace {
 
+// A wgmma case of Hq/Hk 32/8, page 16, ragged lengths (the longest first).
+OperatingPoint wgmma_test_op(KvDtype kv, KPath path, TransformMode mode, int head_dim, std::vector<int> lengths,
+                             int splits) {
+  OperatingPoint op;
+  op.batch = static_cast<int>(lengths.size());
+  op.q_heads = 32;
+  op.kv_heads = 8;
+  op.head_dim = head_dim;
+  op.page_size = 16;
+  op.kv = kv;
+  op.k_path = path;
+  op.mode = mode;
+  op.mma = Mma::wgmma;
+  op.context = lengths.front();
+  op.context_lengths = std::move(lengths);
+  op.splits = splits;
+  return op;
+}
+
 std::vector<IsolatedCase> wgmma_load_only_cases() {
   std::vector<IsolatedCase> cases;
   for (const auto& [kv, path, mode] : test::kWgmmaVariants) {
     for (int d : {64, 128, 256}) {
-      OperatingPoint op;
-      op.batch = 3;
-      op.q_heads = 32;
-      op.kv_heads = 8;
-      op.head_dim = d;
-      op.page_size = 16;
-      op.kv = kv;
-      op.k_path = path;
-      op.mode = mode;
-      op.mma = Mma::wgmma;
-      op.context = 8192;
-      op.context_lengths = {8192, 5001, 33};  // 128 tiles in one CTA: the ring wraps
-      op.splits = 1;
+      // 128 tiles in one CTA: the ring wraps
+      OperatingPoint op = wgmma_test_op(kv, path, mode, d, {8192, 5001, 33}, /*splits=*/1);
       std::ostringstream name;
       name << to_string(kv) << "_" << to_string(path) << "_" << to_string(mode) << "_d" << d;
       cases.push_back({name.str(), op});
@@ -187,26 +207,15 @@ class WgmmaLoadOnly : public IsolatedStages {};
 
 TEST_P(WgmmaLoadOnly, RunsAtTheRealKernelsOccupancyAndStoresZeros) {
   const OperatingPoint& op = GetParam().op;
-  ASSERT_NO_THROW(op.validate());
-  const HostDecodeCase host = make_host_case(op, /*seed=*/11, /*allow_tiling=*/false, kTileAboveHostBytes);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  DeviceDecodeInputs inputs;
-  DecodeArgs args;
-  inputs.upload(host, op.splits, stream, args);
-
-  KernelInfo real;
-  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE(launch_real_kernel(op, /*seed=*/11));
   const Ablation load_only{AblationKind::load_only, -1};
-  ASSERT_TRUE(decode_variant_available(args, load_only)) << "no load_only kernel beside " << real.name;
+  ASSERT_TRUE(decode_variant_available(args_, load_only)) << "no load_only kernel beside " << real_.name;
   KernelInfo info;
   std::size_t nonzero = 0;
-  ASSERT_NO_FATAL_FAILURE(launch_over_poisoned_outputs(args, op, load_only, stream, &info, &nonzero));
-  EXPECT_EQ(std::string(info.name), std::string(real.name) + "_load_only");
-  expect_real_kernels_geometry(info, real, ctas_per_sm(real));
+  ASSERT_NO_FATAL_FAILURE(launch_over_poisoned_outputs(args_, op, load_only, stream_, &info, &nonzero));
+  EXPECT_EQ(std::string(info.name), std::string(real_.name) + "_load_only");
+  expect_real_kernels_geometry(info, real_, real_ctas_per_sm_);
   EXPECT_EQ(nonzero, 0u) << "BF16 zeros expected: no compute ran";
-  cudaStreamDestroy(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaLoadOnly, ::testing::ValuesIn(wgmma_load_only_cases()),
@@ -223,21 +232,9 @@ bool wgmma_isolates(Stage s) {
          s == Stage::accum;
 }
 
+// A ring that wraps, a ragged last tile, a CTA of one tile, split partials.
 OperatingPoint wgmma_isolated_op(KvDtype kv, KPath path, TransformMode mode, int head_dim) {
-  OperatingPoint op;
-  op.batch = 3;
-  op.q_heads = 32;
-  op.kv_heads = 8;
-  op.head_dim = head_dim;
-  op.page_size = 16;
-  op.kv = kv;
-  op.k_path = path;
-  op.mode = mode;
-  op.mma = Mma::wgmma;
-  op.context = 4096;
-  op.context_lengths = {4096, 1001, 33};  // a ring that wraps, a ragged last tile, a CTA of one tile
-  op.splits = 2;
-  return op;
+  return wgmma_test_op(kv, path, mode, head_dim, {4096, 1001, 33}, /*splits=*/2);
 }
 
 std::vector<IsolatedCase> wgmma_isolated_cases() {
@@ -280,19 +277,11 @@ TEST(WgmmaIsolatedStageTable, EveryComputeStageOfTheGraphAtD128AndNoneElsewhere)
 
 TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAndTheComputeWholeAtTheRealKernelsOccupancy) {
   const OperatingPoint& op = GetParam().op;
-  ASSERT_NO_THROW(op.validate());
-  const HostDecodeCase host = make_host_case(op, /*seed=*/13, /*allow_tiling=*/false, kTileAboveHostBytes);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  DeviceDecodeInputs inputs;
-  DecodeArgs args;
-  inputs.upload(host, op.splits, stream, args);
-
-  KernelInfo real;
-  ASSERT_EQ(launch_decode(args, Ablation{}, stream, &real), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  const int real_ctas_per_sm = ctas_per_sm(real);
-  ASSERT_GT(real_ctas_per_sm, 0);
+  ASSERT_NO_FATAL_FAILURE(launch_real_kernel(op, /*seed=*/13));
+  const DecodeArgs& args = args_;
+  const KernelInfo& real = real_;
+  cudaStream_t stream = stream_;
+  const int real_ctas_per_sm = real_ctas_per_sm_;
   const StageGraph graph = StageGraph::build(op);
   int launched = 0;
   for (Stage stage : graph.stages()) {
@@ -317,7 +306,6 @@ TEST_P(WgmmaIsolatedStages, EveryComputeStageAloneAndTheComputeWholeAtTheRealKer
   EXPECT_EQ(std::string(info.name), std::string(real.name) + "_compute_only");
   expect_real_kernels_geometry(info, real, real_ctas_per_sm);
   EXPECT_EQ(nonzero, 0u) << "zeros expected: O = 0 over zeroed tiles";
-  cudaStreamDestroy(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryWgmmaKernel, WgmmaIsolatedStages, ::testing::ValuesIn(wgmma_isolated_cases()),
