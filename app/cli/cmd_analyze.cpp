@@ -77,18 +77,8 @@ void print_kernel_ii(const analysis::KernelIIPrediction& k) {
       k.missing.empty() ? "" : " (a lower bound: no isolated " + stage_list(k.missing) + ")";
   std::printf("kernel II       %s us per tile, %s us per 1k tokens%s\n", human_number(k.ii_us).c_str(),
               human_number(k.ii_per_1k_tokens_us).c_str(), lower_bound.c_str());
-  // The ring measured whole with neither load apart: the limit is the ring, not one load. The
-  // compute side measured whole: the consumer's work, and its largest isolated stage if any.
-  std::string limit = std::string(to_string(k.limiting_stage));
-  if (k.limiting_agent == analysis::KernelAgent::memory && k.memory_source == "load_only" &&
-      !k.isolated_us.has(Stage::k_load) && !k.isolated_us.has(Stage::v_load)) {
-    limit = "the ring (k_load and v_load, measured whole by the load_only kernel)";
-  } else if (k.limiting_agent == analysis::KernelAgent::mma_warps && k.compute_source == "compute_only") {
-    const std::string largest = k.isolated_us.has(k.limiting_stage)
-                                    ? "; its largest stage " + std::string(to_string(k.limiting_stage))
-                                    : std::string();
-    limit = "the compute (every stage, measured whole by the compute_only kernel" + largest + ")";
-  }
+  const analysis::KernelIILimit l = analysis::describe_limit(k);
+  const std::string limit = l.how.empty() ? l.what : l.what + " (" + l.how + ")";
   std::printf("  limit         %s on %s, resource %s\n", limit.c_str(),
               std::string(analysis::to_string(k.limiting_agent)).c_str(), k.resource.c_str());
   for (int a = 0; a < analysis::kKernelAgentCount; ++a) {

@@ -145,6 +145,19 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
   return p;
 }
 
+KernelIILimit describe_limit(const KernelIIPrediction& k) {
+  if (k.limiting_agent == KernelAgent::memory && k.memory_source == "load_only" && !k.isolated_us.has(Stage::k_load) &&
+      !k.isolated_us.has(Stage::v_load))
+    return {"the ring", "k_load and v_load, measured whole by the load_only kernel"};
+  if (k.limiting_agent == KernelAgent::mma_warps && k.compute_source == "compute_only") {
+    const std::string largest = k.isolated_us.has(k.limiting_stage)
+                                    ? "; its largest stage " + std::string(tilepath::to_string(k.limiting_stage))
+                                    : std::string();
+    return {"the compute", "every stage, measured whole by the compute_only kernel" + largest};
+  }
+  return {std::string(tilepath::to_string(k.limiting_stage)), ""};
+}
+
 nlohmann::json KernelIIPrediction::to_json() const {
   nlohmann::json busy = nlohmann::json::object(), stages = nlohmann::json::object();
   for (int a = 0; a < kKernelAgentCount; ++a)

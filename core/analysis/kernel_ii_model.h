@@ -68,6 +68,15 @@ struct KernelIIPrediction {
   nlohmann::json to_json() const;
 };
 
+// What limits the kernel II, in words: `what` is the ring (the memory agent measured whole by
+// load_only, neither load apart), the compute (the mma warps measured whole by compute_only) or
+// the limiting stage's name; `how` says how that was measured ("" for a stage).
+struct KernelIILimit {
+  std::string what;
+  std::string how;
+};
+KernelIILimit describe_limit(const KernelIIPrediction& k);
+
 // nullopt when the case has neither an isolated cost of any per-tile stage nor the ring's
 // interval measured whole (tile_interval_load_only_us). With the ring alone (a wgmma case
 // measured without isolated compute stages: every head dim but 128, and the cases stored

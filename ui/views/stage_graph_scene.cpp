@@ -239,12 +239,15 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
               .arg(a.prediction_note.empty() ? QStringLiteral("no matching case") : qs(a.prediction_note));
   if (std::isfinite(a.measured_ii_us))
     sub += QStringLiteral("   measured II %1 µs").arg(QString::number(a.measured_ii_us, 'g', 4));
-  // The kernel II model's own II beside the measured one: their gap is what no stage explains.
+  // The kernel II model's own II beside the measured one (their gap is what no stage explains),
+  // and what limits it in our kernel: the design note's agents above run its compute stages
+  // apart, where the wgmma kernels' one consumer warpgroup runs them in turn.
   if (a.kernel_ii)
-    sub += QStringLiteral("   kernel II model %1%2 µs (%3 tokens/tile)")
+    sub += QStringLiteral("   kernel II model %1%2 µs (%3 tokens/tile), limited by %4")
                .arg(a.kernel_ii->missing.empty() ? QString() : QStringLiteral(">= "))
                .arg(QString::number(a.kernel_ii->ii_us, 'g', 4))
-               .arg(a.kernel_ii->tile_tokens);
+               .arg(a.kernel_ii->tile_tokens)
+               .arg(qs(analysis::describe_limit(*a.kernel_ii).what));
   if (a.source_case)
     sub += QStringLiteral("   case #%1 (%2)").arg(a.source_case->case_id).arg(qs(a.source_case->backend));
   if (!a.gpu_model_id.empty()) sub += QStringLiteral("   predicted for %1").arg(qs(a.gpu_model_id));
