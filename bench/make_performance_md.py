@@ -435,6 +435,53 @@ def load_only_pairs(root):
     return out
 
 
+WGMMA_COMPUTE_SIDE = "bench/results/wgmma-stage-costs/wgmma-stage-costs.sqlite.xz"
+WGMMA_ISOLATED_STAGES = ("k_prep", "qk", "softmax", "v_prep", "pv", "accum")
+
+
+def wgmma_compute_side_section(root, w):
+    """The wgmma kernels' two sides measured whole (the ring by load_only, the compute by compute_only)
+    and the compute's stages alone, per case of the call that measured them (D = 128, cold)."""
+    w("### The wgmma kernels' compute side (`compute_only` and isolated stages)")
+    w("")
+    path = os.path.join(root, WGMMA_COMPUTE_SIDE)
+    if not os.path.exists(path):
+        w("Not measured yet. At D = 128 the wgmma kernels have a `compute_only` (the consumer warpgroup's whole "
+          "work with no ring) and an isolated kernel per compute stage (docs/stage-model.md, \"Isolated stage "
+          "costs\"); the call that times them is `OUT=$OUT bash bench/results/wgmma-stage-costs/call1.sh` "
+          "(bench/results/wgmma-stage-costs/README.md), its database to be kept as `" + WGMMA_COMPUTE_SIDE + "`.")
+        w("")
+        return
+    rows = []
+    with xz_db(path) as con:
+        for c in con.execute("SELECT * FROM cases WHERE status = 'ok' AND mma = 'wgmma' ORDER BY kv, batch, context, "
+                             "k_path, mode"):
+            m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (c["id"],))}
+            iso = {s: v for s, v in con.execute("SELECT stage, cost_us FROM stage_costs WHERE case_id = ? AND "
+                                                "method = 'isolated'", (c["id"],))}
+            interval = m.get("tile_interval_us")
+            ring = m.get("tile_interval_load_only_us")
+            compute = m.get("tile_interval_compute_only_us")
+            stages = [f"{s} {f(iso[s], 3)}" for s in WGMMA_ISOLATED_STAGES if s in iso]
+            total = f(sum(iso[s] for s in WGMMA_ISOLATED_STAGES if s in iso), 3) if stages else ABSENT
+            if ring is not None and compute is not None:
+                side = max(ring, compute)
+                limit = "the ring" if ring >= compute else "the compute"
+                beyond = f(interval - side, 3) if interval is not None else ABSENT
+            else:
+                limit, beyond = ABSENT, ABSENT
+            rows.append([f"B={c['batch']}, S={c['context']}", variant_name(c), f(interval, 3), f(ring, 3),
+                         f(compute, 3), ", ".join(stages) + f" (sum {total})" if stages else ABSENT, limit, beyond])
+    w(f"`{WGMMA_COMPUTE_SIDE}` (bench/results/wgmma-stage-costs/), us per tile of 64 tokens, cold. *Ring*: the "
+      "`load_only` slope; *compute*: the `compute_only` slope, every stage and barrier of the consumer warpgroup "
+      "with no ring to wait for; the isolated stages beside it (their sum misses the barriers between them). "
+      "The kernel II is the larger side; *beyond* is what the measured interval has past it (the two sides' "
+      "interference).")
+    w("")
+    w(table(["shape", "variant", "tile interval", "ring", "compute", "isolated stages", "limit", "beyond"], rows))
+    w("")
+
+
 def wgmma_slower_section(root, w, con):
     rows, pairs = wgmma_slower_points(con)
     w("### Where the wgmma `fp8_qk` path is slower than mma.sync, and why")
@@ -1346,6 +1393,8 @@ def main():
             w("")
             w(table(["shape", "variant", "kernel II us", "tile interval us", "error", "limit", "memory agent from"], ir))
             w("")
+
+    wgmma_compute_side_section(root, w)
 
     # ---- all K8/V8 variants
     w("### Every K8/V8 path and mode at the peer shapes (sweep, HBM-cold)")
