@@ -129,19 +129,26 @@ def db_cases(con, batch, context, kv):
     return out
 
 
+def wgmma_sides(m):
+    """A wgmma case's two sides measured whole, from its measurements: (ring, compute, the larger's
+    name), each None where not measured (the name where either is missing)."""
+    ring, compute = m.get("tile_interval_load_only_us"), m.get("tile_interval_compute_only_us")
+    larger = None if ring is None or compute is None else "the ring" if ring >= compute else "the compute"
+    return ring, compute, larger
+
+
 def limit_cell(c, tile_interval):
     """What limits a case's tile interval. A wgmma case with its ring measured whole: the kernel II
     model's sides (the ring, and the compute where compute_only measured it) against the measured
     interval; the design note's model would set its compute stages on agents of their own, which
     the kernel's one consumer warpgroup is not. Else the limiting stage (agent) of the stored
     prediction, or absent."""
-    ring = c["m"].get("tile_interval_load_only_us")
+    ring, compute, larger = wgmma_sides(c["m"])
     if c.get("mma") == "wgmma" and ring is not None:
         share = lambda x: f" = {f(100 * x / tile_interval, 0)}% of the interval" if tile_interval else ""
-        compute = c["m"].get("tile_interval_compute_only_us")
         if compute is None:
             return f"the ring alone {f(ring, 3)} us/tile{share(ring)} (memory; compute not measured apart)"
-        side = "the ring (memory)" if ring >= compute else "the compute (consumer warpgroup)"
+        side = {"the ring": "the ring (memory)", "the compute": "the compute (consumer warpgroup)"}[larger]
         return (f"{side}: ring {f(ring, 3)}, compute {f(compute, 3)} us/tile, the larger{share(max(ring, compute))}")
     if c.get("limiting_stage"):
         return f"{c['limiting_stage']} ({c.get('limiting_agent') or ABSENT})"
@@ -460,16 +467,11 @@ def wgmma_compute_side_section(root, w):
             iso = {s: v for s, v in con.execute("SELECT stage, cost_us FROM stage_costs WHERE case_id = ? AND "
                                                 "method = 'isolated'", (c["id"],))}
             interval = m.get("tile_interval_us")
-            ring = m.get("tile_interval_load_only_us")
-            compute = m.get("tile_interval_compute_only_us")
+            ring, compute, larger = wgmma_sides(m)
             stages = [f"{s} {f(iso[s], 3)}" for s in WGMMA_ISOLATED_STAGES if s in iso]
             total = f(sum(iso[s] for s in WGMMA_ISOLATED_STAGES if s in iso), 3) if stages else ABSENT
-            if ring is not None and compute is not None:
-                side = max(ring, compute)
-                limit = "the ring" if ring >= compute else "the compute"
-                beyond = f(interval - side, 3) if interval is not None else ABSENT
-            else:
-                limit, beyond = ABSENT, ABSENT
+            limit = larger or ABSENT
+            beyond = f(interval - max(ring, compute), 3) if larger and interval is not None else ABSENT
             rows.append([f"B={c['batch']}, S={c['context']}", variant_name(c), f(interval, 3), f(ring, 3),
                          f(compute, 3), ", ".join(stages) + f" (sum {total})" if stages else ABSENT, limit, beyond])
     w(f"`{WGMMA_COMPUTE_SIDE}` (bench/results/wgmma-stage-costs/), us per tile of 64 tokens, cold. *Ring*: the "

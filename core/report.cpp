@@ -270,17 +270,10 @@ constexpr std::size_t kCasesPerBatch = 4096;
 void for_each_report_case(const RunStore& store, const CaseFilter& filter,
                           const std::function<void(const CaseSummary&)>& visit) {
   CaseDetail detail;
-  detail.measurements = {"latency_us",
-                         "latency_min_us",
-                         "latency_max_us",
-                         "tile_interval_us",
-                         "tile_interval_load_only_us",
-                         "tile_interval_compute_only_us",
-                         "bytes_moved",
-                         "read_bandwidth_gbps",
-                         "floor_fraction",
-                         "gate_rows_checked",
-                         "gate_rows_total"};
+  detail.measurements = {kLatencyUs,          kLatencyMinUs,           kLatencyMaxUs,
+                         kTileIntervalUs,     kTileIntervalLoadOnlyUs, kTileIntervalComputeOnlyUs,
+                         kBytesMoved,         kReadBandwidthGbps,      kFloorFraction,
+                         "gate_rows_checked", "gate_rows_total"};
   detail.stage_costs = false;
   detail.prediction_detail_json = false;
   store.for_each_case_batch(filter, detail, kCasesPerBatch, [&](std::vector<CaseSummary>& batch) {

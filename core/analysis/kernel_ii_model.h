@@ -77,8 +77,9 @@ struct KernelIILimit {
 };
 KernelIILimit describe_limit(const KernelIIPrediction& k);
 
-// nullopt when the case has neither an isolated cost of any per-tile stage nor the ring's
-// interval measured whole (tile_interval_load_only_us). With the ring alone (a wgmma case
+// nullopt when the case has neither an isolated cost of any per-tile stage nor a side measured
+// whole (the ring: tile_interval_load_only_us; the compute: tile_interval_compute_only_us).
+// With the ring alone (a wgmma case
 // measured without isolated compute stages: every head dim but 128, and the cases stored
 // before those kernels existed) the II is the ring's, a lower bound with every compute stage
 // missing, and `unexplained_us` is what the compute adds to it.
