@@ -16,6 +16,12 @@ constexpr double kHbmBoundFraction = 0.85;
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+nlohmann::json stage_names(const std::vector<Stage>& stages) {
+  nlohmann::json names = nlohmann::json::array();
+  for (Stage s : stages) names.push_back(std::string(tilepath::to_string(s)));
+  return names;
+}
+
 bool per_tile(Stage s) { return s != Stage::q_quant && s != Stage::combine; }
 
 KernelAgent agent_of(Stage s, bool separate_kv) {
@@ -120,6 +126,17 @@ std::optional<KernelIIPrediction> predict_kernel_ii(const CaseRecord& rec, int s
       p.limiting_stage = s;
     }
 
+  const bool ring_limits = p.limiting_agent == KernelAgent::memory && p.memory_source == "load_only";
+  const bool compute_limits_whole = p.limiting_agent == KernelAgent::mma_warps && p.compute_source == "compute_only" &&
+                                    !std::isfinite(p.compute_isolated_sum_us);
+  const auto stands_for_limit = [&](Stage s) {
+    if (ring_limits) return agent_of(s, separate) == KernelAgent::memory;
+    if (compute_limits_whole) return agent_of(s, separate) == KernelAgent::mma_warps;
+    return s == p.limiting_stage;
+  };
+  for (Stage s : graph.stages())
+    if (per_tile(s) && stands_for_limit(s)) p.limit_stages.push_back(s);
+
   const perf::CudaKernelPlan plan = perf::plan_cuda_kernel(op, sm_count, std::max(0, rec.kernel.regs_per_thread));
   p.tile_tokens = static_cast<int>(rec.measurement("tile_tokens").value_or(plan.tile_tokens));
   p.ii_per_1k_tokens_us = p.tile_tokens > 0 ? p.ii_us * 1000.0 / p.tile_tokens : NAN;
@@ -168,8 +185,7 @@ nlohmann::json KernelIIPrediction::to_json() const {
     stages[std::string(tilepath::to_string(s))] = {{"isolated_us", isolated_us[s]},
                                                    {"hidden_fraction", number_or_null(hidden_fraction.us[i])}};
   }
-  nlohmann::json missing_names = nlohmann::json::array();
-  for (Stage s : missing) missing_names.push_back(std::string(tilepath::to_string(s)));
+  const nlohmann::json missing_names = stage_names(missing);
   return {{"ii_us", ii_us},
           {"ii_per_1k_tokens_us", number_or_null(ii_per_1k_tokens_us)},
           {"tile_tokens", tile_tokens},
@@ -179,6 +195,7 @@ nlohmann::json KernelIIPrediction::to_json() const {
           {"compute_isolated_sum_us", number_or_null(compute_isolated_sum_us)},
           {"limiting_agent", std::string(to_string(limiting_agent))},
           {"limiting_stage", std::string(tilepath::to_string(limiting_stage))},
+          {"limit_stages", stage_names(limit_stages)},
           {"resource", resource},
           {"memory_gbps", number_or_null(memory_gbps)},
           {"stages", stages},

@@ -54,6 +54,10 @@ struct KernelIIPrediction {
   double compute_isolated_sum_us = NAN;
   KernelAgent limiting_agent = KernelAgent::memory;
   Stage limiting_stage = Stage::k_load;
+  // The graph's stages the limit stands for, to mark on a drawing of the graph: both loads when
+  // the ring measured whole limits; when the compute measured whole limits, its largest isolated
+  // stage, or every compute stage where none was measured apart; else the limiting stage.
+  std::vector<Stage> limit_stages;
   // hbm_bandwidth: memory limits at >= 85% of the measured read bandwidth;
   // bytes_in_flight: memory limits below it (the CTAs per SM x ring depth hold too few
   // bytes for the latency); mma_warp_issue; converter_warps.

@@ -57,6 +57,9 @@ TEST(KernelIIModel, TheRingMeasuredWholeBoundsTheIntervalOfAKernelWithoutStageCo
     EXPECT_EQ(std::find(p->missing.begin(), p->missing.end(), s), p->missing.end()) << to_string(s);
   EXPECT_NEAR(p->unexplained_us, 2.5 - 0.8, 1e-12);  // what the compute adds to the ring
   EXPECT_TRUE(p->to_json()["ii_is_lower_bound"].get<bool>());
+  // The ring measured whole limits: a drawing of the graph marks both of its loads.
+  EXPECT_EQ(p->limit_stages, (std::vector<Stage>{Stage::k_load, Stage::v_load}));
+  EXPECT_EQ(p->to_json()["limit_stages"], (nlohmann::json{"k_load", "v_load"}));
 }
 
 TEST(KernelIIModel, AWgmmaKernelsIsolatedComputeStagesRunBesideItsRingMeasuredWhole) {
@@ -86,6 +89,7 @@ TEST(KernelIIModel, AWgmmaKernelsIsolatedComputeStagesRunBesideItsRingMeasuredWh
   EXPECT_EQ(p->limiting_agent, KernelAgent::mma_warps);
   EXPECT_EQ(p->limiting_stage, Stage::pv);
   EXPECT_EQ(p->resource, "mma_warp_issue");
+  EXPECT_EQ(p->limit_stages, std::vector<Stage>{Stage::pv});
 }
 
 TEST(KernelIIModel, TheComputeMeasuredWholeStandsForTheSumOfItsStages) {
@@ -107,6 +111,7 @@ TEST(KernelIIModel, TheComputeMeasuredWholeStandsForTheSumOfItsStages) {
   EXPECT_DOUBLE_EQ(p->ii_us, 2.1);
   EXPECT_EQ(p->limiting_agent, KernelAgent::mma_warps);
   EXPECT_EQ(p->limiting_stage, Stage::pv);  // the largest stage measured apart
+  EXPECT_EQ(p->limit_stages, std::vector<Stage>{Stage::pv});
   EXPECT_NEAR(p->unexplained_us, 0.4, 1e-12);
   const nlohmann::json j = p->to_json();
   EXPECT_EQ(j["compute_source"], "compute_only");
@@ -117,6 +122,8 @@ TEST(KernelIIModel, TheComputeMeasuredWholeStandsForTheSumOfItsStages) {
   ASSERT_TRUE(p);
   EXPECT_TRUE(std::isnan(p->compute_isolated_sum_us));
   EXPECT_DOUBLE_EQ(p->ii_us, 2.1);
+  // No stage was measured apart: the limit stands for every stage of the consumer warpgroup.
+  EXPECT_EQ(p->limit_stages, (std::vector<Stage>{Stage::qk, Stage::softmax, Stage::pv, Stage::accum}));
   // Without it, the mma warps' time is the sum of the stages that were measured.
   r.measurements.pop_back();
   add(r, Stage::qk, CostMethod::isolated, 0.3);

@@ -126,7 +126,7 @@ class TestOpEditorGraph : public QObject {
     QStringList k8 = stageNodeNames(*scene);
     QVERIFY2(k8.contains(QStringLiteral("k_prep")), qPrintable(k8.join(QLatin1Char(','))));
     QVERIFY(k8.contains(QStringLiteral("v_prep")));
-    QVERIFY(!limitingNodeName(*scene).isEmpty());
+    QVERIFY(!limitingNodeNames(*scene).isEmpty());
     // The fixture measured this shape: the node labels come from that case.
     QVERIFY(window.analysis() && window.analysis()->source_case.has_value());
     QVERIFY(window.analysis()->ii_from_measured);

@@ -95,6 +95,7 @@ class TestStageTruthViews : public QObject {
     QVERIFY2(line.contains(QStringLiteral("kernel II model 1.9 µs (64 tokens/tile), limited by k_load")),
              qPrintable(line));
     QVERIFY(line.indexOf(QStringLiteral("measured II")) < line.indexOf(QStringLiteral("kernel II model")));
+    QCOMPARE(limitingNodeNames(scene), QStringList{QStringLiteral("k_load")});  // the border: the kernel's limit
   }
 
   void stageGraphMarksAKernelIIOfTheRingAloneAsALowerBound() {
@@ -112,6 +113,8 @@ class TestStageTruthViews : public QObject {
     QVERIFY2(line.contains(QStringLiteral("kernel II model >= 1.9 µs (64 tokens/tile), limited by the ring")),
              qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("measured II 2.3 µs")), qPrintable(line));
+    // The ring limits: both of its loads get the thick border.
+    QCOMPARE(limitingNodeNames(scene), (QStringList{QStringLiteral("k_load"), QStringLiteral("v_load")}));
   }
 
   void stageGraphNamesTheComputeMeasuredWholeWhereItLimits() {
@@ -121,15 +124,20 @@ class TestStageTruthViews : public QObject {
     c.record.op.mma = Mma::wgmma;
     c.record.stage_costs.clear();
     c.record.stage_costs.push_back({Stage::softmax, CostMethod::isolated, 0.9});
+    c.record.stage_costs.push_back({Stage::k_load, CostMethod::isolated, 1.0});
     c.record.measurements.push_back({"tile_interval_load_only_us", 1.9, "us"});
     c.record.measurements.push_back({"tile_interval_compute_only_us", 2.1, "us"});
     const analysis::VariantAnalysis a = analysis::analyze_variant(c.record.op, c);
     QVERIFY(a.kernel_ii.has_value());
+    QCOMPARE(a.ii.limiting_stage, Stage::k_load);  // the design note's agents: k_load alone above softmax
     QGraphicsScene scene;
     buildStageGraphScene(scene, a);
     const QString line = iiCaption(scene);
     QVERIFY2(line.contains(QStringLiteral("kernel II model 2.1 µs (64 tokens/tile), limited by the compute")),
              qPrintable(line));
+    // The border goes to the compute's largest stage measured apart, not to the design note's
+    // limiting stage.
+    QCOMPARE(limitingNodeNames(scene), QStringList{QStringLiteral("softmax")});
   }
 
   void stageGraphShowsAZeroRemovalCostAsHidden() {

@@ -53,6 +53,21 @@ QPointF gridPosition(Stage s) {
   return {};
 }
 
+// The thick border. A cuda case's kernel II model knows how our kernel runs the stages (the
+// wgmma kernels' one consumer warpgroup runs qk, softmax and pv in turn, and their ring is
+// measured whole), so it marks what limits that kernel; otherwise the design note's agents do.
+bool drawnLimiting(const VariantAnalysis& a, Stage s) {
+  if (a.kernel_ii) return std::ranges::find(a.kernel_ii->limit_stages, s) != a.kernel_ii->limit_stages.end();
+  return !a.schedule.stages.empty() && s == a.ii.limiting_stage;
+}
+
+QString limitingNote(const VariantAnalysis& a) {
+  if (a.kernel_ii)
+    return QStringLiteral("\nlimits the kernel's tile interval (kernel II model: %1)")
+        .arg(qs(analysis::describe_limit(*a.kernel_ii).what));
+  return QStringLiteral("\nlimits the steady-state II");
+}
+
 // A measured ablation difference; at or below zero it reads "hidden (≤ 0)" (stageCostText).
 QString costText(const char* what, double v) {
   if (!std::isfinite(v)) return QStringLiteral("%1 —").arg(QLatin1String(what));
@@ -110,7 +125,7 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     QRectF r(p, QSizeF(kNodeW, kNodeH));
     rects[s] = r;
     const Agent agent = a.graph.agent_of(s);
-    const bool limiting = has_ii && s == a.ii.limiting_stage;
+    const bool limiting = drawnLimiting(a, s);
     QColor fill = agentColour(agent).lighter(160);
     auto* node = scene.addRect(
         r, QPen(limiting ? QColor(20, 20, 20) : agentColour(agent).darker(130), limiting ? 5 : 1.5), QBrush(fill));
@@ -129,7 +144,7 @@ void buildStageGraphScene(QGraphicsScene& scene, const VariantAnalysis& a) {
     node->setToolTip(QStringLiteral("%1 on %2\nmeasured: %3%4\npredicted: %5\nslack to II: %6 µs%7")
                          .arg(qs(to_string(s)), agentTitle(agent), measured_text, belowZeroNote(a.measured[s]),
                               predictedText("", a.predicted[s]), formatNumber(a.ii.slack_us[s]),
-                              limiting ? QStringLiteral("\nlimits the steady-state II") : QString()));
+                              limiting ? limitingNote(a) : QString()));
     auto* title = new QGraphicsSimpleTextItem(qs(to_string(s)) + (limiting ? QStringLiteral("  ◆") : QString()), node);
     title->setFont(bold);
     title->setPos(r.left() + 8, r.top() + 6);
@@ -298,11 +313,13 @@ QStringList isolatedBarNames(const QGraphicsScene& scene) {
   return names;
 }
 
-QString limitingNodeName(const QGraphicsScene& scene) {
+QStringList limitingNodeNames(const QGraphicsScene& scene) {
+  QStringList names;
   for (QGraphicsItem* item : scene.items())
     if (item->data(kStageNodeKey).isValid() && item->data(kLimitingKey).toBool())
-      return item->data(kStageNodeKey).toString();
-  return {};
+      names << item->data(kStageNodeKey).toString();
+  names.sort();
+  return names;
 }
 
 }  // namespace tilepath::ui
