@@ -9,7 +9,9 @@
 #      isolated kernels, whose lookup now refuses a one-head ablation of a two-head kernel)
 # From the repository root on the H200, with the build in build-carry/ (bin, plugins, gpu-tests):
 #   OUT=$OUT bash bench/results/wgmma-stage-costs/call1.sh
+# CALL_SECONDS (default 570) is the time the call may take, SWEEP_SECONDS (default 330) the sweep's.
 set -u
+CALL_SECONDS=${CALL_SECONDS:-570}
 W=$OUT/work
 mkdir -p "$W"
 export BUILD=build-carry TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins TILEPATH_MODELS_DIR=$PWD/models
@@ -27,14 +29,14 @@ echo "new kernels' GPU tests rc=$? at $SECONDS s"
 tail -n 3 "$W/gpu-tests-new.log"
 
 # The measurement, while most of the call is left.
-OUT=$W SWEEP_SECONDS=330 SWEEP_SPEC="bench/wgmma-stage-costs.json bench/wgmma-stage-costs-16bit.json" \
+OUT=$W SWEEP_SECONDS=${SWEEP_SECONDS:-330} SWEEP_SPEC="bench/wgmma-stage-costs.json bench/wgmma-stage-costs-16bit.json" \
   bash backends/cuda/scripts/device_run.sh sweep >"$W/sweep-step.log" 2>&1
 echo "sweep done at $SECONDS s"
 tail -n 4 "$W/sweep-step.log"
 
-# Then, in the time left (the call's limit is 600 s): the sanitizers on the new kernels, and the
+# Then, in the time left (CALL_SECONDS): the sanitizers on the new kernels, and the
 # other ablations' tests.
-left() { echo $((570 - SECONDS)); }
+left() { echo $((CALL_SECONDS - SECONDS)); }
 for tool in memcheck racecheck; do
   if [ "$(left)" -le 30 ]; then echo "compute-sanitizer $tool not run: $SECONDS s elapsed"; continue; fi
   budget=$(left)
