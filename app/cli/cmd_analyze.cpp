@@ -3,6 +3,7 @@
 // their sources, predicted and measured II, the limiting stage, slack, unknown stages,
 // and the break-even against K16/V8 with the V hidden fraction against K16/V16.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -96,6 +97,17 @@ void print_kernel_ii(const analysis::KernelIIPrediction& k) {
 
 void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
                 const std::optional<analysis::BreakEvenAnalysis>& b) {
+  const std::optional<analysis::KernelIIPrediction> kernel = kernel_ii_of(c);
+  // Two limits can differ: the design note's agents run qk, softmax and pv apart, where our
+  // kernel (a wgmma kernel's one consumer warpgroup) runs them in turn and its ring is measured
+  // whole; the kernel II model marks what limits our kernel.
+  const auto marks = [&](Stage s) {
+    std::string m;
+    if (a.prediction && s == a.prediction->limiting_stage) m += "  <- limiting";
+    if (kernel && std::ranges::find(kernel->limit_stages, s) != kernel->limit_stages.end())
+      m += kernel->missing.empty() ? "  <- limits the kernel" : "  <- limits the kernel (its II a lower bound)";
+    return m;
+  };
   std::printf("case            #%lld %s on %s: %s\n", static_cast<long long>(c.case_id), c.backend.c_str(),
               c.device.c_str(), describe_case(a.op).c_str());
   std::printf("matrix instr.   %s\n", std::string(to_string(a.op.mma)).c_str());
@@ -108,7 +120,7 @@ void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
     std::printf("%-10s %-14s %14s  %-9s %10s%s\n", std::string(to_string(s)).c_str(),
                 once ? "once per step" : std::string(to_string(a.graph.agent_of(s))).c_str(), cost.c_str(),
                 std::string(analysis::to_string(a.costs.source_of(s))).c_str(), human_number(slack).c_str(),
-                a.prediction && s == a.prediction->limiting_stage ? "  <- limiting" : "");
+                marks(s).c_str());
   }
   std::printf("\n");
   if (a.prediction) {
@@ -120,7 +132,7 @@ void print_text(const CaseSummary& c, const analysis::CaseAnalysis& a,
     std::printf("predicted II    - (no stage costs stored)\n");
   }
   std::printf("measured II     %s us per tile\n", human_number(a.measured_ii_us).c_str());
-  if (const auto k = kernel_ii_of(c)) print_kernel_ii(*k);
+  if (kernel) print_kernel_ii(*kernel);
   std::printf("unknown stages  %s\n", a.unknown_stages().empty() ? "none" : stage_list(a.unknown_stages()).c_str());
   if (!b) {
     std::printf("break-even      - (no K16/V8 case of this shape, backend and device is stored)\n");

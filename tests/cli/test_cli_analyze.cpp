@@ -160,6 +160,17 @@ TEST_F(CliAnalyzeTest, AWgmmaCaseWithItsComputeMeasuredWholeNamesWhatLimitsIt) {
                           "stages sum to 0.51 us)"),
             std::string::npos)
       << text.out;
+  // The stage table marks the ring's two loads as what limits the kernel.
+  const auto row_of = [](const std::string& out, const std::string& stage) {
+    const std::size_t at = out.find("\n" + stage + " ");
+    return at == std::string::npos ? std::string() : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  const auto limits_the_kernel = [&](const std::string& out, const std::string& stage) {
+    return row_of(out, stage).find("<- limits the kernel") != std::string::npos;
+  };
+  EXPECT_TRUE(limits_the_kernel(text.out, "k_load")) << text.out;
+  EXPECT_TRUE(limits_the_kernel(text.out, "v_load")) << text.out;
+  EXPECT_FALSE(limits_the_kernel(text.out, "softmax")) << text.out;
 
   exec("UPDATE measurements SET value = 2.5 WHERE name = 'tile_interval_compute_only_us' AND case_id = " + id);
   text = run_cli(concat({"analyze", "--db", db}, wgmma));
@@ -168,6 +179,8 @@ TEST_F(CliAnalyzeTest, AWgmmaCaseWithItsComputeMeasuredWholeNamesWhatLimitsIt) {
                           "softmax) on mma_warps, resource mma_warp_issue"),
             std::string::npos)
       << text.out;
+  EXPECT_TRUE(limits_the_kernel(text.out, "softmax")) << text.out;
+  EXPECT_FALSE(limits_the_kernel(text.out, "k_load")) << text.out;
 }
 
 TEST_F(CliAnalyzeTest, TheBundledDatabaseIsReadAsItIsAndItsPredictionsListTheirUnknownStages) {

@@ -63,8 +63,9 @@ bool drawnLimiting(const VariantAnalysis& a, Stage s) {
 
 QString limitingNote(const VariantAnalysis& a) {
   if (a.kernel_ii)
-    return QStringLiteral("\nlimits the kernel's tile interval (kernel II model: %1)")
-        .arg(qs(analysis::describe_limit(*a.kernel_ii).what));
+    return QStringLiteral("\nlimits the kernel's tile interval (kernel II model: %1%2)")
+        .arg(qs(analysis::describe_limit(*a.kernel_ii).what),
+             a.kernel_ii->missing.empty() ? QString() : QStringLiteral("; a lower bound, some stages unmeasured"));
   return QStringLiteral("\nlimits the steady-state II");
 }
 
