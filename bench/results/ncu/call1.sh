@@ -27,7 +27,8 @@ echo "profile rc=$? at $SECONDS s"
 # The mma.sync sanitize cases (every case line that does not end in --mma wgmma), while the
 # call has time left for them (about 4 minutes).
 if [ "$SECONDS" -lt 300 ]; then
-  OUT=$W SANITIZE_MATCH='--head-dim (64|128|256)$' bash backends/cuda/scripts/device_run.sh sanitize \
+  # A folder of its own: each device_run.sh call writes its logs.tar.gz over the last one's.
+  OUT=$W/sanitize SANITIZE_MATCH='--head-dim (64|128|256)$' bash backends/cuda/scripts/device_run.sh sanitize \
     >"$W/sanitize.log" 2>&1
   echo "sanitize done at $SECONDS s"
 else
