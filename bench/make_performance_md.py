@@ -234,7 +234,9 @@ def db_ncu(con):
                     "kernel": row["kernel_name"],
                     "source": f"case {cid}" + (" (" + ", ".join(f"`{a}`" for a in arts) + ")" if arts else ""),
                     "m": {n: v for n, v in con.execute(
-                        "SELECT name, value FROM measurements WHERE case_id = ? AND name LIKE 'ncu_%'", (cid,))}})
+                        "SELECT name, value FROM measurements WHERE case_id = ? AND name LIKE 'ncu_%'", (cid,))},
+                    "sass": {n[len("sass_"):]: v for n, v in con.execute(
+                        "SELECT name, value FROM measurements WHERE case_id = ? AND name LIKE 'sass_%'", (cid,))}})
     return sorted(out, key=lambda r: (r["batch"], r["context"], r["case"]))
 
 
@@ -810,6 +812,24 @@ def wgmma_load_only_x_floor(root):
             if (kv, mode, hq, hk, page, cache, mma) == ("k8v8", "k_only", 32, 8, 16, "hbm_cold", "wgmma") and lo}
 
 
+def repeat_rounds(root, w):
+    """The peers rows measured again, with no kernel change, at the two targets on their line
+    (bench/results/peers-repeat/): the ratio of each round beside the file of record's."""
+    paths = sorted(glob.glob(os.path.join(root, "bench/results/peers-repeat/round*/h200-peers.json")))
+    if not paths:
+        return
+    rounds = [json.load(open(p)) for p in paths]
+    b1 = [p["paged_bound_us"] / p["tilepath_k8v8_us"] for r in rounds for p in [peer_row(r, 1, 32768)]
+          if p and p.get("paged_bound_us") and p.get("tilepath_k8v8_us")]
+    cudnn = [p["cudnn_us"] / p["tilepath_k8v8_us"] for r in rounds for p in [peer_row(r, 64, 4096)]
+             if p and p.get("cudnn_us") and p.get("tilepath_k8v8_us")]
+    w(f"The two rows on their line, measured again in {len(rounds)} rounds of one later call with the same kernels "
+      "(`bench/results/peers-repeat/README.md`): B=1, S=32768 at " + ", ".join(f(x, 3) for x in b1)
+      + " of its paged bound; cuDNN over K8/V8 at B=64, S=4096 " + ", ".join(f(x, 3) + "x" for x in cudnn)
+      + ". Both move across their targets between calls; the verdicts above are the file of record's.")
+    w("")
+
+
 def grid_section(root, w, con, peers):
     """Issue 18's targets from the peers file, and the grid subset of the bundled database."""
     w("## Issue 18: the grid and its targets")
@@ -864,6 +884,7 @@ def grid_section(root, w, con, peers):
                      verdict(x >= 1.9)])
     w(table(["target", "shape", "measured", "K8/V8 variant", "verdict"], rows))
     w("")
+    repeat_rounds(root, w)
     w("Every bundled shape with B x S >= 128k tokens (D = 128, Hq/Hk 32/8, page 16, cold), the fastest "
       "K8/V8 case of the sweep against its own byte floor (target <= 1.10x):")
     w("")
@@ -1483,27 +1504,20 @@ def main():
             for op, n in c.items():
                 tot[op] = tot.get(op, 0) + n
         w(f"Checked against `{rel(sass_counts_path, root)}` ({len(counts)} kernels of the mma.sync family, the build "
-          "of the ncu CSVs above, from before the wgmma kernels; the wgmma kernels' counts are in the next section): "
+          "of 2026-12-02 that `bench/results/h200-device-run/` describes, from before the wgmma kernels; the wgmma "
+          "kernels' counts are in the next section): "
           + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
-        # The three ncu'd main kernels, found by their template arguments
-        # (DecodeTraits<K, V, sep, D, abl, x[, kv heads per CTA]>).
-        listed = 0
-        for r in ncu:
-            m = re.search(r"DecodeTraits<(\d+), (\d+), (\d+), (\d+), (\d+), \(int\)(-?\d+)(?:, (\d+))?>",
-                          r.get("ncu_kernel") or "")
-            if not m:
-                continue
-            k, v, sep, d, abl, x, kvh = m.groups()
-            pat = (f"KOperandE{k}ELNS1_8VOperandE{v}ELb{sep}ELi{d}ELNS0_12AblationKindE{abl}EL"
-                   + (f"in{x[1:]}E" if x.startswith("-") else f"i{x}E") + (f"Li{kvh}E" if kvh else ""))
-            fn = next((fn for fn in counts if pat in fn), None)
-            if fn:
-                c = counts[fn]
-                if not listed:
-                    w("")
-                listed += 1
-                w(f"- {r['case'].split(' B=')[0]} main kernel: " + ", ".join(
-                    f"{op} {c.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP", "LDGSTS", "LDSM")))
+        # The mma.sync main kernels of the ncu table, from the SASS counts their cases store (each
+        # counted from that case's own cubin, the one ncu profiled).
+        listed = [r for r in ncu if r.get("sass") and not r["case"].split(" B=")[0].endswith("/wgmma")]
+        if listed:
+            w("")
+            w("The mma.sync main kernels of the Nsight Compute table, from the SASS counts their cases store "
+              "(`sass_*`, counted from each case's own cubin):")
+            w("")
+            for r in listed:
+                w(f"- {r['case'].split(' B=')[0]} (`{r['kernel']}`): " + ", ".join(
+                    f"{op} {f(r['sass'].get(op), 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP", "LDGSTS", "LDSM")))
     else:
         w(f"Evidence in the repository, checked: this run's `{rel(sass_counts_path, root)}` (the opcode count per "
           "kernel that the `sanity` step writes) is **absent** from `bench/results/h200-device-run/`, and "

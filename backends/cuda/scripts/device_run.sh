@@ -15,6 +15,7 @@
 #           rate, achieved occupancy, stalls per reason, shared-memory bank conflicts,
 #           instructions per pipe; each CSV is kept in logs and attached
 #           (`tilepath attach --ncu-csv`) to the matching case of the sweep database
+#   ncu-attach  the CSVs of an earlier ncu step (NCU_DIR) attached to the cases of $DB; no GPU
 #   peers   bench/peers.py (issues 5 and 18), if present; with BUILD/bin/paged_read_bound
 #           (bench/paged_read_bound.cu, which this script does not build: build it on the build
 #           machine, from the repository root, into the build folder that is carried here:
@@ -39,6 +40,7 @@
 #           the gaps between launches
 # Environment:
 #   OUT            where results go (default ./out)
+#   SWEEP_DB       the sweep database the steps write and attach to (default $OUT/h200-sweep.sqlite)
 #   SWEEP_SECONDS  the sweep gets SIGINT after this long and stops cleanly
 #                  between cases, committing what it finished (default 420)
 #   SWEEP_RESUME   a database from an earlier call to continue (the sweep skips
@@ -70,7 +72,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 TILEPATH=$ROOT/$BUILD/bin/tilepath
 PLUGIN=$ROOT/$BUILD/plugins/libtilepath_backend_cuda.so
 GPU_TESTS=$ROOT/$BUILD/gpu-tests/cuda_gpu_tests
-DB=$OUT/h200-sweep.sqlite
+DB=${SWEEP_DB:-$OUT/h200-sweep.sqlite}
 status=0
 
 step() { echo "== $* ($(date -u +%H:%M:%S))"; }
@@ -156,6 +158,36 @@ NCU_FAMILIES=(
   "k8v8 fp8_qk full --k-repr prebias --keys qwen_bias" "k8v8 fp8_qk k_only --k-repr prebias --keys qwen_bias"
 )
 
+# For one NCU_FAMILIES entry: the name of its CSV (NCU_REPORT), the operating point's flags
+# (NCU_OP), the flags that run it (NCU_RUN) and those that find its case in a database
+# (NCU_ATTACH: every extra flag but the input distribution).
+ncu_family() {
+  set -- $1
+  local kv=$1 path=$2 mode=$3 suffix=""
+  shift 3
+  NCU_RUN=("$@")
+  NCU_ATTACH=()
+  case " $* " in *" wgmma "*) suffix=-wgmma ;; *" prebias "*) suffix=-prebias ;; esac
+  while [ $# -gt 0 ]; do
+    if [ "$1" = --keys ]; then shift 2; else NCU_ATTACH+=("$1"); shift; fi
+  done
+  NCU_REPORT=ncu-$kv-$path-$mode$suffix.csv
+  NCU_LABEL=$kv/$path/$mode$suffix
+  NCU_OP=(--kv "$kv" --k-path "$path" --mode "$mode" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
+          --head-dim 128 --page-size 16 --cache hbm_cold)
+}
+
+# Attaches one family's CSV to its case of $DB, when there is a database.
+attach_ncu_report() {
+  local report=$1
+  if [ -f "$DB" ]; then
+    "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${NCU_OP[@]}" \
+      "${NCU_ATTACH[@]}" 2>&1 | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
+  else
+    echo "no sweep database at $DB: $report stays in logs only"
+  fi
+}
+
 run_ncu() {
   step ncu
   if ! command -v ncu >/dev/null; then echo "no ncu"; return; fi
@@ -165,29 +197,28 @@ run_ncu() {
   # of the sweep database. NCU_MATCH (an extended regex) picks families by their line above.
   for v in "${NCU_FAMILIES[@]}"; do
     if [ -n "${NCU_MATCH:-}" ] && ! echo "$v" | grep -qE -- "$NCU_MATCH"; then continue; fi
-    set -- $v
-    local kv=$1 path=$2 mode=$3
-    shift 3
-    local extra=("$@") suffix="" attach_extra=()
-    case " ${extra[*]} " in *" wgmma "*) suffix=-wgmma ;; *" prebias "*) suffix=-prebias ;; esac
-    # attach matches the operating point: every extra flag but the input distribution
-    while [ $# -gt 0 ]; do
-      if [ "$1" = --keys ]; then shift 2; else attach_extra+=("$1"); shift; fi
-    done
-    local report="$LOGS/ncu-$kv-$path-$mode$suffix.csv"
-    local op=(--kv "$kv" --k-path "$path" --mode "$mode" --batch 64 --context 4096 --q-heads 32 --kv-heads 8
-              --head-dim 128 --page-size 16 --cache hbm_cold)
+    ncu_family "$v"
+    local report="$LOGS/$NCU_REPORT"
     timeout 180 ncu --clock-control none --csv --page raw --print-units base --metrics "$NCU_CSV_METRICS" \
         --kernel-name "regex:$NCU_MAIN_KERNELS" --launch-count 1 \
-        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${op[@]}" "${extra[@]}" --repeats 1 --warmup 0 \
+        "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${NCU_OP[@]}" "${NCU_RUN[@]}" --repeats 1 --warmup 0 \
         --no-ablations >"$report" 2>&1
-    echo "ncu $kv/$path/$mode$suffix: $(grep -c '^"[0-9]' "$report") launch row(s) ($(date -u +%H:%M:%S))"
-    if [ -f "$DB" ]; then
-      "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${op[@]}" \
-        "${attach_extra[@]}" 2>&1 | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
-    else
-      echo "no sweep database at $DB: $report stays in logs only"
-    fi
+    echo "ncu $NCU_LABEL: $(grep -c '^"[0-9]' "$report") launch row(s) ($(date -u +%H:%M:%S))"
+    attach_ncu_report "$report"
+  done
+}
+
+# The ncu step's CSVs from another call (NCU_DIR, named as the ncu step names them) attached to
+# the cases of $DB; needs no GPU, so a call's CSVs can be attached on the build machine to a
+# database that did not travel with the call.
+run_ncu_attach() {
+  step ncu-attach
+  if [ ! -f "$DB" ]; then echo "no database at $DB"; status=1; return; fi
+  local dir=${NCU_DIR:?NCU_DIR names the folder of the ncu CSVs}
+  for v in "${NCU_FAMILIES[@]}"; do
+    if [ -n "${NCU_MATCH:-}" ] && ! echo "$v" | grep -qE -- "$NCU_MATCH"; then continue; fi
+    ncu_family "$v"
+    if [ -f "$dir/$NCU_REPORT" ]; then attach_ncu_report "$dir/$NCU_REPORT"; else echo "no $dir/$NCU_REPORT"; fi
   done
 }
 
@@ -363,11 +394,12 @@ for s in "$@"; do
     tests) run_tests ;;
     sweep) run_sweep ;;
     ncu) run_ncu ;;
+    ncu-attach) run_ncu_attach ;;
     peers) run_peers ;;
     sanitize) run_sanitize ;;
     breakdown) run_breakdown ;;
     prebias) run_prebias ;;
-    *) echo "unknown step $s (sanity, tests, sweep, ncu, peers, sanitize, breakdown, prebias, mma-stalls)"; status=2 ;;
+    *) echo "unknown step $s (sanity, tests, sweep, ncu, ncu-attach, peers, sanitize, breakdown, prebias, mma-stalls)"; status=2 ;;
   esac
 done
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
