@@ -44,6 +44,7 @@ bool given(const CLI::App* sub, const char* name) { return sub->get_option(name)
 struct Target {
   std::int64_t case_id = 0;
   std::string run_uuid, backend, device;
+  std::string cubin_sha256;  // of the kernel that measured the case; "" where the backend records none
   OperatingPoint op;
   CaseStatus status = CaseStatus::ok;
 };
@@ -118,6 +119,7 @@ Target find_target(const RunStore& store, const AttachFlags& f, const std::optio
     t.case_id = rec.id;
     t.op = rec.op;
     t.status = rec.status;
+    t.cubin_sha256 = rec.kernel.cubin_sha256;
     if (run) {
       t.run_uuid = run->uuid;
       t.backend = run->backend;
@@ -152,6 +154,7 @@ Target find_target(const RunStore& store, const AttachFlags& f, const std::optio
   t.device = newest->device;
   t.op = newest->record.op;
   t.status = newest->record.status;
+  t.cubin_sha256 = newest->record.kernel.cubin_sha256;
   return t;
 }
 
@@ -215,7 +218,7 @@ int attach(const AttachFlags& f) {
     annotation = ncu_annotation(*report, f.file);
   }
   std::vector<perf::NcuCsvMeasurement> csv_measurements;
-  std::string csv_case;  // the `tilepath run` summary's case line in the CSV, if any
+  std::string csv_case, csv_cubin;  // the `tilepath run` summary's case and cubin lines in the CSV, if any
   if (f.ncu_csv) {
     try {
       const perf::NcuCsvReport csv = perf::parse_ncu_csv(
@@ -227,6 +230,7 @@ int attach(const AttachFlags& f) {
                          perf::ncu_main_kernel_filter() + ")");
       csv_measurements = perf::ncu_csv_measurements(*main, f.file);
       csv_case = csv.tilepath_case;
+      csv_cubin = csv.tilepath_cubin;
     } catch (const perf::NcuReportError& e) {
       throw UsageError("--file " + std::string(e.what()));
     }
@@ -256,6 +260,14 @@ int attach(const AttachFlags& f) {
   if (!reported_case.empty() && reported_case != describe_case(target.op))
     throw UsageError("--file " + f.file + " is the ncu report of case '" + reported_case + "', not of case " +
                      std::to_string(target.case_id) + " '" + describe_case(target.op) + "'");
+  // A report that names its kernel's cubin must name the case's: a profile of another build is
+  // not a measurement of this case's kernel.
+  const std::string reported_cubin = report ? report->tilepath_cubin : csv_cubin;
+  const bool cubin_checked = !reported_cubin.empty() && !target.cubin_sha256.empty();
+  if (cubin_checked && reported_cubin != target.cubin_sha256)
+    throw UsageError("--file " + f.file + " profiled the cubin " + reported_cubin.substr(0, 12) + "..., not case " +
+                     std::to_string(target.case_id) + "'s " + target.cubin_sha256.substr(0, 12) +
+                     "...: another build of the kernel than the one that measured the case");
 
   RunStore store = RunStore::open(f.db);
   AnnotationResult result = store.annotate_case(target.case_id, annotation);
@@ -271,6 +283,11 @@ int attach(const AttachFlags& f) {
     j["backend"] = target.backend;
     j["device"] = target.device;
     j["case"] = describe_case(target.op);
+    if (f.ncu || f.ncu_csv)
+      j["cubin"] = {
+          {"case", target.cubin_sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(target.cubin_sha256)},
+          {"report", reported_cubin.empty() ? nlohmann::json(nullptr) : nlohmann::json(reported_cubin)},
+          {"checked", cubin_checked}};
     j["status"] = std::string(to_string(target.status));
     j["artifact"] = {{"name", stored.name}, {"mime", stored.mime}, {"size", stored.size}, {"sha256", stored.sha256}};
     nlohmann::json replaced = nlohmann::json::array();
@@ -291,6 +308,11 @@ int attach(const AttachFlags& f) {
               static_cast<long long>(stored.size), stored.mime.c_str(), static_cast<long long>(target.case_id),
               target.run_uuid.c_str(), target.backend.c_str(), target.device.c_str(), f.db.c_str());
   std::printf("case      %s (%s)\n", describe_case(target.op).c_str(), std::string(to_string(target.status)).c_str());
+  if (cubin_checked)
+    std::printf("cubin     the case's, as the report names it (sha256 %s)\n",
+                target.cubin_sha256.substr(0, 16).c_str());
+  else if ((f.ncu || f.ncu_csv) && !target.cubin_sha256.empty())
+    std::printf("cubin     not checked: the report names no cubin (a `tilepath run` summary line it lacks)\n");
   for (const ArtifactInfo& a : result.replaced_artifacts)
     std::printf("replaced  the artifact '%s' stored before (%lld bytes, sha256 %s)\n", a.name.c_str(),
                 static_cast<long long>(a.size), a.sha256.substr(0, 16).c_str());

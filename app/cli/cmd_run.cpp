@@ -83,6 +83,9 @@ void print_summary(const CaseRecord& rec, const RunInfo& run, const std::string&
                 human_number(measured(rec, "gate_rows_checked")).c_str(),
                 human_number(measured(rec, "gate_rows_total")).c_str(), gate_keys.c_str());
   if (!rec.kernel.kernel_name.empty()) std::printf("kernel          %s\n", rec.kernel.kernel_name.c_str());
+  // A profile of this process (ncu's output carries these lines) names the build it ran, so
+  // `tilepath attach` can refuse to put it on a case another build measured.
+  if (!rec.kernel.cubin_sha256.empty()) std::printf("cubin           %s\n", rec.kernel.cubin_sha256.c_str());
   std::printf("stored          case %lld of run %s in %s\n", static_cast<long long>(rec.id), run.uuid.c_str(),
               db.c_str());
 }

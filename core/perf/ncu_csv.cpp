@@ -129,8 +129,11 @@ NcuCsvReport parse_ncu_csv(std::string_view text, const std::string& source) {
   if (header == lines.size())
     throw NcuReportError(source + ": no ncu CSV header (a line starting \"ID\",); profile with --csv --page raw");
   NcuCsvReport report;
-  for (std::size_t i = 0; i < header && report.tilepath_case.empty(); ++i)
-    report.tilepath_case = tilepath_case_of_line(std::string(lines[i]));
+  for (std::size_t i = 0; i < header; ++i) {
+    const std::string line(lines[i]);
+    if (report.tilepath_case.empty()) report.tilepath_case = tilepath_case_of_line(line);
+    if (report.tilepath_cubin.empty()) report.tilepath_cubin = tilepath_cubin_of_line(line);
+  }
   const std::vector<std::string> names = csv_fields(lines[header]);
   int kernel_column = -1;
   for (std::size_t c = 0; c < names.size(); ++c)

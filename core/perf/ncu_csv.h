@@ -31,6 +31,8 @@ struct NcuCsvReport {
   // The "case ..." line of the `tilepath run` summary printed before the CSV, if the file has
   // one (the case as the CLI names it: "k8v8/fp8_qk/k_only/wgmma B=64 S=4096 ...").
   std::string tilepath_case;
+  // The "cubin ..." line of that summary: the sha256 of the profiled kernel's cubin, if any.
+  std::string tilepath_cubin;
   // The first launch whose kernel name contains `name`; nullptr when none.
   const NcuCsvLaunch* first_launch_of(std::string_view name) const;
   // The first launch of a decode step's main kernel (is_main_decode_kernel); nullptr when none.

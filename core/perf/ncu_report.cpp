@@ -143,6 +143,12 @@ std::string tilepath_case_of_line(const std::string& line) {
   return std::regex_match(line, m, summary_case) ? std::string(m[1]) : std::string();
 }
 
+std::string tilepath_cubin_of_line(const std::string& line) {
+  static const std::regex summary_cubin(R"(^cubin\s+([0-9a-f]{64})\s*$)");
+  std::smatch m;
+  return std::regex_match(line, m, summary_cubin) ? std::string(m[1]) : std::string();
+}
+
 NcuReport parse_ncu_report(std::string_view text, const std::string& source) {
   // "  void kernel<...>(Params) (1, 8, 64)x(64, 1, 1), Context 1, Stream 13, Device 0, CC 9.0"
   static const std::regex launch(R"(^\s+(\S.*?) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context \d+, Stream \d+)");
@@ -164,6 +170,10 @@ NcuReport parse_ncu_report(std::string_view text, const std::string& source) {
     if (report.tilepath_case.empty()) {
       report.tilepath_case = tilepath_case_of_line(line);
       if (!report.tilepath_case.empty()) continue;
+    }
+    if (report.tilepath_cubin.empty()) {
+      report.tilepath_cubin = tilepath_cubin_of_line(line);
+      if (!report.tilepath_cubin.empty()) continue;
     }
     if (std::regex_match(line, m, section)) {
       current_section = m[1];

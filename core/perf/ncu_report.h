@@ -40,6 +40,7 @@ struct NcuStall {
 struct NcuReport {
   std::string kernel;              // the profiled launch as ncu names it ("void decode_attention_kernel<...>(...)")
   std::string tilepath_case;       // the "case ..." line of the `tilepath run` summary, if the report has one
+  std::string tilepath_cubin;      // the "cubin ..." line of that summary (the kernel's cubin sha256), if any
   std::vector<NcuMetricRow> rows;  // every section-table row, in report order
   std::vector<NcuStall> stalls;    // per-reason stall metrics, in report order (empty when not collected)
 
@@ -62,6 +63,10 @@ struct NcuReport {
 // The case of a `tilepath run` summary line ("case   k8v8/fp8_qk/k_only B=64 ..."), which
 // ncu's output carries from the profiled process; "" for any other line.
 std::string tilepath_case_of_line(const std::string& line);
+
+// The cubin of a `tilepath run` summary line ("cubin   <sha256 of the kernel's cubin>"): which
+// build of the kernel the profiled process ran; "" for any other line.
+std::string tilepath_cubin_of_line(const std::string& line);
 
 // Parses one report holding exactly one profiled kernel launch (`--launch-count 1`).
 // `source` names the file in errors. Throws NcuReportError when no launch or more

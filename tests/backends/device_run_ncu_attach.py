@@ -17,20 +17,25 @@ import tempfile
 
 
 def stand_in_cli(build):
-    """BUILD/bin/tilepath that appends its arguments to BUILD/calls.txt."""
+    """BUILD/bin/tilepath that appends its arguments to BUILD/calls.txt, and fails where
+    STAND_IN_FAILS is set."""
     os.makedirs(os.path.join(build, "bin"))
     os.makedirs(os.path.join(build, "plugins"))
     path = os.path.join(build, "bin", "tilepath")
     with open(path, "w") as f:
-        f.write(f"#!/usr/bin/env bash\necho \"$*\" >>{shlex.quote(os.path.join(build, 'calls.txt'))}\n")
+        f.write(f"#!/usr/bin/env bash\necho \"$*\" >>{shlex.quote(os.path.join(build, 'calls.txt'))}\n"
+                "if [ -n \"${STAND_IN_FAILS:-}\" ]; then echo 'no such case' >&2; exit 1; fi\n")
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
     return os.path.join(build, "calls.txt")
 
 
-def run_step(source, tmp, build, db, ncu_dir):
+def run_step(source, tmp, build, db, ncu_dir, fails=False):
     # The script takes BUILD relative to the source tree.
     env = dict(os.environ, OUT=os.path.join(tmp, "out"), BUILD=os.path.relpath(build, source), SWEEP_DB=db,
                NCU_DIR=ncu_dir)
+    env.pop("STAND_IN_FAILS", None)
+    if fails:
+        env["STAND_IN_FAILS"] = "1"
     return subprocess.run(["bash", "backends/cuda/scripts/device_run.sh", "ncu-attach"], cwd=source, env=env,
                           capture_output=True, text=True, timeout=60)
 
@@ -81,6 +86,14 @@ def main():
         check("--k-path transform --mode full" in " ".join(args), f"the prebias family's path and mode: {args}")
         check("no " + os.path.join(ncu_dir, "ncu-k16v16-k16-none.csv") in done.stdout,
               f"an absent family's CSV is not reported: {done.stdout}")
+
+        os.remove(calls)
+        done = run_step(source, tmp, build, db, ncu_dir, fails=True)
+        check(done.returncode != 0, "the step passed when the CLI refused every attach")
+        check("attach of " + os.path.join(ncu_dir, present[0]) + " failed" in done.stdout,
+              f"a refused attach is not reported: {done.stdout}")
+        lines = open(calls).read().splitlines() if os.path.exists(calls) else []
+        check(len(lines) == len(present), f"the step stopped at the first refused attach: {lines}")
 
         os.remove(calls)
         done = run_step(source, tmp, build, os.path.join(tmp, "missing.sqlite"), ncu_dir)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_process.h"
@@ -166,6 +167,41 @@ TEST_F(AttachTest, NcuCsvLandsOnTheCaseWithTheMainKernelsNumbers) {
                  "no launch of a main decode kernel among its 2 (profile with --kernel-name "
                  "regex:decode_attention_kernel|decode_wgmma_kernel)",
                  before);
+}
+
+// A report whose `tilepath run` summary names the profiled kernel's cubin lands only on a case
+// that the same cubin measured; one that names none is taken, and says so.
+TEST_F(AttachTest, NcuCsvOfAnotherCubinIsRefused) {
+  const std::string case_cubin(64, 'a'), other_cubin(64, 'b');
+  {
+    // The cpu backend records no cubin: give the case one, as a cuda case has.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db_.c_str(), &raw), SQLITE_OK);
+    const std::string sql =
+        "UPDATE cases SET cubin_sha256 = '" + case_cubin + "' WHERE id = " + std::to_string(case_id_);
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+    sqlite3_close(raw);
+  }
+  const std::string csv = without_case_line(fixture("ncu-raw-k8v8.csv"));
+  write_file(path("other-build.csv"), "cubin           " + other_cubin + "\n" + csv);
+  const std::string before = read_file(db_);
+  expect_refused(attach({"--ncu-csv", "--file", path("other-build.csv")}),
+                 "profiled the cubin bbbbbbbbbbbb..., not case " + std::to_string(case_id_) +
+                     "'s aaaaaaaaaaaa...: another build of the kernel",
+                 before);
+
+  write_file(path("same-build.csv"), "cubin           " + case_cubin + "\n" + csv);
+  CliResult r = attach({"--ncu-csv", "--file", path("same-build.csv"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["cubin"]["checked"].get<bool>()) << r.out;
+  EXPECT_EQ(j["cubin"]["report"], case_cubin);
+  EXPECT_EQ(RunStore::open_read_only(db_).load_case(case_id_).measurement("ncu_dram_bytes_read"), 537395200.0);
+
+  write_file(path("no-cubin.csv"), csv);
+  r = attach({"--ncu-csv", "--file", path("no-cubin.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("cubin     not checked: the report names no cubin"), std::string::npos) << r.out;
 }
 
 TEST_F(AttachTest, PlainFileByCaseIdWithAName) {

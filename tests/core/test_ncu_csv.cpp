@@ -101,6 +101,22 @@ TEST(NcuCsv, ReadsACapturedWgmmaLaunch) {
   EXPECT_TRUE(std::isnan(measured(m, "ncu_dram_bytes_read")));  // not among this capture's metrics
 }
 
+// The `tilepath run` summary ncu's output carries names the profiled kernel's cubin; a line that
+// is not a whole sha256 names none.
+TEST(NcuCsv, ReadsTheCubinLineOfTheRunSummary) {
+  const std::string cubin = "9f79174b88db49f4b59aeeecf1f84d3c6af6c3bb3b741802f37813c0a2d99ee0";
+  std::string text = fixture();
+  const std::string case_line = "case            k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold\n";
+  ASSERT_NE(text.find(case_line), std::string::npos);
+  EXPECT_EQ(parse_ncu_csv(text, "f.csv").tilepath_cubin, "") << "the fixture names no cubin";
+  const std::string with_cubin =
+      std::string(text).insert(text.find(case_line) + case_line.size(), "cubin           " + cubin + "\n");
+  EXPECT_EQ(parse_ncu_csv(with_cubin, "f.csv").tilepath_cubin, cubin);
+  const std::string short_hash =
+      std::string(text).insert(text.find(case_line) + case_line.size(), "cubin           9f79174b88db\n");
+  EXPECT_EQ(parse_ncu_csv(short_hash, "f.csv").tilepath_cubin, "");
+}
+
 TEST(NcuCsv, RefusesWhatIsNotNcuRawCsvNamingTheProblem) {
   auto error_of = [](const std::string& text) {
     try {

@@ -93,6 +93,18 @@ TEST(NcuReport, ReadsTheSectionsOfTheH200Report) {
   EXPECT_EQ(r.find("OPT"), nullptr);
 }
 
+TEST(NcuReport, ReadsTheCubinLineOfTheRunSummary) {
+  const std::string cubin = "33918b41e9788fe03ce5e1816df2b7a22a318d01e724bdc74f4ecfc37eaee0ab";
+  const std::string text = fixture("ncu-h200-k8v8-fp8_qk-k_only.txt");
+  EXPECT_EQ(parse_ncu_report(text, "k8v8.txt").tilepath_cubin, "");
+  const std::string case_line = "case            k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold";
+  const NcuReport r =
+      parse_ncu_report(replace_first(text, case_line, case_line + "\ncubin           " + cubin), "k8v8.txt");
+  EXPECT_EQ(r.tilepath_cubin, cubin);
+  EXPECT_EQ(r.tilepath_case, "k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold");
+  EXPECT_DOUBLE_EQ(r.duration_us(), 133.06) << "the line is not read as a metric row";
+}
+
 TEST(NcuReport, ReadsThePerReasonStallMetrics) {
   const NcuReport r = parse_ncu_report(fixture("ncu-h200-k8v8-fp8_qk-k_only-stalls.txt"), "stalls.txt");
   ASSERT_EQ(r.stalls.size(), 18u);

@@ -15,7 +15,8 @@
 #           rate, achieved occupancy, stalls per reason, shared-memory bank conflicts,
 #           instructions per pipe; each CSV is kept in logs and attached
 #           (`tilepath attach --ncu-csv`) to the matching case of the sweep database
-#   ncu-attach  the CSVs of an earlier ncu step (NCU_DIR) attached to the cases of $DB; no GPU
+#   ncu-attach  the CSVs of an earlier ncu step (NCU_DIR) attached to the cases of SWEEP_DB;
+#           needs no GPU; fails when a CSV does not attach
 #   peers   bench/peers.py (issues 5 and 18), if present; with BUILD/bin/paged_read_bound
 #           (bench/paged_read_bound.cu, which this script does not build: build it on the build
 #           machine, from the repository root, into the build folder that is carried here:
@@ -177,12 +178,16 @@ ncu_family() {
           --head-dim 128 --page-size 16 --cache hbm_cold)
 }
 
-# Attaches one family's CSV to its case of $DB, when there is a database.
+# Attaches one family's CSV to its case of $DB, when there is a database; fails when the
+# attach does.
 attach_ncu_report() {
   local report=$1
   if [ -f "$DB" ]; then
-    "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${NCU_OP[@]}" \
-      "${NCU_ATTACH[@]}" 2>&1 | tee -a "$LOGS/attach.log" || echo "attach of $report failed (the report stays in logs)"
+    if ! "$TILEPATH" attach --db "$DB" --ncu-csv --file "$report" --mime text/csv --backend cuda "${NCU_OP[@]}" \
+      "${NCU_ATTACH[@]}" 2>&1 | tee -a "$LOGS/attach.log"; then
+      echo "attach of $report failed (the report stays in logs)"
+      return 1
+    fi
   else
     echo "no sweep database at $DB: $report stays in logs only"
   fi
@@ -204,7 +209,8 @@ run_ncu() {
         "$TILEPATH" run --backend cuda --db /tmp/ncu.sqlite "${NCU_OP[@]}" "${NCU_RUN[@]}" --repeats 1 --warmup 0 \
         --no-ablations >"$report" 2>&1
     echo "ncu $NCU_LABEL: $(grep -c '^"[0-9]' "$report") launch row(s) ($(date -u +%H:%M:%S))"
-    attach_ncu_report "$report"
+    # A profile whose case is not in the database stays in logs; the step goes on.
+    attach_ncu_report "$report" || true
   done
 }
 
@@ -218,7 +224,11 @@ run_ncu_attach() {
   for v in "${NCU_FAMILIES[@]}"; do
     if [ -n "${NCU_MATCH:-}" ] && ! echo "$v" | grep -qE -- "$NCU_MATCH"; then continue; fi
     ncu_family "$v"
-    if [ -f "$dir/$NCU_REPORT" ]; then attach_ncu_report "$dir/$NCU_REPORT"; else echo "no $dir/$NCU_REPORT"; fi
+    if [ -f "$dir/$NCU_REPORT" ]; then
+      attach_ncu_report "$dir/$NCU_REPORT" || status=1
+    else
+      echo "no $dir/$NCU_REPORT"
+    fi
   done
 }
 
