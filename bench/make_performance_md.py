@@ -1212,7 +1212,7 @@ def main():
     w("## Per shape: kernel by kernel (ncu)")
     w("")
     checks = read_text(os.path.join(root, "bench/results/device-checks/README.md")) or ""
-    m = re.search(r"The files here are from the bundled call of ([^(]+?) \(kernels of\s+commit\s+(\w+)", checks)
+    m = re.search(r"The files here are from the (?:bundled )?call of ([^(]+?) \(kernels of\s+commit\s+(\w+)", checks)
     when = f"the call of {m.group(1).strip()}, kernels of {m.group(2)}" if m else "a call not named in its README"
     w("`device_run.sh breakdown`: every kernel of a `tilepath run` process timed on the GPU alone by `ncu "
       "--clock-control none --metrics gpu__time_duration.sum` (ncu serialises launches, so programmatic dependent "

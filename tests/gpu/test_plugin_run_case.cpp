@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 
 #include "core/plugin_host.h"
@@ -267,9 +268,11 @@ TEST_F(CudaPluginRun, PrebiasOutsideItsKernelsIsRefusedWithTheReason) {
 }
 
 // A wgmma case end to end: the wgmma kernel ran (its name, and QGMMA in its SASS where
-// cuobjdump is on the machine), the tile interval is measured, and the stages it has no
-// ablation kernels for are unknown, not 0.
-TEST_F(CudaPluginRun, WgmmaCaseRunsTheWgmmaKernelAndLeavesItsStageCostsUnknown) {
+// cuobjdump is on the machine) and the tile interval is measured. Its ring is measured only
+// whole (load_only), so k_load and v_load stay unknown, not 0; the compute stages this variant
+// runs are measured alone in the real kernel's CTA (isolated ablations), and each side's tile
+// interval whole (load_only, compute_only).
+TEST_F(CudaPluginRun, WgmmaCaseMeasuresItsComputeStagesAndLeavesItsLoadsUnknown) {
   OperatingPoint op = shape(16, 8192, KvDtype::k8v8);
   op.k_path = KPath::fp8_qk;
   op.mode = TransformMode::k_only;
@@ -282,9 +285,18 @@ TEST_F(CudaPluginRun, WgmmaCaseRunsTheWgmmaKernelAndLeavesItsStageCostsUnknown) 
   EXPECT_EQ(r.tile_tokens, 64);
   EXPECT_EQ(r.block[0], 160);
   EXPECT_TRUE(std::isfinite(r.tile_interval_us));
-  // No ablation kernels: no per-tile stage has a cost (combine's, the combine kernel alone, may).
-  for (int i = 0; i < r.stage_cost_count; ++i)
-    EXPECT_EQ(r.stage_costs[i].stage, TP_STAGE_COMBINE) << "stage " << r.stage_costs[i].stage;
+  std::set<int> costed;
+  for (int i = 0; i < r.stage_cost_count; ++i) {
+    const tp_stage_cost& c = r.stage_costs[i];
+    EXPECT_NE(c.stage, TP_STAGE_K_LOAD) << "the loads are measured only whole, as the ring";
+    EXPECT_NE(c.stage, TP_STAGE_V_LOAD) << "the loads are measured only whole, as the ring";
+    EXPECT_TRUE(std::isfinite(c.cost_us) && c.cost_us > 0) << "stage " << c.stage << ": " << c.cost_us;
+    costed.insert(c.stage);
+  }
+  for (int stage : {TP_STAGE_QK, TP_STAGE_SOFTMAX, TP_STAGE_PV, TP_STAGE_ACCUM})
+    EXPECT_EQ(costed.count(stage), 1u) << "stage " << stage << " of fp8_qk/k_only has no measured cost";
+  EXPECT_GT(metric(r, "tile_interval_load_only_us"), 0);
+  EXPECT_GT(metric(r, "tile_interval_compute_only_us"), 0);
   const double qgmma = metric(r, "sass_QGMMA");
   if (!std::isnan(qgmma)) {
     EXPECT_GT(qgmma, 0);
