@@ -105,7 +105,7 @@ TEST(NcuCsv, ReadsACapturedWgmmaLaunch) {
 // is not a whole sha256 names none.
 TEST(NcuCsv, ReadsTheCubinLineOfTheRunSummary) {
   const std::string cubin = "9f79174b88db49f4b59aeeecf1f84d3c6af6c3bb3b741802f37813c0a2d99ee0";
-  std::string text = fixture();
+  const std::string text = fixture();
   const std::string case_line = "case            k8v8/fp8_qk/k_only B=64 S=4096 Hq/Hk=32/8 D=128 P=16 hbm_cold\n";
   ASSERT_NE(text.find(case_line), std::string::npos);
   EXPECT_EQ(parse_ncu_csv(text, "f.csv").tilepath_cubin, "") << "the fixture names no cubin";
