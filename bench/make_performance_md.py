@@ -1442,11 +1442,11 @@ def main():
     # ---- ncu
     w("## Nsight Compute (main kernels, HBM-cold, `--clock-control none`)")
     w("")
+    from_files = (f", {len(ncu_files)} from the CSVs in `bench/results/ncu/` (`device_run.sh ncu`) for families the "
+                  "database has no ncu numbers of, read as `tilepath attach --ncu-csv` reads them" if ncu_files else "")
     w(f"{len(ncu) - len(ncu_files)} rows from the `ncu_*` measurements that `tilepath attach --ncu-csv` stored on "
-      "the cases of `data/h200-sweep.sqlite` (*source*: the case and its CSV artifact), "
-      f"{len(ncu_files)} from the CSVs in `bench/results/ncu/` (`device_run.sh ncu`) for families the database has "
-      "no ncu numbers of, read as `tilepath attach --ncu-csv` reads them; which call and kernels each file is from, "
-      "and how they relate to the bundled cases', is in `bench/results/ncu/README.md`.")
+      "the cases of `data/h200-sweep.sqlite` (*source*: the case and its CSV artifact)" + from_files + "; which call "
+      "and kernels each CSV is from, and how they relate to the bundled cases', is in `bench/results/ncu/README.md`.")
     w("One launch of the main kernel per kernel family, ncu at the GPU's own clocks. *Duration* is that kernel "
       "alone under the profiler, not the step's event-timed latency; *DRAM read* is its bytes read over its "
       "duration; *HMMA / GMMA* count the warp instructions of the tensor pipe's mma.sync and wgmma forms; the "
