@@ -4,7 +4,8 @@
 A stand-in `tilepath` (it logs its arguments) takes the place of the CLI, so the test checks what
 the step asks of it: one `tilepath attach --ncu-csv` per CSV present, at its family's operating
 point (the wgmma flag for `-wgmma` files, `--k-repr prebias` without the inputs' keys for
-`-prebias` files), nothing for a family whose CSV is absent, and a failing step without a database.
+`-prebias` files), nothing for a family whose CSV is absent, and a failing step when the CLI
+refuses an attach (every CSV still tried) or when there is no database.
 
   python3 tests/backends/device_run_ncu_attach.py SOURCE_DIR
 """
@@ -33,7 +34,8 @@ def run_step(source, tmp, build, db, ncu_dir, fails=False):
     # The script takes BUILD relative to the source tree.
     env = dict(os.environ, OUT=os.path.join(tmp, "out"), BUILD=os.path.relpath(build, source), SWEEP_DB=db,
                NCU_DIR=ncu_dir)
-    env.pop("STAND_IN_FAILS", None)
+    for name in ("STAND_IN_FAILS", "NCU_MATCH"):  # the caller's environment picks nothing here
+        env.pop(name, None)
     if fails:
         env["STAND_IN_FAILS"] = "1"
     return subprocess.run(["bash", "backends/cuda/scripts/device_run.sh", "ncu-attach"], cwd=source, env=env,
