@@ -208,7 +208,7 @@ def ncu_csv_row(path):
     return {"key": (parts[0], parts[1], parts[2], "prebias" if tag == "prebias" else "plain",
                     "wgmma" if tag == "wgmma" else "mma_sync", 64, 4096),
             "case": case.group(1).strip() if case else os.path.basename(path),
-            "kernel": kernel.group(1) if kernel else main["kernel"], "ncu_kernel": main["name"],
+            "kernel": kernel.group(1) if kernel else main["kernel"],
             "source": f"`{os.path.basename(path)}`", "m": m}
 
 
@@ -818,7 +818,7 @@ def repeat_rounds(root, w):
     paths = sorted(glob.glob(os.path.join(root, "bench/results/peers-repeat/round*/h200-peers.json")))
     if not paths:
         return
-    rounds = [json.load(open(p)) for p in paths]
+    rounds = [load_json(p) for p in paths]
     b1 = [p["paged_bound_us"] / p["tilepath_k8v8_us"] for r in rounds for p in [peer_row(r, 1, 32768)]
           if p and p.get("paged_bound_us") and p.get("tilepath_k8v8_us")]
     cudnn = [p["cudnn_us"] / p["tilepath_k8v8_us"] for r in rounds for p in [peer_row(r, 64, 4096)]
@@ -1509,7 +1509,7 @@ def main():
           + ", ".join(f"{op} {tot.get(op, 0)}" for op in ("QGMMA", "HGMMA", "HMMA", "F2FP")) + " instructions in total.")
         # The mma.sync main kernels of the ncu table, from the SASS counts their cases store (each
         # counted from that case's own cubin, the one ncu profiled).
-        listed = [r for r in ncu if r.get("sass") and not r["case"].split(" B=")[0].endswith("/wgmma")]
+        listed = [r for r in ncu if r.get("sass") and r["key"][4] == "mma_sync"]
         if listed:
             w("")
             w("The mma.sync main kernels of the Nsight Compute table, from the SASS counts their cases store "
