@@ -1,24 +1,75 @@
 #!/usr/bin/env bash
-# The split policy's 33 splits at B = 1, S = 32768, Hq/Hk 32/8 on wgmma: split_tokens rounds
-# 32768 / 33 up to 1024 tokens, so 32 splits cover the context and the 33rd is empty (8 CTAs
-# that read nothing, and one more partial per row for the combine). A/B of `--splits 32`
-# against the policy's choice, both K paths (k_only), cold, four alternating rounds; each run
-# its own process with its own read bandwidth. From the repository root on the H200, with the
-# build in build-carry/:
+# Call 1 of bench/results/splits/empty-split/: the split policy that launches only the splits
+# holding tokens (branch empty-split, bench/results/splits/empty-split/policy.diff) against the
+# policy of main, and the GPU tests under the new policy. From the repository root on the H200,
+# with build-carry/ holding:
+#   bin/tilepath, gpu-tests/cuda_gpu_tests  built with policy.diff applied;
+#   plugins/                                the plugins of main (the policy of the bundled cases);
+#   plugins-nonempty/                       the plugins with policy.diff (the same cubins).
+# A/B: four alternating rounds of `tilepath run` (cold, 30 timed launches, no ablations), each
+# its own process with its own read bandwidth, at the B = 1 shapes whose launch the policy
+# changes. Everything comes back in $OUT/call.tar.xz; the summary is also printed.
 #   OUT=$OUT bash bench/results/splits/empty-split/call1.sh
 set -u
-export TILEPATH_MODELS_DIR=$PWD/models TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins
-W=$OUT/work
+OUT=${OUT:-out}
+W=$OUT/w
 mkdir -p "$W"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$W/smi.txt" 2>&1
+export TILEPATH_MODELS_DIR=$PWD/models PATH=$PATH:/usr/local/cuda/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/smi.txt" 2>&1
+
+date -u +"gpu tests %T" >> "$W/times.txt"
+TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins-nonempty timeout 300 build-carry/gpu-tests/cuda_gpu_tests \
+  --gtest_output="xml:$W/gpu-tests.xml" > "$W/gpu-tests.log" 2>&1
+echo "gpu tests rc=$? $(date -u +%T); $(grep -E '^\[  (PASSED|FAILED)  \]' "$W/gpu-tests.log" | tr '\n' ' ')" >> "$W/times.txt"
+
+# mma context k_path: Hq/Hk 32/8, D = 128, page 16, K8/V8 k_only.
+variants=("wgmma 32768 fp8_qk" "wgmma 32768 transform" "wgmma 16384 fp8_qk" "mma_sync 32768 fp8_qk" "mma_sync 65536 fp8_qk")
+date -u +"a/b %T" >> "$W/times.txt"
 for round in 1 2 3 4; do
-  for path in fp8_qk transform; do
-    for splits in 0 32; do
-      build-carry/bin/tilepath run --backend cuda --db "$W/ab.sqlite" --kv k8v8 --k-path "$path" --mode k_only \
-        --mma wgmma --batch 1 --context 32768 --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 \
-        --cache hbm_cold --splits "$splits" --no-ablations --repeats 30 --json >"$W/r$round-$path-s$splits.json" 2>&1
-      echo "round $round $path splits=$splits rc=$? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); m=d['measurements']; print(d['status'], m.get('latency_us'), m.get('read_bandwidth_gbps'), d['kernel']['grid'])" "$W/r$round-$path-s$splits.json" 2>&1 | tail -1)"
+  arms="plugins plugins-nonempty"
+  [ $((round % 2)) -eq 0 ] && arms="plugins-nonempty plugins"
+  for v in "${variants[@]}"; do
+    read -r mma context path <<< "$v"
+    for arm in $arms; do
+      f=$W/ab/r$round-$mma-s$context-$path-$arm.json
+      mkdir -p "$W/ab"
+      TILEPATH_PLUGIN_PATH=$PWD/build-carry/$arm timeout 60 build-carry/bin/tilepath run --backend cuda \
+        --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma "$mma" --batch 1 \
+        --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold \
+        --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
+      echo "round $round $mma s$context $path $arm rc=$?" >> "$W/times.txt"
     done
   done
 done
-tar -C "$W" -czf "$OUT/call.tar.gz" . && rm -rf "$W"
+date -u +"done %T" >> "$W/times.txt"
+
+python3 - "$W/ab" > "$W/summary.txt" 2>&1 <<'PY'
+import collections, glob, json, os, statistics, sys
+rows = collections.defaultdict(lambda: collections.defaultdict(list))
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    name = os.path.basename(path)[:-5]
+    _, mma, context, k_path, arm = name.split("-", 4)
+    try:
+        d = json.load(open(path))
+    except ValueError as e:
+        print(f"{name}: no JSON ({e})")
+        continue
+    m = d.get("measurements", {})
+    if d.get("status") != "ok" or "latency_us" not in m:
+        print(f"{name}: status {d.get('status')} {d.get('message', '')}")
+        continue
+    floor_us = m["bytes_moved"] / (m["read_bandwidth_gbps"] * 1e3)
+    rows[(mma, context, k_path)][arm].append((m["latency_us"], m["latency_us"] / floor_us, d["kernel"]["grid"]))
+print("variant                         arm               grid          latency us (rounds)            median   x floor median")
+for key, arms in sorted(rows.items()):
+    med = {}
+    for arm, runs in sorted(arms.items()):
+        lat = [r[0] for r in runs]
+        med[arm] = statistics.median(lat)
+        print(f"{'/'.join(key):31s} {arm:17s} {str(runs[0][2]):13s} {' '.join(f'{x:6.2f}' for x in lat):30s} "
+              f"{med[arm]:7.2f}   {statistics.median(r[1] for r in runs):.3f}")
+    if len(med) == 2:
+        print(f"{'':31s} nonempty / main: {med['plugins-nonempty'] / med['plugins']:.4f}")
+PY
+cat "$W/times.txt" "$W/summary.txt"
+tar cJf "$OUT/call.tar.xz" -C "$W" .
