@@ -92,7 +92,8 @@ hipError_t launch_decode(const DecodeArgs& args, const Ablation& ablation, hipSt
 
 // Tokens per split, a multiple of 32 (one wave tile).
 int split_tokens_for(int max_len, int splits);
-// Split-KV count for small batch x long context: enough workgroups to fill cu_count CUs.
+// Split-KV count for small batch x long context: enough workgroups to fill cu_count CUs,
+// every split holding tokens.
 int choose_splits(int batch, int kv_heads, int head_chunks, int max_len, int cu_count);
 // Query heads one workgroup holds (the n16 side of the MFMA tiles).
 inline constexpr int kHeadsPerWorkgroup = 16;

@@ -102,10 +102,15 @@ int split_tokens_for(int max_len, int splits) {
 int choose_splits(int batch, int kv_heads, int head_chunks, int max_len, int cu_count) {
   // One workgroup per CU at least; a split covers at least 4 wave tiles per wave (512 tokens).
   const int workgroups = batch * kv_heads * head_chunks;
-  if (workgroups >= cu_count) return 1;
+  if (workgroups >= cu_count || max_len < 1) return 1;
   const int by_cus = (cu_count + workgroups - 1) / workgroups;
   const int by_length = std::max(1, max_len / 512);
-  return std::max(1, std::min({by_cus, by_length, 64}));
+  const int filling = std::max(1, std::min({by_cus, by_length, 64}));
+  // Only the splits that hold tokens: split_tokens_for rounds up to a wave tile, so the count
+  // that fills the CUs can hold an empty last split (38 splits of 16384 tokens are 448 long and
+  // 37 cover them), which would still launch its workgroups and add a partial to the combine.
+  const int split_tokens = split_tokens_for(max_len, filling);
+  return (max_len + split_tokens - 1) / split_tokens;
 }
 
 }  // namespace tilepath::hip
