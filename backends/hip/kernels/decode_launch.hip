@@ -107,7 +107,7 @@ int choose_splits(int batch, int kv_heads, int head_chunks, int max_len, int cu_
   const int by_length = std::max(1, max_len / 512);
   const int filling = std::max(1, std::min({by_cus, by_length, 64}));
   // Only the splits that hold tokens: split_tokens_for rounds up to a wave tile, so the count
-  // that fills the CUs can hold an empty last split (38 splits of 16384 tokens are 448 long and
+  // that fills the CUs can hold an empty last split (38 splits of 24576 tokens are 672 long and
   // 37 cover them), which would still launch its workgroups and add a partial to the combine.
   const int split_tokens = split_tokens_for(max_len, filling);
   return (max_len + split_tokens - 1) / split_tokens;
