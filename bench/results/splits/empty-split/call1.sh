@@ -17,8 +17,12 @@ mkdir -p "$W"
 export TILEPATH_MODELS_DIR=$PWD/models PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/smi.txt" 2>&1
 
+# Each step gets what is left of 500 s, so that the archive is written inside a 600-s call.
+deadline=$(($(date +%s) + 500))
+left() { local l=$((deadline - $(date +%s))); echo $((l < 1 ? 1 : l)); }
+
 date -u +"gpu tests %T" >> "$W/times.txt"
-TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins-nonempty timeout 300 build-carry/gpu-tests/cuda_gpu_tests \
+TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins-nonempty timeout 240 build-carry/gpu-tests/cuda_gpu_tests \
   --gtest_output="xml:$W/gpu-tests.xml" > "$W/gpu-tests.log" 2>&1
 echo "gpu tests rc=$? $(date -u +%T); $(grep -E '^\[  (PASSED|FAILED)  \]' "$W/gpu-tests.log" | tr '\n' ' ')" >> "$W/times.txt"
 
@@ -33,7 +37,9 @@ for round in 1 2 3 4; do
     for arm in $arms; do
       f=$W/ab/r$round-$mma-s$context-$path-$arm.json
       mkdir -p "$W/ab"
-      TILEPATH_PLUGIN_PATH=$PWD/build-carry/$arm timeout 60 build-carry/bin/tilepath run --backend cuda \
+      limit=$(left)
+      [ "$limit" -gt 60 ] && limit=60
+      TILEPATH_PLUGIN_PATH=$PWD/build-carry/$arm timeout "$limit" build-carry/bin/tilepath run --backend cuda \
         --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma "$mma" --batch 1 \
         --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold \
         --no-ablations --repeats 30 --json > "$f" 2> "$f.err"

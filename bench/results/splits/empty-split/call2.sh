@@ -13,9 +13,15 @@ mkdir -p "$W"
 export TILEPATH_MODELS_DIR=$PWD/models TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins-nonempty PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/smi.txt" 2>&1
 
+# Each step gets what is left of 480 s, so that the archive is written inside a 600-s call; a
+# sweep cut short commits the cases it finished; REGEN_RESUME=<the returned regen.sqlite>
+# resumes it in a later call (the sweep skips the cases it holds).
+if [ -n "${REGEN_RESUME:-}" ]; then cp "$REGEN_RESUME" "$W/regen.sqlite"; fi
+deadline=$(($(date +%s) + 480))
+left() { local l=$((deadline - $(date +%s))); echo $((l < 1 ? 1 : l)); }
 for spec in h200-cuda h200-cuda-wgmma h200-cuda-wgmma-16bit h200-cuda-grid h200-cuda-grid-k16v16 h200-prebias; do
   date -u +"$spec %T" >> "$W/times.txt"
-  timeout --signal=INT --kill-after=30 150 build-carry/bin/tilepath sweep \
+  timeout --signal=INT --kill-after=20 "$(left)" build-carry/bin/tilepath sweep \
     "bench/results/splits/empty-split/regen-specs/$spec.json" --backend cuda --db "$W/regen.sqlite" >> "$W/regen.log" 2>&1
   echo "  rc=$? $(tail -n 1 "$W/regen.log")" >> "$W/times.txt"
 done
@@ -28,7 +34,7 @@ mkdir -p build-nonempty
 ln -sfn ../build-carry/bin build-nonempty/bin
 ln -sfn ../build-carry/plugins-nonempty build-nonempty/plugins
 date -u +"peers %T" >> "$W/times.txt"
-OUT=$W/peers BUILD=build-nonempty PEERS_SHAPES="1,32768,32,8,128" PEERS_SECONDS=200 \
+OUT=$W/peers BUILD=build-nonempty PEERS_SHAPES="1,32768,32,8,128" PEERS_SECONDS=$(left) \
   bash backends/cuda/scripts/device_run.sh peers > "$W/peers.log" 2>&1
 echo "peers rc=$?" >> "$W/times.txt"
 date -u +"done %T" >> "$W/times.txt"
