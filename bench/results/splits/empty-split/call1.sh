@@ -26,24 +26,32 @@ TILEPATH_PLUGIN_PATH=$PWD/build-carry/plugins-nonempty timeout 240 build-carry/g
   --gtest_output="xml:$W/gpu-tests.xml" > "$W/gpu-tests.log" 2>&1
 echo "gpu tests rc=$? $(date -u +%T); $(grep -E '^\[  (PASSED|FAILED)  \]' "$W/gpu-tests.log" | tr '\n' ' ')" >> "$W/times.txt"
 
-# mma context k_path: Hq/Hk 32/8, D = 128, page 16, K8/V8 k_only.
-variants=("wgmma 32768 fp8_qk" "wgmma 32768 transform" "wgmma 16384 fp8_qk" "mma_sync 32768 fp8_qk" "mma_sync 65536 fp8_qk")
+# mma context k_path [split counts beside the policy's]: Hq/Hk 32/8, D = 128, page 16, K8/V8
+# k_only. At wgmma fp8_qk S = 32768 the new plugin also runs 48 and 64 splits (3 and 4 CTAs per
+# SM): the cap of 2 per SM was set before the CTAs' start got faster (1b3f2e0).
+variants=("wgmma 32768 fp8_qk 48,64" "wgmma 32768 transform" "wgmma 16384 fp8_qk" "mma_sync 32768 fp8_qk"
+  "mma_sync 65536 fp8_qk")
 date -u +"a/b %T" >> "$W/times.txt"
+mkdir -p "$W/ab"
 for round in 1 2 3 4; do
-  arms="plugins plugins-nonempty"
-  [ $((round % 2)) -eq 0 ] && arms="plugins-nonempty plugins"
   for v in "${variants[@]}"; do
-    read -r mma context path <<< "$v"
+    read -r mma context path extra <<< "$v"
+    # arm = plugin folder:split count (0 = the policy's); the order alternates by round.
+    arms="plugins:0 plugins-nonempty:0"
+    for n in ${extra//,/ }; do arms="$arms plugins-nonempty:$n"; done
+    [ $((round % 2)) -eq 0 ] && arms=$(echo "$arms" | tr ' ' '\n' | tac | tr '\n' ' ')
     for arm in $arms; do
-      f=$W/ab/r$round-$mma-s$context-$path-$arm.json
-      mkdir -p "$W/ab"
+      plugins=${arm%:*} splits=${arm#*:}
+      label=$plugins
+      [ "$splits" != 0 ] && label=$plugins-s$splits
+      f=$W/ab/r$round-$mma-s$context-$path-$label.json
       limit=$(left)
       [ "$limit" -gt 60 ] && limit=60
-      TILEPATH_PLUGIN_PATH=$PWD/build-carry/$arm timeout "$limit" build-carry/bin/tilepath run --backend cuda \
-        --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma "$mma" --batch 1 \
+      TILEPATH_PLUGIN_PATH=$PWD/build-carry/$plugins timeout "$limit" build-carry/bin/tilepath run --backend cuda \
+        --db "$W/ab-$label.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma "$mma" --batch 1 \
         --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold \
-        --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
-      echo "round $round $mma s$context $path $arm rc=$?" >> "$W/times.txt"
+        --splits "$splits" --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
+      echo "round $round $mma s$context $path $label rc=$?" >> "$W/times.txt"
     done
   done
 done
@@ -74,8 +82,9 @@ for key, arms in sorted(rows.items()):
         med[arm] = statistics.median(lat)
         print(f"{'/'.join(key):31s} {arm:17s} {str(runs[0][2]):13s} {' '.join(f'{x:6.2f}' for x in lat):30s} "
               f"{med[arm]:7.2f}   {statistics.median(r[1] for r in runs):.3f}")
-    if len(med) == 2:
-        print(f"{'':31s} nonempty / main: {med['plugins-nonempty'] / med['plugins']:.4f}")
+    for arm in sorted(med):
+        if arm != "plugins" and "plugins" in med:
+            print(f"{'':31s} {arm} / main's policy: {med[arm] / med['plugins']:.4f}")
 PY
 cat "$W/times.txt" "$W/summary.txt"
 tar cJf "$OUT/call.tar.xz" -C "$W" .
