@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Call 2 of bench/results/wgmma-cp-async-ring/: what the cp.async ring costs, as an A/B. With
-# build-carry/ as for call1.sh, from the repository root on the H200: K8/V8 `k_only`, Hq/Hk 32/8,
-# D = 128, cold, at five shapes, the two rings at 16-token pages (TILEPATH_CUDA_WGMMA_RING=cp_async
-# against the TMA kernels) and, at 1-token pages, wgmma (the cp.async ring) against mma.sync. Four
-# rounds of `tilepath run` (30 timed launches, no ablations), each run its own process with its
-# own read bandwidth, the order of each pair alternating by round; every run gets what is left of
-# 500 s, so that the archive is written inside a 600-s call. Everything comes back in
-# $OUT/call.tar.xz; ab-summary.txt (also printed) has each arm's medians and the pair's ratio.
+# Call 2 of bench/results/wgmma-cp-async-ring/: what the cp.async ring costs. With build-carry/
+# as for call1.sh, from the repository root on the H200; K8/V8, Hq/Hk 32/8, D = 128:
+#   1. wgmma-vs-mma-sync-load-only-page1.json: fp8_qk k_only at the grid's 1-token-page shapes
+#      on both matrix instruction families in one process, each kernel beside its load_only,
+#      both caches (the A/B docs/performance.md reads where wgmma is slower than mma.sync), into
+#      ab-page1.sqlite;
+#   2. the two rings at 16-token pages: the TMA kernels against TILEPATH_CUDA_WGMMA_RING=cp_async,
+#      `k_only`, cold, at five shapes, four rounds of `tilepath run` (30 timed launches, no
+#      ablations), each run its own process with its own read bandwidth, the pair's order
+#      alternating by round; ab-summary.txt (also printed) has each arm's medians and the ratio.
+# Every step gets what is left of 500 s, so that the archive is written inside a 600-s call.
+# Everything comes back in $OUT/call.tar.xz.
 #   OUT=$OUT bash bench/results/wgmma-cp-async-ring/call2.sh
 set -u
 OUT=${OUT:-out}
@@ -20,30 +24,33 @@ deadline=$(($(date +%s) + 500))
 left() { local l=$((deadline - $(date +%s))); echo $((l < 1 ? 1 : l)); }
 at_most() { local l; l=$(left); echo $((l < $1 ? l : $1)); }
 
-# shape = batch context k_path; each shape at page 16 (arms tma, cp_async: wgmma) and page 1
-# (arms wgmma, mma_sync). The order of a pair alternates by round.
+date -u +"load_only a/b at 1-token pages %T" >> "$W/times.txt"
+timeout --signal=INT --kill-after=20 "$(at_most 220)" build-carry/bin/tilepath sweep \
+  bench/results/wgmma-cp-async-ring/wgmma-vs-mma-sync-load-only-page1.json --backend cuda \
+  --db "$W/ab-page1.sqlite" > "$W/ab-page1.log" 2>&1
+echo "  rc=$? $(tail -n 1 "$W/ab-page1.log")" >> "$W/times.txt"
+
+# shape = batch context k_path, at 16-token pages: arms tma and cp_async (wgmma), the pair's
+# order alternating by round.
 shapes=("64 4096 fp8_qk" "16 32768 fp8_qk" "1 32768 fp8_qk" "32 32768 fp8_qk" "64 4096 transform")
 date -u +"a/b %T" >> "$W/times.txt"
 mkdir -p "$W/ab"
 for round in 1 2 3 4; do
   for s in "${shapes[@]}"; do
     read -r batch context path <<< "$s"
-    for page in 16 1; do
-      if [ "$page" = 16 ]; then arms="tma cp_async"; else arms="wgmma mma_sync"; fi
-      [ $((round % 2)) -eq 0 ] && arms=$(echo "$arms" | tr ' ' '\n' | tac | tr '\n' ' ')
-      for arm in $arms; do
-        mma=wgmma ring=
-        [ "$arm" = mma_sync ] && mma=mma_sync
-        [ "$arm" = cp_async ] && ring=cp_async
-        f=$W/ab/r$round-b$batch-s$context-$path-p$page-$arm.json
-        limit=$(at_most 60)
-        [ "$limit" -le 5 ] && continue
-        TILEPATH_CUDA_WGMMA_RING=$ring timeout "$limit" build-carry/bin/tilepath run --backend cuda \
-          --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma "$mma" --batch "$batch" \
-          --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size "$page" --cache hbm_cold \
-          --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
-        echo "round $round b$batch s$context $path p$page $arm rc=$?" >> "$W/times.txt"
-      done
+    arms="tma cp_async"
+    [ $((round % 2)) -eq 0 ] && arms="cp_async tma"
+    for arm in $arms; do
+      ring=
+      [ "$arm" = cp_async ] && ring=cp_async
+      f=$W/ab/r$round-b$batch-s$context-$path-p16-$arm.json
+      limit=$(at_most 60)
+      [ "$limit" -le 5 ] && continue
+      TILEPATH_CUDA_WGMMA_RING=$ring timeout "$limit" build-carry/bin/tilepath run --backend cuda \
+        --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma wgmma --batch "$batch" \
+        --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold \
+        --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
+      echo "round $round b$batch s$context $path $arm rc=$?" >> "$W/times.txt"
     done
   done
 done
@@ -72,7 +79,7 @@ for key, arms in sorted(rows.items()):
         med[arm] = statistics.median(r[0] for r in runs)
         print(f"{' '.join(key[:3]):26} {key[3]:5} {arm:10} {runs[0][2]:46} {' '.join(f'{r[0]:.1f}' for r in runs):21} "
               f"{med[arm]:7.1f} {statistics.median(r[1] for r in runs):.3f}")
-    pair = ("cp_async", "tma") if key[3] == "p16" else ("wgmma", "mma_sync")
+    pair = ("cp_async", "tma")
     if all(a in med for a in pair):
         print(f"{'':32} {pair[0]} / {pair[1]}: {med[pair[0]] / med[pair[1]]:.3f}")
 PY
