@@ -7,7 +7,7 @@
 #   plugins-cp-async/                   the branch's plugins
 #   gpu-tests-cp-async/cuda_gpu_tests   the branch's GPU tests
 # In order, each step given what is left of 500 s, so that the archive is written inside a 600-s
-# call:
+# call (after one small case first: if it fails, memcheck on it and nothing else):
 #   1. the GPU suite (every kernel against the float64 reference; the cp.async ring at 1, 2, 4,
 #      12 and 48-token pages and, by the A/B switch, at 16);
 #   2. the 36 bundled cases stored as unsupported (wgmma at 1-token pages) through the narrowed
@@ -27,6 +27,24 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 deadline=$(($(date +%s) + 500))
 left() { local l=$((deadline - $(date +%s))); echo $((l < 1 ? 1 : l)); }
 at_most() { local l; l=$(left); echo $((l < $1 ? l : $1)); }
+
+# First one small case of the cp.async ring at 1-token pages, with a short limit: a hang or a
+# fault in the new kernels would otherwise take the whole call. If it does not pass, the rest
+# is skipped and memcheck runs on that case instead.
+SMOKE='*WgmmaKernel.*/page_k8v8_fp8_qk_k_only_d128_p1_*'
+date -u +"smoke %T" >> "$W/times.txt"
+timeout 60 build-carry/gpu-tests-cp-async/cuda_gpu_tests --gtest_filter="$SMOKE" > "$W/smoke.log" 2>&1
+smoke=$?
+echo "smoke rc=$smoke $(grep -E '^\[  (PASSED|FAILED)  \]' "$W/smoke.log" | tr '\n' ' ')" >> "$W/times.txt"
+# it must have run (a skip passes 0 tests)
+if [ $smoke -ne 0 ] || ! grep -q '^\[  PASSED  \] 1 test\.' "$W/smoke.log"; then
+  timeout 180 compute-sanitizer --tool memcheck build-carry/gpu-tests-cp-async/cuda_gpu_tests --gtest_filter="$SMOKE" \
+    > "$W/smoke-memcheck.log" 2>&1
+  echo "smoke memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$W/smoke-memcheck.log" | tail -n 1)" >> "$W/times.txt"
+  cat "$W/times.txt"
+  tar cJf "$OUT/call.tar.xz" -C "$W" .
+  exit 1
+fi
 
 date -u +"gpu tests %T" >> "$W/times.txt"
 timeout "$(at_most 220)" build-carry/gpu-tests-cp-async/cuda_gpu_tests --gtest_output="xml:$W/gpu-tests.xml" \
