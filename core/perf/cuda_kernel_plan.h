@@ -108,7 +108,11 @@ constexpr int max_filled_ctas_per_sm(MmaFamily family) { return family == MmaFam
 // docs/perf-notes.md "Split-KV policy"). A kernel that fits fewer CTAs per SM (K16/V16,
 // separate_kv, wgmma at D = 256) gets the grid of its own occupancy (separate_kv 3-27%
 // faster than a grid sized for 4 per SM). Splits keep at least 256 tokens (below that the
-// combine and the per-split prologue outweigh the parallelism) and are at most 128.
+// combine and the per-split prologue outweigh the parallelism) and are at most 128. Only the
+// splits that hold tokens are launched: split_tokens_for rounds a split up to 32 tokens, so the
+// last of the splits that fill the slots can start past the context (33 splits of 32768 tokens
+// are 1024 long, and 32 cover them); an empty split would still start its CTAs and add a
+// partial to every row's combine.
 inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_per_sm, MmaFamily family) {
   constexpr int kMinTokensPerSplit = 256, kMaxSplits = 128;
   if (streams < 1 || max_len < 1 || sm_count < 1) return 1;
@@ -118,7 +122,9 @@ inline int choose_splits(long long streams, int max_len, int sm_count, int ctas_
   const long long fill = slots / streams;
   long long most = max_len / kMinTokensPerSplit;
   most = most < 1 ? 1 : (most > kMaxSplits ? kMaxSplits : most);
-  return static_cast<int>(fill < 1 ? 1 : (fill < most ? fill : most));
+  const int filling = static_cast<int>(fill < 1 ? 1 : (fill < most ? fill : most));
+  const int split_tokens = split_tokens_for(max_len, filling);
+  return (max_len + split_tokens - 1) / split_tokens;
 }
 
 // The wgmma kernels (backends/cuda/kernels/decode_wgmma.cuh, WgmmaTraits): 4 consumer warps

@@ -21,10 +21,11 @@ TEST(SplitPolicy, AGridUnderOneWaveSplitsUntilTheSlotsAreFull) {
       if (streams >= slots) continue;
       const int s = choose_splits(streams, 65536, kH200Sms, ctas_per_sm, kMmaSync);
       SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM");
-      // One wave, and one split more would not fit in it (or the most splits there may be).
+      // One wave, and one split more would not fit in it or would not shorten the splits (or
+      // the most splits there may be).
       EXPECT_LE(streams * s, slots);
-      if (s < kSplitsCap) {
-        EXPECT_GT(streams * (s + 1), slots);
+      if (s < kSplitsCap && streams * (s + 1) <= slots) {
+        EXPECT_EQ(split_tokens_for(65536, s + 1), split_tokens_for(65536, s));
       }
     }
 }
@@ -41,12 +42,13 @@ TEST(SplitPolicy, TheKernelsOccupancySetsHowManySplitsFillTheGpu) {
 }
 
 TEST(SplitPolicy, WgmmaKernelsFillTwoCtasPerSm) {
-  // The wgmma kernels at D = 128 fit 4 per SM and fill 2: Hq/Hk 32/8 at B = 1 takes 33 splits
-  // where mma.sync takes 66; 8/1 at B = 32, 8 where mma.sync takes 16.
+  // The wgmma kernels at D = 128 fit 4 per SM and fill 2: Hq/Hk 32/8 at B = 1 fills its 264
+  // slots with 33 splits of 1024 tokens, of which 32 hold the 32768 (mma.sync: 66 of 512, 64);
+  // 8/1 at B = 32, 8 where mma.sync takes 16.
   const int wgmma_d128 = ctas_per_sm_for(wgmma_smem_bytes(128, 1, 1, true), kWgmmaThreads);
   ASSERT_EQ(wgmma_d128, 4);
-  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, wgmma_d128, kWgmma), 33);
-  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, 4, kMmaSync), 66);
+  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, wgmma_d128, kWgmma), 32);
+  EXPECT_EQ(choose_splits(8, 32768, kH200Sms, 4, kMmaSync), 64);
   EXPECT_EQ(choose_splits(32, 32768, kH200Sms, wgmma_d128, kWgmma), 8);
   EXPECT_EQ(choose_splits(32, 32768, kH200Sms, 4, kMmaSync), 16);
   // A wgmma kernel that fits fewer than 2 per SM fills its own occupancy: 1 per SM, 32 streams, 4 splits.
@@ -73,6 +75,30 @@ TEST(SplitPolicy, AWaveOrMoreStaysUnsplit) {
   EXPECT_EQ(choose_splits(1024, 65536, kH200Sms, 4, kMmaSync), 1);  // B = 128 x 8: two even waves
   EXPECT_EQ(choose_splits(2048, 65536, kH200Sms, 4, kMmaSync), 1);  // B = 64 x 32 kv heads
   EXPECT_EQ(choose_splits(200, 65536, kH200Sms, 1, kMmaSync), 1);   // separate_kv: one CTA per SM
+}
+
+// The policy launches the splits that fill the slots less those past the context: every split
+// holds tokens, and each is as long as with the filling count, so no stream's work moves.
+TEST(SplitPolicy, EverySplitHoldsTokensAndKeepsTheFillingLength) {
+  for (MmaFamily family : {kMmaSync, kWgmma})
+    for (int ctas_per_sm : {1, 2, 4})
+      for (long long streams : {1LL, 2LL, 8LL, 16LL, 32LL, 64LL, 128LL, 512LL})
+        for (int len : {1, 31, 255, 256, 1000, 1024, 4096, 16384, 32768, 32769, 65536, 100000}) {
+          const int s = choose_splits(streams, len, kH200Sms, ctas_per_sm, family);
+          SCOPED_TRACE("streams " + std::to_string(streams) + ", " + std::to_string(ctas_per_sm) + " CTAs/SM, " +
+                       std::to_string(len) + " tokens");
+          const int t = split_tokens_for(len, s);
+          EXPECT_GE(s * t, len);        // the splits cover the context
+          EXPECT_LT((s - 1) * t, len);  // and the last of them starts inside it
+          const long long slots = static_cast<long long>(kH200Sms) * std::min(ctas_per_sm, family == kWgmma ? 2 : 4);
+          const long long filling = std::max(1LL, std::min({slots / streams, static_cast<long long>(kSplitsCap),
+                                                            std::max(1LL, static_cast<long long>(len / kMinTokens))}));
+          EXPECT_EQ(t, split_tokens_for(len, static_cast<int>(filling)));
+        }
+  // The shapes of the bundled database that had an empty split: B = 1, Hq/Hk 32/8.
+  EXPECT_EQ(choose_splits(8, 65536, kH200Sms, 4, kMmaSync), 64);  // 66 of 1024 tokens
+  EXPECT_EQ(choose_splits(8, 16384, kH200Sms, 4, kWgmma), 32);    // 33 of 512 tokens
+  EXPECT_EQ(choose_splits(8, 65536, kH200Sms, 4, kWgmma), 33);    // 33 of 2016: the last holds 1024
 }
 
 TEST(SplitPolicy, SplitsKeepTheirMinimumLengthAndCap) {
