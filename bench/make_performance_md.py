@@ -813,8 +813,8 @@ def wgmma_load_only_x_floor(root):
 
 
 def repeat_rounds(root, w):
-    """The peers rows measured again, with no kernel change, at the two targets on their line
-    (bench/results/peers-repeat/): the ratio of each round beside the file of record's."""
+    """The peers rows measured in another call with the same cubins, at the two targets on their
+    line (bench/results/peers-repeat/): the ratio of each round beside the file of record's."""
     paths = sorted(glob.glob(os.path.join(root, "bench/results/peers-repeat/round*/h200-peers.json")))
     if not paths:
         return
@@ -823,9 +823,10 @@ def repeat_rounds(root, w):
           if p and p.get("paged_bound_us") and p.get("tilepath_k8v8_us")]
     cudnn = [p["cudnn_us"] / p["tilepath_k8v8_us"] for r in rounds for p in [peer_row(r, 64, 4096)]
              if p and p.get("cudnn_us") and p.get("tilepath_k8v8_us")]
-    w(f"The two rows on their line, measured again in {len(rounds)} rounds of one later call with the same kernels "
+    w(f"The two rows on their line, measured in {len(rounds)} rounds of another call with the same cubins "
       "(`bench/results/peers-repeat/README.md`): B=1, S=32768 at " + ", ".join(f(x, 3) for x in b1)
-      + " of its paged bound; cuDNN over K8/V8 at B=64, S=4096 " + ", ".join(f(x, 3) + "x" for x in cudnn)
+      + " of its paged bound (33 splits: that call predates the split policy of adc7474, which launches the "
+      "32 that hold tokens); cuDNN over K8/V8 at B=64, S=4096 " + ", ".join(f(x, 3) + "x" for x in cudnn)
       + ". Both move across their targets between calls; the verdicts above are the file of record's.")
     w("")
 
