@@ -63,6 +63,6 @@ con.commit()
 print(f"replaced {n_moved} cases of runs {', '.join(str(r) for r, _ in moved)}")
 PY
 "$TILEPATH" merge "$tmp/base.sqlite" "$tmp/regen.sqlite" --out "$tmp/merged.sqlite"
-# the predictions of the wgmma cases again, from the measurements they keep
+# every prediction again: the wgmma cases' from the measurements they keep
 "$TILEPATH" db reanalyze "$tmp/merged.sqlite"
 mv "$tmp/merged.sqlite" "$DB"
