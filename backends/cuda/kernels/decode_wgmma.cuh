@@ -250,6 +250,21 @@ struct WgmmaSmem {
   __device__ std::uint32_t l_sums() const { return base + T::kLSumOffset + block(); }
   __device__ std::uint32_t full_bar(int slot) const { return base + T::kBarrierOffset + slot * 8; }
   __device__ std::uint32_t empty_bar(int slot) const { return base + T::kBarrierOffset + (T::kStages + slot) * 8; }
+  // Arrivals that free a slot: each consumer warp of every kv head, once a warp for the TMA
+  // ring and once a lane for the cp.async ring. racecheck tracks cp.async's writes (not TMA's)
+  // and orders a lane's reads before them only through that lane's own arrive, not through
+  // __syncwarp and another lane's.
+  static constexpr std::uint32_t kEmptyArrivals =
+      T::kConsumerWarps * T::kKvHeadsPerCta * (T::kCpAsyncRing ? 32 : 1);
+  // A consumer warp is done reading the slot (all its lanes call this).
+  __device__ void release(int slot, int lane) const {
+    if constexpr (T::kCpAsyncRing) {
+      mbarrier_arrive(empty_bar(slot));
+    } else {
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(empty_bar(slot));
+    }
+  }
   // The named barrier of this consumer warpgroup (ids 1 and 2; 0 is __syncthreads).
   __device__ void consumer_barrier() const {
     if constexpr (T::kWarpgroups == 1) {
@@ -937,8 +952,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(landed);
       if (tile == 0) TP_TRACE(4);
       if constexpr (T::kLoadOnly) {
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
+        sm.release(slot, lane);
         TP_ADD(1, landed, 0);
         continue;
       }
@@ -954,10 +968,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(softmax_done);
       VFragment v[T::kMBlocks][2];
       wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
-      __syncwarp();
-      if constexpr (!T::kComputeOnly) {
-        if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
-      }
+      if constexpr (!T::kComputeOnly) sm.release(slot, lane);  // K read by QK, V in registers
       TP_ADD(5, softmax_done, 0);
       TP_NOW(released);
 #pragma unroll
@@ -1082,8 +1093,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   if (threadIdx.x < T::kStages) {
     // TMA: the producer's arrive + the bytes; cp.async: each producer lane's copies landed
     mbarrier_init(sm.full_bar(threadIdx.x), T::kCpAsyncRing ? 32 : 1);
-    // one arrive per consumer warp that reads the slot: every kv head's warpgroup
-    mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps * T::kKvHeadsPerCta);
+    mbarrier_init(sm.empty_bar(threadIdx.x), WgmmaSmem<T>::kEmptyArrivals);
   }
   fence_mbarrier_init();
   __syncthreads();

@@ -5,13 +5,17 @@
 //   lagged  producer: cp.async of tile t, commit, cp.async.wait_group 1 (tile t-1 landed), then an
 //           ordinary mbarrier.arrive for tile t-1
 //   stores  producer: ld.global + st.shared, then an ordinary mbarrier.arrive
-// The consumer waits on the full barrier, reads the slot (other lanes' chunks), and arrives on
-// the slot's empty barrier, which the producer waits on before it writes the slot again.
+// The consumer warp waits on the full barrier, reads the slot (other lanes' chunks), and frees
+// it on the slot's empty barrier, which the producer waits on before it writes the slot again,
+// in one of two ways (the second argument):
+//   lanes   every lane arrives (the empty barrier counts 32)
+//   elect   __syncwarp, then lane 0 arrives for the warp (it counts 1; the wgmma kernels' TMA
+//           ring)
 // Every form is checked against the expected sums first, so a hazard report can be read against
 // a protocol that computes the right answer.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -o racecheck_probe \
 //     bench/results/wgmma-cp-async-ring/racecheck_probe.cu
-//   ./racecheck_probe noinc && compute-sanitizer --tool racecheck ./racecheck_probe noinc
+//   ./racecheck_probe noinc lanes && compute-sanitizer --tool racecheck ./racecheck_probe noinc lanes
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -37,14 +41,14 @@ __device__ __forceinline__ void arrive_full(Form form, std::uint32_t bar) {
   }
 }
 
-__global__ void ring(const int4* src, long long* out, Form form) {
+__global__ void ring(const int4* src, long long* out, Form form, bool elect) {
   __shared__ alignas(16) int4 slot_data[kStages][kLanes];
   __shared__ alignas(8) std::uint64_t full[kStages], empty[kStages];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   auto bar = [](std::uint64_t* b) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(b)); };
   if (threadIdx.x < kStages) {
     mbarrier_init(bar(&full[threadIdx.x]), kLanes);
-    mbarrier_init(bar(&empty[threadIdx.x]), kLanes);
+    mbarrier_init(bar(&empty[threadIdx.x]), elect ? 1 : kLanes);
   }
   __syncthreads();
   if (warp == 1) {  // producer
@@ -78,7 +82,12 @@ __global__ void ring(const int4* src, long long* out, Form form) {
       mbarrier_wait(bar(&full[slot]), (tile / kStages) & 1);
       const int4 v = slot_data[slot][(lane + tile) % kLanes];  // another lane's chunk
       sum += v.x + v.y + v.z + v.w;
-      mbarrier_arrive(bar(&empty[slot]));
+      if (elect) {
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(bar(&empty[slot]));
+      } else {
+        mbarrier_arrive(bar(&empty[slot]));
+      }
     }
     out[lane] = sum;
   }
@@ -96,8 +105,9 @@ int main(int argc, char** argv) {
   int form = -1;
   for (int f = 0; f < 3 && argc > 1; ++f)
     if (std::strcmp(argv[1], names[f]) == 0) form = f;
-  if (form < 0) {
-    std::fprintf(stderr, "usage: %s noinc|lagged|stores\n", argv[0]);
+  const bool elect = argc > 2 && std::strcmp(argv[2], "elect") == 0;
+  if (form < 0 || (argc > 2 && !elect && std::strcmp(argv[2], "lanes") != 0)) {
+    std::fprintf(stderr, "usage: %s noinc|lagged|stores [lanes|elect]\n", argv[0]);
     return 2;
   }
   std::vector<int4> host(kTiles * kLanes);
@@ -112,12 +122,12 @@ int main(int argc, char** argv) {
       !check(cudaMemcpy(src, host.data(), host.size() * sizeof(int4), cudaMemcpyHostToDevice), "cudaMemcpy") ||
       !check(cudaMemset(out, 0xff, kLanes * sizeof(long long)), "cudaMemset"))
     return 1;
-  ring<<<1, 64>>>(src, out, static_cast<Form>(form));
+  ring<<<1, 64>>>(src, out, static_cast<Form>(form), elect);
   if (!check(cudaGetLastError(), "launch") || !check(cudaDeviceSynchronize(), "ring") ||
       !check(cudaMemcpy(got.data(), out, kLanes * sizeof(long long), cudaMemcpyDeviceToHost), "cudaMemcpy"))
     return 1;
   int wrong = 0;
   for (int lane = 0; lane < kLanes; ++lane) wrong += got[lane] != expected[lane];
-  std::printf("%s: %d of %d sums wrong\n", names[form], wrong, kLanes);
+  std::printf("%s %s: %d of %d sums wrong\n", names[form], elect ? "elect" : "lanes", wrong, kLanes);
   return wrong == 0 ? 0 : 1;
 }
