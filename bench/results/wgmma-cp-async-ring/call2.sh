@@ -10,9 +10,10 @@
 #      alternating by round; ab-summary.txt (also printed) has each arm's medians and the ratio:
 #      - the two rings at 16-token pages: the TMA kernels (tma) against
 #        TILEPATH_CUDA_WGMMA_RING=cp_async (cp_async), at four shapes;
-#      - the two ways the consumer warps free a slot of the cp.async ring, at 1-token pages:
-#        every lane arrives (lanes, the branch's), against one lane for its warp after
-#        __syncwarp (elect, as the TMA ring does; build-carry/plugins-cp-async-elect), at three.
+#      - two builds of the cp.async ring at 1-token pages, at three shapes: the branch's
+#        (ahead: page-table entries read kCpAsyncTokenLookahead tiles ahead of the gathers)
+#        against build-carry/plugins-cp-async-onetile (one tile ahead). An arm X other than
+#        tma and cp_async runs the plugins of build-carry/plugins-cp-async-X.
 # Every step gets what is left of 500 s, so that the archive is written inside a 600-s call.
 # Everything comes back in $OUT/call.tar.xz.
 #   OUT=$OUT bash bench/results/wgmma-cp-async-ring/call2.sh
@@ -36,8 +37,8 @@ echo "  rc=$? $(tail -n 1 "$W/ab-page1.log")" >> "$W/times.txt"
 
 # pair = batch context k_path page armA armB; the arms' order alternates by round.
 pairs=("64 4096 fp8_qk 16 tma cp_async" "16 32768 fp8_qk 16 tma cp_async" "1 32768 fp8_qk 16 tma cp_async"
-  "64 4096 transform 16 tma cp_async" "64 4096 fp8_qk 1 elect lanes" "1 32768 fp8_qk 1 elect lanes"
-  "32 32768 fp8_qk 1 elect lanes")
+  "64 4096 transform 16 tma cp_async" "64 4096 fp8_qk 1 onetile ahead" "1 32768 fp8_qk 1 onetile ahead"
+  "32 32768 fp8_qk 1 onetile ahead")
 date -u +"a/b %T" >> "$W/times.txt"
 mkdir -p "$W/ab"
 for round in 1 2 3 4; do
@@ -48,7 +49,7 @@ for round in 1 2 3 4; do
     for arm in $arms; do
       ring='' plugins=$PWD/build-carry/plugins-cp-async
       [ "$arm" = cp_async ] && ring=cp_async
-      [ "$arm" = elect ] && plugins=$PWD/build-carry/plugins-cp-async-elect
+      [ -d "build-carry/plugins-cp-async-$arm" ] && plugins=$PWD/build-carry/plugins-cp-async-$arm
       f=$W/ab/r$round-b$batch-s$context-$path-p$page-$arm.json
       limit=$(at_most 60)
       [ "$limit" -le 5 ] && continue
@@ -85,7 +86,7 @@ for key, arms in sorted(rows.items()):
         med[arm] = statistics.median(r[0] for r in runs)
         print(f"{' '.join(key[:3]):26} {key[3]:5} {arm:10} {runs[0][2]:46} {' '.join(f'{r[0]:.1f}' for r in runs):21} "
               f"{med[arm]:7.1f} {statistics.median(r[1] for r in runs):.3f}")
-    for pair in (("cp_async", "tma"), ("lanes", "elect")):
+    for pair in (("cp_async", "tma"), ("lanes", "elect"), ("ahead", "onetile")):
         if all(a in med for a in pair):
             print(f"{'':32} {pair[0]} / {pair[1]}: {med[pair[0]] / med[pair[1]]:.3f}")
 PY
