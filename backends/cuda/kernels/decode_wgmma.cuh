@@ -380,8 +380,8 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
 // The cp.async ring's producer (WgmmaCpAsyncRingTraits): k_load and v_load of each 64-token
 // tile as 16-byte cp.async chunks, token by token through the page table, into the slot's
 // swizzled tiles; tokens past the split's end are zero-filled without a read. Lane i holds the
-// pool token (page · page_size + slot in page) of tokens i and i + 32 of a tile, read
-// kCpAsyncTokenLookahead tiles ahead.
+// pool token (page · page_size + slot in page) of tokens i and i + 32 of a tile, read a tile
+// ahead, before the wait for a free slot, as the TMA producer reads its page-table entries.
 // Each lane's copies arrive on the slot's full barrier when they have landed (32 arrivals a
 // phase: the barrier's count for this ring).
 struct TileTokens {
@@ -429,39 +429,25 @@ __device__ __forceinline__ void wgmma_gather_tile(const TileTokens& t, const voi
   }
 }
 
-// Tiles of page-table entries a producer lane holds ahead of its gathers. A tile's gathers
-// cannot be issued before its entries have landed, so with one tile ahead the ring refilled at
-// the pace of a page-table read under the ring's own traffic (wgmma at 1-token pages took
-// 1.3-2.1x mma.sync's time, its load_only alone as much; bench/results/wgmma-cp-async-ring/).
-// Tile first + i reads ahead[i], which the loop over i (unrolled) keeps in fixed registers.
-constexpr int kCpAsyncTokenLookahead = 4;
-
 template <class T>
 __device__ __forceinline__ void wgmma_producer_cp_async(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
                                                         int tiles, int lane) {
   const DecodeArgs& a = p.base.args;
   const int kv_rows_per_token = a.kv_heads / T::kHeadsPerRow;  // rows of the pool per token
   const int row0 = w.kv_head / T::kHeadsPerRow;                // the CTA's first row of kv heads
-  constexpr int kAhead = kCpAsyncTokenLookahead;
-  TileTokens ahead[kAhead];
-#pragma unroll
-  for (int i = 0; i < kAhead; ++i)
-    if (i < tiles) ahead[i] = wgmma_tile_tokens<T>(p.base, w, i, lane);
+  TileTokens next{};
+  if (tiles > 0) next = wgmma_tile_tokens<T>(p.base, w, 0, lane);
 #pragma unroll 1
-  for (int first = 0; first < tiles; first += kAhead) {
-#pragma unroll
-    for (int i = 0; i < kAhead; ++i) {
-      const int tile = first + i;
-      if (tile >= tiles) break;
-      const int slot = tile % T::kStages;
-      if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
-      wgmma_gather_tile<T, typename T::KTile>(  // k_load
-          ahead[i], a.k_pages, kv_rows_per_token, row0, [&](int r) { return sm.k_tile(slot, r); }, lane);
-      wgmma_gather_tile<T, typename T::VTile>(  // v_load
-          ahead[i], a.v_pages, kv_rows_per_token, row0, [&](int r) { return sm.v_tile(slot, r); }, lane);
-      cp_async_mbarrier_arrive_noinc(sm.full_bar(slot));
-      if (tile + kAhead < tiles) ahead[i] = wgmma_tile_tokens<T>(p.base, w, tile + kAhead, lane);
-    }
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % T::kStages;
+    const TileTokens now = next;
+    if (tile + 1 < tiles) next = wgmma_tile_tokens<T>(p.base, w, tile + 1, lane);
+    if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
+    wgmma_gather_tile<T, typename T::KTile>(  // k_load
+        now, a.k_pages, kv_rows_per_token, row0, [&](int r) { return sm.k_tile(slot, r); }, lane);
+    wgmma_gather_tile<T, typename T::VTile>(  // v_load
+        now, a.v_pages, kv_rows_per_token, row0, [&](int r) { return sm.v_tile(slot, r); }, lane);
+    cp_async_mbarrier_arrive_noinc(sm.full_bar(slot));
   }
   cp_async_wait_all();  // no lane leaves with copies of its own in flight
 }
