@@ -17,9 +17,11 @@ inline constexpr int kMmaSync = 0;   // mma.sync: HMMA (E4M3 operands lowered to
 inline constexpr int kMmaWgmma = 1;  // wgmma.mma_async: HGMMA / QGMMA
 
 // Page sizes the wgmma kernels' TMA boxes tile: a box is a page (8, 16 or 32 tokens) or 32
-// tokens of a longer page; shorter boxes would not fill a 1024-byte swizzle atom.
+// tokens of a longer page; shorter boxes would not fill a 1024-byte swizzle atom. The other
+// page sizes (1, 2 and 4 tokens among them) run the wgmma kernels whose ring the producer fills
+// with 16-byte cp.async gathers (decode_wgmma.cuh, WgmmaCpAsyncRingTraits).
 constexpr int wgmma_box_tokens(int page_size) { return page_size < 32 ? page_size : 32; }
-constexpr bool wgmma_page_size_supported(int page_size) {
+constexpr bool wgmma_tma_tiles_pages(int page_size) {
   return page_size >= 8 && (page_size <= 32 ? 32 % page_size == 0 : page_size % 32 == 0);
 }
 

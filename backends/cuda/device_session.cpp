@@ -79,9 +79,6 @@ std::string unsupported_reason(const OperatingPoint& op, int device) {
     if (!compiled)
       return "mma: the CUDA wgmma kernels take k_repr plain and every mode but separate_kv; got " + op.variant_label() +
              " (those run with mma mma_sync)";
-    if (!wgmma_page_size_supported(op.page_size))
-      return "page_size: the wgmma kernels' TMA boxes take pages of 8, 16 or 32 tokens or a multiple of 32; got " +
-             std::to_string(op.page_size) + " (mma mma_sync takes any page size)";
   }
   const DecodeArgs args = decode_shape_args(op, op.splits);
   if (!decode_variant_available(args, Ablation{}))

@@ -174,6 +174,9 @@ void expect_matches_reference(const HostDecodeCase& host, const std::string& lab
   } else if (kv_heads_per_cta_for(args) > 1) {
     EXPECT_NE(std::string(info.name).find("_kvh2"), std::string::npos) << info.name << ": not the two-head kernel";
   }
+  if (op.mma == Mma::wgmma && !wgmma_tma_tiles_pages(op.page_size)) {
+    EXPECT_NE(std::string(info.name).find("_cp_async"), std::string::npos) << info.name << ": not the cp.async ring";
+  }
 
   const long long unwritten = std::count(out16.begin(), out16.end(), std::uint16_t(0xFFFF));
   EXPECT_EQ(unwritten, 0) << "output elements never written";
@@ -295,7 +298,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The wgmma kernels (mma = wgmma: QK on QGMMA (fp8_qk) or HGMMA (transform, k16), PV on QGMMA
 // or HGMMA, K and V by TMA, every dtype control) on the same checks: ragged batches and odd lengths (partial last
-// tiles), every page size the TMA boxes tile, splits, GQA 1/4/8/16, and long ranges that wrap the ring many times.
+// tiles), page sizes the TMA boxes tile and, through the cp.async ring, those they do not (1, 2, 4),
+// splits, GQA 1/4/8/16, and long ranges that wrap the ring many times.
 namespace {
 
 std::vector<KernelCase> wgmma_cases() {
@@ -318,12 +322,19 @@ std::vector<KernelCase> wgmma_cases() {
       op.splits = 3;
       add("head_dim_splits", op);
     }
-    for (int page : {8, 32, 64, 256}) {
+    for (int page : {8, 32, 64, 256, 1, 2, 4}) {  // TMA boxes, then the cp.async ring
       op = base_op(kv, path, mode);
       op.page_size = page;
-      op.context_lengths = {1, page - 1, page + 1, 333};
+      op.context_lengths = {1, std::max(2, page - 1), page + 1, 333};
       add("page", op);
     }
+    op = base_op(kv, path, mode);  // the cp.async ring wrapping many times, split, 1-token pages
+    op.page_size = 1;
+    op.batch = 2;
+    op.context_lengths = {5000, 8192};
+    op.context = 8192;
+    op.splits = 3;
+    add("page1_long_splits", op);
     op = base_op(kv, path, mode);
     op.batch = 2;
     op.context_lengths = {3001, 4096};
@@ -362,16 +373,17 @@ TEST_P(WgmmaKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 INSTANTIATE_TEST_SUITE_P(Variants, WgmmaKernel, ::testing::ValuesIn(wgmma_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-// The A/B switch that forces the two-kv-head wgmma CTA layout, set for one test only.
-class ScopedTwoHeadSwitch {
+// One of the launcher's A/B switches (environment variables it reads at every launch), set for
+// one test only.
+class ScopedSwitch {
  public:
-  ScopedTwoHeadSwitch() { setenv(kName, "2", 1); }
-  ~ScopedTwoHeadSwitch() { unsetenv(kName); }
-  ScopedTwoHeadSwitch(const ScopedTwoHeadSwitch&) = delete;
-  ScopedTwoHeadSwitch& operator=(const ScopedTwoHeadSwitch&) = delete;
+  ScopedSwitch(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedSwitch() { unsetenv(name_); }
+  ScopedSwitch(const ScopedSwitch&) = delete;
+  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
 
  private:
-  static constexpr const char* kName = "TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA";
+  const char* name_;
 };
 
 // The cases of wgmma_cases() the two-head layout runs: K8/V8 at D = 64 and 128 with an even
@@ -390,10 +402,10 @@ std::vector<KernelCase> wgmma_two_head_cases() {
       op.head_dim = 64;
       cases.push_back({what + "_" + name_of(op), op});
     };
-    for (int page : {8, 64, 256}) {
+    for (int page : {8, 64, 256, 1, 4}) {  // TMA boxes over both heads' rows, then the cp.async ring
       OperatingPoint op = base_op(kv, path, mode);
       op.page_size = page;
-      op.context_lengths = {1, page - 1, page + 1, 333};
+      op.context_lengths = {1, std::max(2, page - 1), page + 1, 333};
       add("d64_page", op);
     }
     OperatingPoint op = base_op(kv, path, mode);
@@ -418,7 +430,7 @@ class WgmmaTwoHeadKernel : public DecodeKernel {};
 TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
   const KernelCase& c = GetParam();
   ASSERT_NO_THROW(c.op.validate());
-  const ScopedTwoHeadSwitch two_heads;
+  const ScopedSwitch two_heads("TILEPATH_CUDA_WGMMA_KV_HEADS_PER_CTA", "2");
   const std::uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, "_kvh2");
@@ -427,17 +439,22 @@ TEST_P(WgmmaTwoHeadKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
 INSTANTIATE_TEST_SUITE_P(K8V8, WgmmaTwoHeadKernel, ::testing::ValuesIn(wgmma_two_head_cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-// What has no wgmma kernel is refused before any launch, page sizes below one swizzle atom
-// (a TMA box of fewer than 8 token rows) among them.
+// What has no wgmma kernel is refused before any launch. Every page size has one: those the TMA
+// boxes do not tile (fewer than 8 token rows) through the cp.async ring, with its
+// load_only but no compute-side ablations.
 TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
   OperatingPoint op = base_op(KvDtype::k8v8, KPath::fp8_qk, TransformMode::k_only);
   op.mma = Mma::wgmma;
   DecodeArgs args = decode_shape_args(op, 1);
   EXPECT_EQ(args.mma, kMmaWgmma);
   EXPECT_TRUE(decode_variant_available(args, Ablation{}));
-  for (int page : {1, 2, 4, 48}) {
+  const Ablation load_only{AblationKind::load_only, -1}, compute_only{AblationKind::compute_only, -1};
+  EXPECT_TRUE(decode_variant_available(args, compute_only));
+  for (int page : {1, 2, 4}) {
     args.page_size = page;
-    EXPECT_FALSE(decode_variant_available(args, Ablation{})) << "page " << page;
+    EXPECT_TRUE(decode_variant_available(args, Ablation{})) << "page " << page;
+    EXPECT_TRUE(decode_variant_available(args, load_only)) << "page " << page;
+    EXPECT_FALSE(decode_variant_available(args, compute_only)) << "page " << page;
   }
   args.page_size = 16;
   for (int d : {64, 256}) {
@@ -458,6 +475,34 @@ TEST(WgmmaLaunch, RefusesWhatHasNoWgmmaKernel) {
   args.mode = TP_MODE_SEPARATE_KV;
   EXPECT_FALSE(decode_variant_available(args, Ablation{}));
 }
+
+// The cp.async ring at 16-token pages (TILEPATH_CUDA_WGMMA_RING=cp_async, the A/B switch): the
+// ragged, split, long and head-dim cases of every wgmma variant (K8/V8 at D = 64 on two kv heads,
+// as the policy runs it), fresh random inputs; the kernel that ran must be a cp.async one.
+std::vector<KernelCase> wgmma_cp_async_switch_cases() {
+  std::vector<KernelCase> cases;
+  for (const KernelCase& c : wgmma_cases()) {
+    const std::string& l = c.label;
+    if (c.op.page_size == 16 && (l.rfind("ragged_", 0) == 0 || l.rfind("splits_", 0) == 0 || l.rfind("long_", 0) == 0 ||
+                                 l.rfind("head_dim_", 0) == 0))
+      cases.push_back(c);
+  }
+  return cases;
+}
+
+class WgmmaCpAsyncRingKernel : public DecodeKernel {};
+
+TEST_P(WgmmaCpAsyncRingKernel, MatchesFloat64ReferenceOnFreshRandomInputs) {
+  const KernelCase& c = GetParam();
+  ASSERT_NO_THROW(c.op.validate());
+  const ScopedSwitch cp_async("TILEPATH_CUDA_WGMMA_RING", "cp_async");
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_matches_reference(make_host_case(c.op, seed, /*allow_tiling=*/false), c.label, "_cp_async");
+}
+
+INSTANTIATE_TEST_SUITE_P(Page16, WgmmaCpAsyncRingKernel, ::testing::ValuesIn(wgmma_cp_async_switch_cases()),
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 // The transform wgmma kernels multiply F16 Q: Q far past the F16 range must be scaled per
 // head first; k16 multiplies BF16 Q as given (as DecodeKernelLargeQ checks for the mma.sync

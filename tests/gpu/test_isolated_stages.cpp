@@ -196,6 +196,8 @@ std::vector<IsolatedCase> wgmma_load_only_cases() {
       cases.push_back({name.str(), op});
       op.splits = 3;  // and the partials of a split grid
       cases.push_back({name.str() + "_splits", op});
+      op.page_size = 1;  // the cp.async ring's load_only beside its kernel
+      cases.push_back({name.str() + "_splits_page1", op});
     }
   }
   return cases;

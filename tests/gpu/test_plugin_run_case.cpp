@@ -306,9 +306,33 @@ TEST_F(CudaPluginRun, WgmmaCaseMeasuresItsComputeStagesAndLeavesItsLoadsUnknown)
   // What has no wgmma kernel is refused, naming the field.
   op.mode = TransformMode::separate_kv;
   EXPECT_NE(backend_->unsupported_reason(0, op).find("mma"), std::string::npos);
+}
+
+// A wgmma case at 1-token pages, which no TMA box tiles, end to end: the kernel whose producer
+// gathers the ring with cp.async ran and passed its check; its ring is measured whole
+// (load_only), and with no compute_only or isolated kernels for this ring the compute side's
+// interval is absent, not 0.
+TEST_F(CudaPluginRun, WgmmaAtOneTokenPagesRunsTheCpAsyncRing) {
+  OperatingPoint op = shape(16, 8192, KvDtype::k8v8);
+  op.k_path = KPath::fp8_qk;
   op.mode = TransformMode::k_only;
-  op.page_size = 4;
-  EXPECT_NE(backend_->unsupported_reason(0, op).find("page_size"), std::string::npos);
+  op.mma = Mma::wgmma;
+  op.page_size = 1;
+  op.cache = CacheState::hbm_cold;
+  EXPECT_EQ(backend_->unsupported_reason(0, op), "");
+  tp_result r{};
+  ASSERT_EQ(backend_->run(0, op, options(TP_ABLATE_STAGE_COSTS | TP_ABLATE_TILE_INTERVAL), r), TP_OK) << r.message;
+  EXPECT_EQ(r.passed, 1);
+  EXPECT_NE(std::string(r.kernel_name).find("_wgmma_cp_async"), std::string::npos) << r.kernel_name;
+  EXPECT_EQ(r.tile_tokens, 64);
+  EXPECT_TRUE(std::isfinite(r.tile_interval_us));
+  EXPECT_GT(metric(r, "tile_interval_load_only_us"), 0);
+  EXPECT_TRUE(std::isnan(metric(r, "tile_interval_compute_only_us")));
+  const double qgmma = metric(r, "sass_QGMMA");
+  if (!std::isnan(qgmma)) {
+    EXPECT_GT(qgmma, 0);
+  }
+  backend_->release(r);
 }
 
 TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {

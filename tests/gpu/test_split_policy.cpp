@@ -17,7 +17,8 @@ using namespace tilepath::cuda;
 
 namespace {
 
-// Every (dtype, path, mode, K representation, mma, D) the plugin may run.
+// Every (dtype, path, mode, K representation, mma, D) the plugin may run; wgmma at 16-token
+// pages (TMA) and at 1-token pages (the cp.async ring's kernels).
 std::vector<OperatingPoint> every_main_kernel_shape() {
   std::vector<OperatingPoint> ops;
   for (KvDtype kv : {KvDtype::k16v16, KvDtype::k16v8, KvDtype::k8v16, KvDtype::k8v8})
@@ -26,13 +27,17 @@ std::vector<OperatingPoint> every_main_kernel_shape() {
            {TransformMode::none, TransformMode::full, TransformMode::k_only, TransformMode::separate_kv})
         for (KRepr repr : {KRepr::plain, KRepr::prebias})
           for (Mma mma : {Mma::mma_sync, Mma::wgmma})
-            for (int d : {64, 128, 256}) {
-              OperatingPoint op;
-              op.kv = kv, op.k_path = path, op.mode = mode, op.k_repr = repr, op.mma = mma, op.head_dim = d;
-              op.batch = 16, op.context = 1024;  // short splits: one kv head per CTA
-              if (!op.problems().empty()) continue;
-              if (!decode_variant_available(decode_shape_args(op, 1), Ablation{})) continue;
-              ops.push_back(op);
+            for (int page : {16, 1}) {
+              if (mma == Mma::mma_sync && page == 1) continue;  // the same kernels at every page size
+              for (int d : {64, 128, 256}) {
+                OperatingPoint op;
+                op.kv = kv, op.k_path = path, op.mode = mode, op.k_repr = repr, op.mma = mma, op.head_dim = d;
+                op.page_size = page;
+                op.batch = 16, op.context = 1024;  // short splits: one kv head per CTA
+                if (!op.problems().empty()) continue;
+                if (!decode_variant_available(decode_shape_args(op, 1), Ablation{})) continue;
+                ops.push_back(op);
+              }
             }
   return ops;
 }
@@ -71,7 +76,7 @@ TEST_F(SplitPolicy, ThePlanPredictsTheRuntimeOccupancyOfEveryMainKernel) {
     EXPECT_EQ(plan.ctas_per_sm, kernel.ctas_per_sm) << kernel.regs_per_thread << " registers per thread";
     two_head_plans += plan.kv_heads_per_cta == 2;
   }
-  EXPECT_EQ(two_head_plans, 4);  // fp8_qk and transform, full and k_only
+  EXPECT_EQ(two_head_plans, 8);  // fp8_qk and transform, full and k_only, on both rings
 }
 
 TEST_F(SplitPolicy, ThePlanPredictsTheSplitCountAtEveryBatchAndKvHeadCount) {

@@ -39,6 +39,9 @@ const std::vector<VariantEntry>& variants() {
     kernels::append_16bit_wgmma_variants(t);
     kernels::append_wgmma_load_only_variants(t);
     kernels::append_wgmma_two_head_variants(t);
+    kernels::append_k8v8_wgmma_cp_async_variants(t);
+    kernels::append_wgmma_two_head_cp_async_variants(t);
+    kernels::append_16bit_wgmma_cp_async_variants(t);
     kernels::append_isolated_k16_variants(t);
     kernels::append_isolated_k8v16_variants(t);
     kernels::append_isolated_k8v8_transform_variants(t);
@@ -60,11 +63,21 @@ bool same_ablation(const VariantEntry& e, const Ablation& a) {
   return true;
 }
 
+// Whether a wgmma launch runs the kernels whose producer gathers with cp.async: at the pages the
+// TMA boxes do not tile, and wherever TILEPATH_CUDA_WGMMA_RING=cp_async (A/B runs only: the
+// ring's fill at the same pages). Read at every launch, as the GPU tests set and clear it.
+bool wgmma_cp_async_ring(const DecodeArgs& args) {
+  if (args.mma != kMmaWgmma) return false;
+  const char* forced = std::getenv("TILEPATH_CUDA_WGMMA_RING");
+  return !wgmma_tma_tiles_pages(args.page_size) || (forced && std::strcmp(forced, "cp_async") == 0);
+}
+
 const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablation, int kv_heads_per_cta) {
+  const bool cp_async_ring = wgmma_cp_async_ring(args);
   for (const VariantEntry& e : variants()) {
     if (e.kv_dtype == args.kv_dtype && e.k_path == args.k_path && e.mode == args.mode && e.head_dim == args.head_dim &&
         e.k_repr == args.k_repr && e.mma == args.mma && e.kv_heads_per_cta == kv_heads_per_cta &&
-        same_ablation(e, ablation)) {
+        e.cp_async_ring == cp_async_ring && same_ablation(e, ablation)) {
       return &e;
     }
   }
@@ -91,9 +104,8 @@ const VariantEntry* find_variant(const DecodeArgs& args, const Ablation& ablatio
   return find_variant(args, ablation, 1);
 }
 
-// "decode_k8v8_transform_full_d128" (+ "_remove_qk", "_twice_pv", "_isolate_softmax", "_load_only",
-// "_compute_only");
-// static storage.
+// "decode_k8v8_transform_full_d128" (+ "_kvh2", "_wgmma", "_cp_async", then "_remove_qk", "_twice_pv",
+// "_isolate_softmax", "_load_only" or "_compute_only"); static storage.
 const char* variant_name(const VariantEntry& e) {
   static std::map<const VariantEntry*, std::string> names;
   auto it = names.find(&e);
@@ -104,6 +116,7 @@ const char* variant_name(const VariantEntry& e) {
   if (e.k_repr == TP_KREPR_PREBIAS) n += "_prebias";
   if (e.kv_heads_per_cta > 1) n += "_kvh" + std::to_string(e.kv_heads_per_cta);
   if (e.mma == kMmaWgmma) n += "_wgmma";
+  if (e.cp_async_ring) n += "_cp_async";
   if (e.ablation == AblationKind::remove || e.ablation == AblationKind::twice || e.ablation == AblationKind::isolate) {
     n += e.ablation == AblationKind::remove ? "_remove_" : e.ablation == AblationKind::twice ? "_twice_" : "_isolate_";
     n += TP_NAME_OF(tp_stage_names, e.ablated_stage);
@@ -135,7 +148,6 @@ bool is_isolated_combine(const Ablation& a) { return a.kind == AblationKind::iso
 }  // namespace
 
 bool decode_variant_available(const DecodeArgs& args, const Ablation& ablation) {
-  if (args.mma == kMmaWgmma && !wgmma_page_size_supported(args.page_size)) return false;
   if (is_isolated_combine(ablation)) return args.splits > 1 && find_variant(args, Ablation{}) != nullptr;
   return find_variant(args, ablation) != nullptr;
 }

@@ -10,7 +10,9 @@
 // One CTA per (request, kv head, split, group of <= 8 query heads), as the mma.sync kernel:
 //   producer warp (warp 4)       k_load, v_load: per 64-token tile, one TMA box per page
 //                                 piece of K and of V (4-D tensor maps over the page pool),
-//                                 completing on the slot's `full` mbarrier
+//                                 completing on the slot's `full` mbarrier; for pages the
+//                                 boxes do not tile (WgmmaCpAsyncRingTraits), 16-byte cp.async
+//                                 chunks gathered token by token into the same swizzled tiles
 //   consumer warpgroup (0..3)    q_quant once per step into the Q operand tile; per tile
 //                                 qk -> softmax -> v_prep -> pv -> accum, then releases the
 //                                 slot on its `empty` mbarrier
@@ -44,6 +46,7 @@ struct WgmmaLayout {
   static constexpr bool kIsolated = false;  // WgmmaIsolatedTraits
   static constexpr int kIsolatedStage = -1;
   static constexpr bool kComputeOnly = false;  // WgmmaComputeOnlyTraits
+  static constexpr bool kCpAsyncRing = false;  // WgmmaCpAsyncRingTraits
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
@@ -130,6 +133,18 @@ struct WgmmaLoadOnlyTraits : WgmmaTraits<KO, VO, kD> {
 template <KOperand KO, VOperand VO, int kD>
 struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
   static constexpr bool kLoadOnly = true;
+};
+
+// The kernel of traits Base (a full kernel or its load_only) with the ring filled by the
+// producer warp's 16-byte cp.async gathers instead of TMA boxes, for the pages the boxes do not
+// tile: a box fills whole 1024-byte swizzle atoms (8 rows, so 8 tokens of one page), while
+// cp.async puts each 16-byte chunk of a token's row at its swizzled place, so every page size
+// works (1-token pages among them) and the consumer reads the same tiles. A 1-D bulk copy
+// (cp.async.bulk) of a token's row would land unswizzled, which the wgmma descriptors cannot
+// read. A type of its own, so that the TMA kernels keep their names and code.
+template <class Base>
+struct WgmmaCpAsyncRingTraits : Base {
+  static constexpr bool kCpAsyncRing = true;
 };
 
 // The isolated stage kernel of one per-tile compute stage (k_prep, qk, softmax, v_prep, pv or
@@ -235,6 +250,21 @@ struct WgmmaSmem {
   __device__ std::uint32_t l_sums() const { return base + T::kLSumOffset + block(); }
   __device__ std::uint32_t full_bar(int slot) const { return base + T::kBarrierOffset + slot * 8; }
   __device__ std::uint32_t empty_bar(int slot) const { return base + T::kBarrierOffset + (T::kStages + slot) * 8; }
+  // Arrivals that free a slot: each consumer warp of every kv head, once a warp for the TMA
+  // ring and once a lane for the cp.async ring. racecheck tracks cp.async's writes (not TMA's)
+  // and orders a lane's reads before them only through that lane's own arrive, not through
+  // __syncwarp and another lane's.
+  static constexpr std::uint32_t kEmptyArrivals =
+      T::kConsumerWarps * T::kKvHeadsPerCta * (T::kCpAsyncRing ? 32 : 1);
+  // A consumer warp is done reading the slot (all its lanes call this).
+  __device__ void release(int slot, int lane) const {
+    if constexpr (T::kCpAsyncRing) {
+      mbarrier_arrive(empty_bar(slot));
+    } else {
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(empty_bar(slot));
+    }
+  }
   // The named barrier of this consumer warpgroup (ids 1 and 2; 0 is __syncthreads).
   __device__ void consumer_barrier() const {
     if constexpr (T::kWarpgroups == 1) {
@@ -345,6 +375,81 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
     if (tile == 0 && lane == 0) tp_trace[0] = clock64();  // the ring's first request out
 #endif
   }
+}
+
+// The cp.async ring's producer (WgmmaCpAsyncRingTraits): k_load and v_load of each 64-token
+// tile as 16-byte cp.async chunks, token by token through the page table, into the slot's
+// swizzled tiles; tokens past the split's end are zero-filled without a read. Lane i holds the
+// pool token (page · page_size + slot in page) of tokens i and i + 32 of a tile, read a tile
+// ahead, before the wait for a free slot, as the TMA producer reads its page-table entries.
+// Each lane's copies arrive on the slot's full barrier when they have landed (32 arrivals a
+// phase: the barrier's count for this ring).
+struct TileTokens {
+  std::uint32_t pool_token[2];  // tokens lane and lane + 32 of the tile; ~0u past the end
+};
+
+template <class T>
+__device__ __forceinline__ TileTokens wgmma_tile_tokens(const KernelParams& p, const CtaWork& w, int tile, int lane) {
+  const DecodeArgs& a = p.args;
+  TileTokens t;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int token = w.begin + T::kTileTokens * tile + 32 * h + lane;
+    // clamped into the row, so the read need not wait for the length; discarded past the end
+    const int page_index =
+        min(p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size, a.max_pages_per_seq - 1);
+    const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
+    const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
+    t.pool_token[h] = token < w.end ? static_cast<std::uint32_t>(page) * a.page_size + slot : ~0u;
+  }
+  return t;
+}
+
+// Every 16-byte chunk of one operand's rows of the tile (the CTA's rows of kv heads r, each in
+// its own tile of the slot: tile_of(r)), consecutive lanes on consecutive chunks of a row, so
+// that each warp-wide step reads whole rows.
+template <class T, class Tile, class TileOf>
+__device__ __forceinline__ void wgmma_gather_tile(const TileTokens& t, const void* pool, int kv_rows_per_token,
+                                                  int row0, TileOf tile_of, int lane) {
+  constexpr int kChunks = Tile::kRowBytes / 16;
+  constexpr int kRows = T::kKvHeadsPerCta / T::kHeadsPerRow;  // rows of kv heads per token
+  constexpr int kSteps = T::kTileTokens * kRows * kChunks / 32;
+#pragma unroll 8
+  for (int step = 0; step < kSteps; ++step) {
+    const int index = step * 32 + lane;
+    const int chunk = index % kChunks, r = index / kChunks % kRows, token = index / kChunks / kRows;
+    const std::uint32_t lo = __shfl_sync(0xffffffffu, t.pool_token[0], token % 32);
+    const std::uint32_t hi = __shfl_sync(0xffffffffu, t.pool_token[1], token % 32);
+    const std::uint32_t pool_token = token < 32 ? lo : hi;
+    const bool valid = pool_token != ~0u;
+    const std::size_t src =
+        valid ? (static_cast<std::size_t>(pool_token) * kv_rows_per_token + row0 + r) * Tile::kRowBytes + 16 * chunk
+              : 0;
+    cp_async_16(tile_of(r) + Tile::offset(token, 16 * chunk), static_cast<const char*>(pool) + src, valid);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void wgmma_producer_cp_async(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
+                                                        int tiles, int lane) {
+  const DecodeArgs& a = p.base.args;
+  const int kv_rows_per_token = a.kv_heads / T::kHeadsPerRow;  // rows of the pool per token
+  const int row0 = w.kv_head / T::kHeadsPerRow;                // the CTA's first row of kv heads
+  TileTokens next{};
+  if (tiles > 0) next = wgmma_tile_tokens<T>(p.base, w, 0, lane);
+#pragma unroll 1
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % T::kStages;
+    const TileTokens now = next;
+    if (tile + 1 < tiles) next = wgmma_tile_tokens<T>(p.base, w, tile + 1, lane);
+    if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
+    wgmma_gather_tile<T, typename T::KTile>(  // k_load
+        now, a.k_pages, kv_rows_per_token, row0, [&](int r) { return sm.k_tile(slot, r); }, lane);
+    wgmma_gather_tile<T, typename T::VTile>(  // v_load
+        now, a.v_pages, kv_rows_per_token, row0, [&](int r) { return sm.v_tile(slot, r); }, lane);
+    cp_async_mbarrier_arrive_noinc(sm.full_bar(slot));
+  }
+  cp_async_wait_all();  // no lane leaves with copies of its own in flight
 }
 
 // ============================================================================
@@ -840,13 +945,14 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(land_wait);
       if constexpr (!T::kComputeOnly) {
         mbarrier_wait(sm.full_bar(slot), (tile / T::kStages) & 1);  // K and V of the tile landed
+        // cp.async writes through the generic proxy; QK's wgmma reads K through the async one
+        if constexpr (T::kCpAsyncRing) fence_proxy_async_shared();
       }
       TP_ADD(0, land_wait, 0);
       TP_NOW(landed);
       if (tile == 0) TP_TRACE(4);
       if constexpr (T::kLoadOnly) {
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));
+        sm.release(slot, lane);
         TP_ADD(1, landed, 0);
         continue;
       }
@@ -862,10 +968,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(softmax_done);
       VFragment v[T::kMBlocks][2];
       wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
-      __syncwarp();
-      if constexpr (!T::kComputeOnly) {
-        if (lane == 0) mbarrier_arrive(sm.empty_bar(slot));  // K read by QK, V in registers: the slot is free
-      }
+      if constexpr (!T::kComputeOnly) sm.release(slot, lane);  // K read by QK, V in registers
       TP_ADD(5, softmax_done, 0);
       TP_NOW(released);
 #pragma unroll
@@ -970,7 +1073,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   BoxPage first_page;
-  if (warp == kConsumers) first_page = wgmma_first_box_page<T>(p.base, lane);
+  if constexpr (!T::kCpAsyncRing) {
+    if (warp == kConsumers) first_page = wgmma_first_box_page<T>(p.base, lane);
+  }
   // A consumer warpgroup, which is also its kv head within the CTA; the producer loads for all
   // (head 0's work).
   const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
@@ -986,9 +1091,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   const int tiles = w.end > w.begin ? (w.end - w.begin + T::kTileTokens - 1) / T::kTileTokens : 0;
   if constexpr (!wgmma_loads_ring<T>()) wgmma_zero_tile_memory<T>(sm.base);
   if (threadIdx.x < T::kStages) {
-    mbarrier_init(sm.full_bar(threadIdx.x), 1);  // the producer's arrive + the bytes
-    // one arrive per consumer warp that reads the slot: every kv head's warpgroup
-    mbarrier_init(sm.empty_bar(threadIdx.x), T::kConsumerWarps * T::kKvHeadsPerCta);
+    // TMA: the producer's arrive + the bytes; cp.async: each producer lane's copies landed
+    mbarrier_init(sm.full_bar(threadIdx.x), T::kCpAsyncRing ? 32 : 1);
+    mbarrier_init(sm.empty_bar(threadIdx.x), WgmmaSmem<T>::kEmptyArrivals);
   }
   fence_mbarrier_init();
   __syncthreads();
@@ -996,7 +1101,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   if (warp == kConsumers) TP_START_WHEN(3, true);
 #endif
   if (warp == kConsumers) {
-    if constexpr (wgmma_loads_ring<T>()) wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
+    if constexpr (wgmma_loads_ring<T>()) {
+      if constexpr (T::kCpAsyncRing) {
+        wgmma_producer_cp_async<T>(p, w, sm, tiles, lane);
+      } else {
+        wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
+      }
+    }
   } else {
     wgmma_consumer<T>(p, w, sm, tiles, T::kWarpgroups == 1 ? warp : warp % T::kConsumerWarps, lane);
   }

@@ -30,6 +30,8 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
+// Every cp.async this thread issued, committed to a group or not, has landed.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // A read-only global load through L1 (ld.global.nc), volatile so that a loop-invariant
 // address is read in every iteration rather than held in registers across the loop.

@@ -33,6 +33,9 @@ set(TILEPATH_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/decode_16bit_wgmma.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_load_only.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_two_heads.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_cp_async_k8v8.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_cp_async_two_heads.cu
+    ${CMAKE_CURRENT_LIST_DIR}/decode_wgmma_cp_async_16bit.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v16.cu
     ${CMAKE_CURRENT_LIST_DIR}/decode_isolated_k8v8_transform.cu

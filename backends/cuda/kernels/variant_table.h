@@ -30,6 +30,7 @@ struct VariantEntry {
   MainLaunchFn launch;
   int mma = kMmaSync;  // DecodeArgs::mma
   ResourcesFn resources = nullptr;
+  bool cp_async_ring = false;  // a wgmma kernel for pages the TMA boxes do not tile
 };
 
 void append_k16v16_variants(std::vector<VariantEntry>& out);
@@ -44,6 +45,11 @@ void append_k8v8_wgmma_variants(std::vector<VariantEntry>& out);       // mma = 
 void append_16bit_wgmma_variants(std::vector<VariantEntry>& out);      // K16/V16, K16/V8, K8/V16 on wgmma
 void append_wgmma_load_only_variants(std::vector<VariantEntry>& out);  // the load_only of every wgmma kernel
 void append_wgmma_two_head_variants(std::vector<VariantEntry>& out);   // K8/V8 wgmma, two kv heads per CTA
+// The wgmma kernels above and their load_only with the cp.async ring, for the page sizes the
+// TMA boxes do not tile (decode_wgmma_cp_async_*.cu).
+void append_k8v8_wgmma_cp_async_variants(std::vector<VariantEntry>& out);
+void append_wgmma_two_head_cp_async_variants(std::vector<VariantEntry>& out);
+void append_16bit_wgmma_cp_async_variants(std::vector<VariantEntry>& out);
 // The isolated stage kernels (AblationKind::isolate) of every mma.sync variant above at D = 128.
 void append_isolated_k16_variants(std::vector<VariantEntry>& out);
 void append_isolated_k8v16_variants(std::vector<VariantEntry>& out);

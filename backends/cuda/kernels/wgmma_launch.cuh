@@ -150,28 +150,32 @@ cudaError_t wgmma_cluster_kv_heads_for(const DecodeArgs& args, dim3 grid, int ct
 template <class T>
 cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_sm_cap, cudaStream_t stream,
                          KernelInfo* info) {
-  if (args.head_dim != T::kHeadDim || !wgmma_page_size_supported(args.page_size) || args.num_pages < 1 ||
+  // The TMA kernels take the pages their boxes tile; the cp.async ring takes every page size.
+  const bool pages_fit = T::kCpAsyncRing || wgmma_tma_tiles_pages(args.page_size);
+  if (args.head_dim != T::kHeadDim || !pages_fit || args.page_size < 1 || args.num_pages < 1 ||
       args.kv_heads % T::kKvHeadsPerCta != 0)
     return cudaErrorNotSupported;
   WgmmaParams params{};
   params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
-  // The maps depend only on the pools and the shape: encoded again only when those change.
-  static CUtensorMap k_map, v_map;
-  static DecodeArgs encoded_for{};
-  const bool same = encoded_for.k_pages == args.k_pages && encoded_for.v_pages == args.v_pages &&
-                    encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
-                    encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
-  if (!same) {
-    if (const cudaError_t e = encode_page_pool<typename T::KTile, T::kHeadsPerRow>(args.k_pages, args, &k_map);
-        e != cudaSuccess)
-      return e;
-    if (const cudaError_t e = encode_page_pool<typename T::VTile, T::kHeadsPerRow>(args.v_pages, args, &v_map);
-        e != cudaSuccess)
-      return e;
-    encoded_for = args;
+  if constexpr (!T::kCpAsyncRing) {  // the cp.async ring reads the pools through DecodeArgs
+    // The maps depend only on the pools and the shape: encoded again only when those change.
+    static CUtensorMap k_map, v_map;
+    static DecodeArgs encoded_for{};
+    const bool same = encoded_for.k_pages == args.k_pages && encoded_for.v_pages == args.v_pages &&
+                      encoded_for.num_pages == args.num_pages && encoded_for.page_size == args.page_size &&
+                      encoded_for.kv_heads == args.kv_heads && encoded_for.head_dim == args.head_dim;
+    if (!same) {
+      if (const cudaError_t e = encode_page_pool<typename T::KTile, T::kHeadsPerRow>(args.k_pages, args, &k_map);
+          e != cudaSuccess)
+        return e;
+      if (const cudaError_t e = encode_page_pool<typename T::VTile, T::kHeadsPerRow>(args.v_pages, args, &v_map);
+          e != cudaSuccess)
+        return e;
+      encoded_for = args;
+    }
+    params.k_map = k_map;
+    params.v_map = v_map;
   }
-  params.k_map = k_map;
-  params.v_map = v_map;
 
   const dim3 grid(args.splits, args.kv_heads / T::kKvHeadsPerCta * head_chunks, args.batch);
   int cluster = 1;
@@ -201,6 +205,9 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
 
 // How a wgmma CTA uses its consumer warpgroups: one kv head, or two kv heads (a warpgroup each).
 enum class WgmmaCta { one_head, two_heads };
+// How its producer fills the ring: TMA boxes, or 16-byte cp.async gathers (pages the boxes do
+// not tile).
+enum class WgmmaRing { tma, cp_async };
 
 template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
 using WgmmaFullTraitsOf =
@@ -208,11 +215,14 @@ using WgmmaFullTraitsOf =
 template <KOperand KO, VOperand VO, int kD, WgmmaCta kCta>
 using WgmmaLoadOnlyTraitsOf = std::conditional_t<kCta == WgmmaCta::one_head, WgmmaLoadOnlyTraits<KO, VO, kD>,
                                                  WgmmaTwoHeadLoadOnlyTraits<KO, VO, kD>>;
-// The kernel type of (KO, VO, kD) with CTA layout kCta, or of its load_only ablation.
-template <KOperand KO, VOperand VO, int kD, AblationKind kAblation, WgmmaCta kCta>
+template <class T, WgmmaRing kRing>
+using WgmmaRingTraitsOf = std::conditional_t<kRing == WgmmaRing::tma, T, WgmmaCpAsyncRingTraits<T>>;
+// The kernel type of (KO, VO, kD) with CTA layout kCta and ring kRing, or of its load_only ablation.
+template <KOperand KO, VOperand VO, int kD, AblationKind kAblation, WgmmaCta kCta, WgmmaRing kRing = WgmmaRing::tma>
 using WgmmaKernelTraits =
-    std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraitsOf<KO, VO, kD, kCta>,
-                       WgmmaFullTraitsOf<KO, VO, kD, kCta>>;
+    WgmmaRingTraitsOf<std::conditional_t<kAblation == AblationKind::load_only, WgmmaLoadOnlyTraitsOf<KO, VO, kD, kCta>,
+                                         WgmmaFullTraitsOf<KO, VO, kD, kCta>>,
+                      kRing>;
 
 // The variant table's entry of the kernel of traits T: a wgmma kernel of (kv, path, mode) or one
 // of its ablations (kind, and the isolated stage or -1).
@@ -230,31 +240,33 @@ VariantEntry wgmma_entry_of(int kv_dtype, int k_path, int mode, AblationKind kin
   e.launch = &launch_wgmma<T>;
   e.mma = kMmaWgmma;
   e.resources = &wgmma_resources<T>;
+  e.cp_async_ring = T::kCpAsyncRing;
   return e;
 }
 
 // The variant table's entry of the wgmma kernel of (KO, VO, kD), or of its load_only ablation.
 template <KOperand KO, VOperand VO, int kD, AblationKind kAblation = AblationKind::none,
-          WgmmaCta kCta = WgmmaCta::one_head>
+          WgmmaCta kCta = WgmmaCta::one_head, WgmmaRing kRing = WgmmaRing::tma>
 VariantEntry wgmma_entry(int kv_dtype, int k_path, int mode) {
   static_assert(kAblation == AblationKind::none || kAblation == AblationKind::load_only,
                 "the wgmma kernels have no remove or twice ablations; isolate and compute_only: "
                 "append_wgmma_compute_ablations");
-  return wgmma_entry_of<WgmmaKernelTraits<KO, VO, kD, kAblation, kCta>>(kv_dtype, k_path, mode, kAblation, -1);
+  return wgmma_entry_of<WgmmaKernelTraits<KO, VO, kD, kAblation, kCta, kRing>>(kv_dtype, k_path, mode, kAblation, -1);
 }
 
 // The wgmma kernels of one dtype family at head dim kD (kAblation: none for the kernels
-// themselves, load_only for their ablation) in CTA layout kCta: one list per family, shared by
-// the translation units of the kernels, of their load_only and of the other CTA layouts.
-template <AblationKind kAblation, int kD, WgmmaCta kCta = WgmmaCta::one_head>
+// themselves, load_only for their ablation) in CTA layout kCta with ring kRing: one list per
+// family, shared by the translation units of the kernels, of their load_only, of the other CTA
+// layouts and of the cp.async ring.
+template <AblationKind kAblation, int kD, WgmmaCta kCta = WgmmaCta::one_head, WgmmaRing kRing = WgmmaRing::tma>
 void append_k8v8_wgmma_entries(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD, kAblation, kCta>(TP_KV_K8V8, TP_KPATH_FP8_QK,
-                                                                                           TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD, kAblation, kCta>(TP_KV_K8V8, TP_KPATH_FP8_QK,
-                                                                                       TP_MODE_K_ONLY));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD, kAblation, kCta>(
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_convert, kD, kAblation, kCta, kRing>(
+      TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::fp8_mma, kD, kAblation, kCta, kRing>(
+      TP_KV_K8V8, TP_KPATH_FP8_QK, TP_MODE_K_ONLY));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_convert, kD, kAblation, kCta, kRing>(
       TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_FULL));
-  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation, kCta>(
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::fp8_mma, kD, kAblation, kCta, kRing>(
       TP_KV_K8V8, TP_KPATH_TRANSFORM, TP_MODE_K_ONLY));
 }
 
@@ -283,15 +295,17 @@ void append_wgmma_compute_ablations(std::vector<VariantEntry>& out, int kv_dtype
   out.push_back(wgmma_isolated_entry<KO, VO, TP_STAGE_ACCUM>(kv_dtype, k_path, mode));
 }
 
-template <AblationKind kAblation, int kD>
+template <AblationKind kAblation, int kD, WgmmaRing kRing = WgmmaRing::tma>
 void append_16bit_wgmma_entries(std::vector<VariantEntry>& out) {
-  out.push_back(wgmma_entry<KOperand::bf16, VOperand::bf16, kD, kAblation>(TP_KV_K16V16, TP_KPATH_K16, TP_MODE_NONE));
-  out.push_back(
-      wgmma_entry<KOperand::bf16, VOperand::fp8_convert, kD, kAblation>(TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL));
-  out.push_back(
-      wgmma_entry<KOperand::fp8_mma, VOperand::bf16, kD, kAblation>(TP_KV_K8V16, TP_KPATH_FP8_QK, TP_MODE_NONE));
-  out.push_back(
-      wgmma_entry<KOperand::fp8_convert, VOperand::bf16, kD, kAblation>(TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL));
+  constexpr WgmmaCta kOne = WgmmaCta::one_head;
+  out.push_back(wgmma_entry<KOperand::bf16, VOperand::bf16, kD, kAblation, kOne, kRing>(TP_KV_K16V16, TP_KPATH_K16,
+                                                                                        TP_MODE_NONE));
+  out.push_back(wgmma_entry<KOperand::bf16, VOperand::fp8_convert, kD, kAblation, kOne, kRing>(
+      TP_KV_K16V8, TP_KPATH_K16, TP_MODE_FULL));
+  out.push_back(wgmma_entry<KOperand::fp8_mma, VOperand::bf16, kD, kAblation, kOne, kRing>(TP_KV_K8V16, TP_KPATH_FP8_QK,
+                                                                                           TP_MODE_NONE));
+  out.push_back(wgmma_entry<KOperand::fp8_convert, VOperand::bf16, kD, kAblation, kOne, kRing>(
+      TP_KV_K8V16, TP_KPATH_TRANSFORM, TP_MODE_FULL));
 }
 
 }  // namespace tilepath::cuda::kernels

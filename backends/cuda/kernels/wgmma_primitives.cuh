@@ -141,6 +141,12 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+// Arrives on bar once every cp.async this thread has issued so far has landed; .noinc: the
+// arrival is one of the barrier's count (the cp.async ring counts its producer lanes).
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(std::uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 // ---- named barrier of one warpgroup ---------------------------------------------
 
 // The consumer warpgroup's barrier (id 1; id 0 is __syncthreads), the producer warp not in it.

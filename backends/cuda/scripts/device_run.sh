@@ -252,7 +252,9 @@ run_peers() {
 # inside a page, the converter warps and mbarriers of separate_kv, K16/V8, K16/V16 with
 # splits, and the D=64/256 instantiations; then the wgmma kernels (--mma wgmma: split with
 # its combine, two kv heads per CTA at D=64 on a split grid and unsplit with ragged lengths,
-# ragged at D=256, the 16-bit caches); SANITIZE_MATCH=wgmma runs those alone.
+# ragged at D=256, the 16-bit caches; then the cp.async ring at 1- and 4-token pages: split
+# with ragged lengths, two kv heads at D = 64, K8/V16); SANITIZE_MATCH=wgmma runs those alone,
+# SANITIZE_MATCH='page-size' the cp.async ring's.
 SANITIZE_CASES=(
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 1 --context 8192 --head-dim 128"
   "--kv k8v8 --k-path fp8_qk --mode k_only --batch 2 --context 4096 --splits 1 --head-dim 128"
@@ -270,6 +272,9 @@ SANITIZE_CASES=(
   "--kv k8v8 --k-path fp8_qk --mode full --batch 3 --context 5000 --context-lengths 100,5000,33 --head-dim 256 --mma wgmma"
   "--kv k16v16 --k-path k16 --mode none --batch 2 --context 4096 --head-dim 128 --mma wgmma"
   "--kv k8v16 --k-path fp8_qk --mode none --batch 2 --context 2048 --head-dim 128 --mma wgmma"
+  "--kv k8v8 --k-path fp8_qk --mode k_only --batch 3 --context 5000 --context-lengths 100,5000,33 --splits 3 --head-dim 128 --mma wgmma --page-size 1"
+  "--kv k8v8 --k-path transform --mode full --batch 2 --context 2048 --head-dim 64 --mma wgmma --page-size 1"
+  "--kv k8v16 --k-path transform --mode full --batch 2 --context 2048 --head-dim 128 --mma wgmma --page-size 4"
 )
 
 run_sanitize() {
@@ -302,12 +307,14 @@ run_sanitize() {
 }
 
 # One tool on one case, appending to LOG: sanitize_one LOG TOOL "CASE FLAGS" [TOOL OPTIONS...]
+# (16-token pages unless the case names its page size).
 sanitize_one() {
-  local log=$1 tool=$2 c=$3
+  local log=$1 tool=$2 c=$3 page=(--page-size 16)
   shift 3
+  case "$c" in *--page-size*) page=() ;; esac
   # shellcheck disable=SC2086
   timeout 120 compute-sanitizer --tool "$tool" "$@" --error-exitcode 3 \
-    "$TILEPATH" run --backend cuda --db /tmp/sanitize.sqlite $c --q-heads 32 --kv-heads 8 --page-size 16 \
+    "$TILEPATH" run --backend cuda --db /tmp/sanitize.sqlite $c --q-heads 32 --kv-heads 8 "${page[@]}" \
     --repeats 1 --warmup 0 --no-ablations >>"$log" 2>&1
 }
 

@@ -3,13 +3,14 @@
 # with 16-byte cp.async gathers (branch wgmma-cp-async-ring), for the page sizes the TMA boxes do
 # not tile: are they correct, and the 36 bundled cases they make measurable. From the repository
 # root on the H200, with build-carry/ holding:
-#   bin/tilepath                        the CLI of bench/results/splits/empty-split/
+#   bin/tilepath                        the CLI
 #   plugins-cp-async/                   the branch's plugins
 #   gpu-tests-cp-async/cuda_gpu_tests   the branch's GPU tests
-# In order, each step given what is left of 500 s, so that the archive is written inside a 600-s
-# call (after one small case first: if it fails, memcheck on it and nothing else):
-#   1. the GPU suite (every kernel against the float64 reference; the cp.async ring at 1, 2, 4,
-#      12 and 48-token pages and, by the A/B switch, at 16);
+# In order, each step given what is left of BUDGET s (default 500), so that the archive is
+# written inside a 600-s call (after one small case first: if it fails, memcheck on it and
+# nothing else):
+#   1. the GPU suite (every kernel against the float64 reference; the cp.async ring at 1, 2 and
+#      4-token pages and, by the A/B switch, at 16);
 #   2. the 36 bundled cases stored as unsupported (wgmma at 1-token pages) through the narrowed
 #      specs of regen-specs/, into regen.sqlite (REGEN_RESUME=<a returned regen.sqlite> resumes);
 #      only on an H200, the bundled database's GPU: elsewhere the call checks correctness only;
@@ -25,7 +26,7 @@ export TILEPATH_MODELS_DIR=$PWD/models TILEPATH_PLUGIN_PATH=$PWD/build-carry/plu
 export PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/smi.txt" 2>&1
 
-deadline=$(($(date +%s) + 500))
+deadline=$(($(date +%s) + ${BUDGET:-500}))
 left() { local l=$((deadline - $(date +%s))); echo $((l < 1 ? 1 : l)); }
 at_most() { local l; l=$(left); echo $((l < $1 ? l : $1)); }
 

@@ -5,10 +5,15 @@
 #      on both matrix instruction families in one process, each kernel beside its load_only,
 #      both caches (the A/B docs/performance.md reads where wgmma is slower than mma.sync), into
 #      ab-page1.sqlite;
-#   2. the two rings at 16-token pages: the TMA kernels against TILEPATH_CUDA_WGMMA_RING=cp_async,
-#      `k_only`, cold, at five shapes, four rounds of `tilepath run` (30 timed launches, no
+#   2. pairs of arms, `k_only`, cold, four rounds of `tilepath run` (30 timed launches, no
 #      ablations), each run its own process with its own read bandwidth, the pair's order
-#      alternating by round; ab-summary.txt (also printed) has each arm's medians and the ratio.
+#      alternating by round; ab-summary.txt (also printed) has each arm's medians and the ratio:
+#      - the two rings at 16-token pages: the TMA kernels (tma) against
+#        TILEPATH_CUDA_WGMMA_RING=cp_async (cp_async), at four shapes;
+#      - two builds of the cp.async ring at 1-token pages, at three shapes: the branch's
+#        (ahead: page-table entries read kCpAsyncTokenLookahead tiles ahead of the gathers)
+#        against build-carry/plugins-cp-async-onetile (one tile ahead). An arm X other than
+#        tma and cp_async runs the plugins of build-carry/plugins-cp-async-X.
 # Every step gets what is left of 500 s, so that the archive is written inside a 600-s call.
 # Everything comes back in $OUT/call.tar.xz.
 #   OUT=$OUT bash bench/results/wgmma-cp-async-ring/call2.sh
@@ -30,27 +35,29 @@ timeout --signal=INT --kill-after=20 "$(at_most 220)" build-carry/bin/tilepath s
   --db "$W/ab-page1.sqlite" > "$W/ab-page1.log" 2>&1
 echo "  rc=$? $(tail -n 1 "$W/ab-page1.log")" >> "$W/times.txt"
 
-# shape = batch context k_path, at 16-token pages: arms tma and cp_async (wgmma), the pair's
-# order alternating by round.
-shapes=("64 4096 fp8_qk" "16 32768 fp8_qk" "1 32768 fp8_qk" "32 32768 fp8_qk" "64 4096 transform")
+# pair = batch context k_path page armA armB; the arms' order alternates by round.
+pairs=("64 4096 fp8_qk 16 tma cp_async" "16 32768 fp8_qk 16 tma cp_async" "1 32768 fp8_qk 16 tma cp_async"
+  "64 4096 transform 16 tma cp_async" "64 4096 fp8_qk 1 onetile ahead" "1 32768 fp8_qk 1 onetile ahead"
+  "32 32768 fp8_qk 1 onetile ahead")
 date -u +"a/b %T" >> "$W/times.txt"
 mkdir -p "$W/ab"
 for round in 1 2 3 4; do
-  for s in "${shapes[@]}"; do
-    read -r batch context path <<< "$s"
-    arms="tma cp_async"
-    [ $((round % 2)) -eq 0 ] && arms="cp_async tma"
+  for s in "${pairs[@]}"; do
+    read -r batch context path page arm_a arm_b <<< "$s"
+    arms="$arm_a $arm_b"
+    [ $((round % 2)) -eq 0 ] && arms="$arm_b $arm_a"
     for arm in $arms; do
-      ring=
+      ring='' plugins=$PWD/build-carry/plugins-cp-async
       [ "$arm" = cp_async ] && ring=cp_async
-      f=$W/ab/r$round-b$batch-s$context-$path-p16-$arm.json
+      [ -d "build-carry/plugins-cp-async-$arm" ] && plugins=$PWD/build-carry/plugins-cp-async-$arm
+      f=$W/ab/r$round-b$batch-s$context-$path-p$page-$arm.json
       limit=$(at_most 60)
       [ "$limit" -le 5 ] && continue
-      TILEPATH_CUDA_WGMMA_RING=$ring timeout "$limit" build-carry/bin/tilepath run --backend cuda \
-        --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma wgmma --batch "$batch" \
-        --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size 16 --cache hbm_cold \
-        --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
-      echo "round $round b$batch s$context $path $arm rc=$?" >> "$W/times.txt"
+      TILEPATH_CUDA_WGMMA_RING=$ring TILEPATH_PLUGIN_PATH=$plugins timeout "$limit" build-carry/bin/tilepath run \
+        --backend cuda --db "$W/ab-$arm.sqlite" --kv k8v8 --k-path "$path" --mode k_only --mma wgmma \
+        --batch "$batch" --context "$context" --q-heads 32 --kv-heads 8 --head-dim 128 --page-size "$page" \
+        --cache hbm_cold --no-ablations --repeats 30 --json > "$f" 2> "$f.err"
+      echo "round $round b$batch s$context $path p$page $arm rc=$?" >> "$W/times.txt"
     done
   done
 done
@@ -79,9 +86,9 @@ for key, arms in sorted(rows.items()):
         med[arm] = statistics.median(r[0] for r in runs)
         print(f"{' '.join(key[:3]):26} {key[3]:5} {arm:10} {runs[0][2]:46} {' '.join(f'{r[0]:.1f}' for r in runs):21} "
               f"{med[arm]:7.1f} {statistics.median(r[1] for r in runs):.3f}")
-    pair = ("cp_async", "tma")
-    if all(a in med for a in pair):
-        print(f"{'':32} {pair[0]} / {pair[1]}: {med[pair[0]] / med[pair[1]]:.3f}")
+    for pair in (("cp_async", "tma"), ("lanes", "elect"), ("ahead", "onetile")):
+        if all(a in med for a in pair):
+            print(f"{'':32} {pair[0]} / {pair[1]}: {med[pair[0]] / med[pair[1]]:.3f}")
 PY
 
 date -u +"done %T" >> "$W/times.txt"
