@@ -331,7 +331,9 @@ def wgmma_section(root, w, path):
          "docs/perf-notes.md).")
       + " The wgmma kernels (`kernels/decode_wgmma.cuh`, backends/cuda/README.md) issue QK on QGMMA (`fp8_qk`) or "
       "on HGMMA with K converted in registers (`transform`), and PV on QGMMA (`k_only`) or HGMMA (`full`), K and V "
-      "brought by TMA. Every case stores its SASS counts; one case of each D = 128 kernel:")
+      "brought by TMA (at pages of fewer than 8 tokens, which no TMA box tiles, gathered by the producer warp's 16-byte "
+      "`cp.async`: `bench/results/wgmma-cp-async-ring/`). Every case stores its SASS counts; one case of each D = 128 "
+      "kernel:")
     w("")
     rows = []
     for kp, mode in WGMMA_VARIANTS:
@@ -516,7 +518,9 @@ def wgmma_slower_section(root, w, con):
       "earlier state of the database: `bench/wgmma_ab_spec.py`; the mma.sync kernels have a `load_only` at "
       "D = 128 only). The part of the A/B's gap that the two `load_only` kernels already show is in the stream (one kv "
       "head per CTA and TMA boxes per page against mma.sync's two kv heads per CTA at long ranges and its 16-byte "
-      "loads); the rest is per-tile compute the wgmma kernel's ring does not hide.")
+      "loads; at 1-token pages the wgmma ring is filled by one producer warp's 16-byte `cp.async` gathers, where every "
+      "warp of the mma.sync CTA gathers its own tokens: `bench/results/wgmma-cp-async-ring/`); the rest is per-tile "
+      "compute the wgmma kernel's ring does not hide.")
     w("")
     out = []
     for r in rows:

@@ -254,8 +254,7 @@ struct WgmmaSmem {
   // ring and once a lane for the cp.async ring. racecheck tracks cp.async's writes (not TMA's)
   // and orders a lane's reads before them only through that lane's own arrive, not through
   // __syncwarp and another lane's.
-  static constexpr std::uint32_t kEmptyArrivals =
-      T::kConsumerWarps * T::kKvHeadsPerCta * (T::kCpAsyncRing ? 32 : 1);
+  static constexpr std::uint32_t kEmptyArrivals = T::kConsumerWarps * T::kKvHeadsPerCta * (T::kCpAsyncRing ? 32 : 1);
   // A consumer warp is done reading the slot (all its lanes call this).
   __device__ void release(int slot, int lane) const {
     if constexpr (T::kCpAsyncRing) {
@@ -968,7 +967,7 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(softmax_done);
       VFragment v[T::kMBlocks][2];
       wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
-      if constexpr (!T::kComputeOnly) sm.release(slot, lane);  // K read by QK, V in registers
+      if constexpr (!T::kComputeOnly) sm.release(slot, lane);          // K read by QK, V in registers
       TP_ADD(5, softmax_done, 0);
       TP_NOW(released);
 #pragma unroll

@@ -8,12 +8,11 @@
 #   2. pairs of arms, `k_only`, cold, four rounds of `tilepath run` (30 timed launches, no
 #      ablations), each run its own process with its own read bandwidth, the pair's order
 #      alternating by round; ab-summary.txt (also printed) has each arm's medians and the ratio:
-#      - the two rings at 16-token pages: the TMA kernels (tma) against
-#        TILEPATH_CUDA_WGMMA_RING=cp_async (cp_async), at four shapes;
-#      - two builds of the cp.async ring at 1-token pages, at three shapes: the branch's
-#        (ahead: page-table entries read kCpAsyncTokenLookahead tiles ahead of the gathers)
-#        against build-carry/plugins-cp-async-onetile (one tile ahead). An arm X other than
-#        tma and cp_async runs the plugins of build-carry/plugins-cp-async-X.
+#      the two rings at 16-token pages, the TMA kernels (tma) against
+#      TILEPATH_CUDA_WGMMA_RING=cp_async (cp_async), at four shapes. An arm X other than tma and
+#      cp_async runs the plugins of build-carry/plugins-cp-async-X (another build), so a pair
+#      "B S k_path page X Y" compares two builds; the calls of the README did so at 1-token
+#      pages (elect/lanes in e3b4495's form of this script, onetile/ahead in da873ab's).
 # Every step gets what is left of 500 s, so that the archive is written inside a 600-s call.
 # Everything comes back in $OUT/call.tar.xz.
 #   OUT=$OUT bash bench/results/wgmma-cp-async-ring/call2.sh
@@ -37,8 +36,7 @@ echo "  rc=$? $(tail -n 1 "$W/ab-page1.log")" >> "$W/times.txt"
 
 # pair = batch context k_path page armA armB; the arms' order alternates by round.
 pairs=("64 4096 fp8_qk 16 tma cp_async" "16 32768 fp8_qk 16 tma cp_async" "1 32768 fp8_qk 16 tma cp_async"
-  "64 4096 transform 16 tma cp_async" "64 4096 fp8_qk 1 onetile ahead" "1 32768 fp8_qk 1 onetile ahead"
-  "32 32768 fp8_qk 1 onetile ahead")
+  "64 4096 transform 16 tma cp_async")
 date -u +"a/b %T" >> "$W/times.txt"
 mkdir -p "$W/ab"
 for round in 1 2 3 4; do
