@@ -967,7 +967,11 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
       TP_NOW(softmax_done);
       VFragment v[T::kMBlocks][2];
       wgmma_v_prep<T>(sm.v_tile(slot), sm.v_column(), warp, lane, v);  // V' = operand form of Vᵀ
-      if constexpr (!T::kComputeOnly) sm.release(slot, lane);          // K read by QK, V in registers
+      if constexpr (T::kComputeOnly) {
+        __syncwarp();  // the release's, which compute_only keeps as the kernel has it
+      } else {
+        sm.release(slot, lane);  // K read by QK, V in registers: the slot is free
+      }
       TP_ADD(5, softmax_done, 0);
       TP_NOW(released);
 #pragma unroll
