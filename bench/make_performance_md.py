@@ -518,8 +518,9 @@ def wgmma_slower_section(root, w, con):
       "earlier state of the database: `bench/wgmma_ab_spec.py`; the mma.sync kernels have a `load_only` at "
       "D = 128 only). The part of the A/B's gap that the two `load_only` kernels already show is in the stream (one kv "
       "head per CTA and TMA boxes per page against mma.sync's two kv heads per CTA at long ranges and its 16-byte "
-      "loads; at 1-token pages the wgmma ring is filled by one producer warp's 16-byte `cp.async` gathers, where every "
-      "warp of the mma.sync CTA gathers its own tokens: `bench/results/wgmma-cp-async-ring/`); the rest is per-tile "
+      "loads; at 1-token pages the wgmma ring is filled by two producer warps' 16-byte `cp.async` gathers, one for K "
+      "and one for V, where every warp of the mma.sync CTA gathers its own tokens: "
+      "`bench/results/wgmma-cp-async-producers/`); the rest is per-tile "
       "compute the wgmma kernel's ring does not hide.")
     w("")
     out = []

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/abi/tilepath_backend.h"
+#include "core/perf/cuda_kernel_plan.h"
 
 namespace tilepath::cuda {
 
@@ -16,14 +17,10 @@ namespace tilepath::cuda {
 inline constexpr int kMmaSync = 0;   // mma.sync: HMMA (E4M3 operands lowered to F16 HMMA + F2FP)
 inline constexpr int kMmaWgmma = 1;  // wgmma.mma_async: HGMMA / QGMMA
 
-// Page sizes the wgmma kernels' TMA boxes tile: a box is a page (8, 16 or 32 tokens) or 32
-// tokens of a longer page; shorter boxes would not fill a 1024-byte swizzle atom. The other
-// page sizes (1, 2 and 4 tokens among them) run the wgmma kernels whose ring the producer fills
-// with 16-byte cp.async gathers (decode_wgmma.cuh, WgmmaCpAsyncRingTraits).
+// Tokens of a wgmma kernel's TMA box: a page (8, 16 or 32 tokens) or 32 tokens of a longer
+// page. The page sizes the boxes tile: perf::cuda_plan::wgmma_tma_tiles_pages.
 constexpr int wgmma_box_tokens(int page_size) { return page_size < 32 ? page_size : 32; }
-constexpr bool wgmma_tma_tiles_pages(int page_size) {
-  return page_size >= 8 && (page_size <= 32 ? 32 % page_size == 0 : page_size % 32 == 0);
-}
+using perf::cuda_plan::wgmma_tma_tiles_pages;
 
 // An ablation changes one named stage of the main kernel (selected by template flag).
 enum class AblationKind : int {

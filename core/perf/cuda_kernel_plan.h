@@ -141,8 +141,25 @@ constexpr int wgmma_stage_bytes(int head_dim, int k_bytes, int v_bytes) {
   return kWgmmaTileTokens * head_dim * (k_bytes + v_bytes);  // a K tile and a V tile
 }
 constexpr int wgmma_stages(int stage_bytes) { return 4 * stage_bytes <= 48 * 1024 ? 4 : 3; }
-// Threads of a wgmma CTA: its consumer warpgroups (one per kv head) and one producer warp.
-constexpr int wgmma_threads(int warpgroups) { return 32 * (kWgmmaConsumerWarps * warpgroups + 1); }
+// Page sizes the wgmma kernels' TMA boxes tile: a box is a page (8, 16 or 32 tokens) or 32
+// tokens of a longer page; shorter boxes would not fill a 1024-byte swizzle atom. The other
+// page sizes (1, 2 and 4 tokens among them) run the wgmma kernels whose ring the producer fills
+// with 16-byte cp.async gathers (backends/cuda/kernels/decode_wgmma.cuh, WgmmaCpAsyncRingTraits).
+constexpr bool wgmma_tma_tiles_pages(int page_size) {
+  return page_size >= 8 && (page_size <= 32 ? 32 % page_size == 0 : page_size % 32 == 0);
+}
+// Producer warps of a wgmma CTA. The TMA ring's one warp issues a box per page piece; the
+// cp.async ring (pages the boxes do not tile) copies every 16-byte chunk itself, which one warp
+// issues too slowly to keep the ring full where a CTA streams alone (few CTAs per SM), so a
+// one-head CTA has two, one for K and one for V (bench/results/wgmma-cp-async-ring/). A two-head
+// CTA keeps one: with a tenth warp its registers at the same CTAs per SM would spill.
+constexpr int wgmma_producer_warps(bool cp_async_ring, int kv_heads_per_cta) {
+  return cp_async_ring && kv_heads_per_cta == 1 ? 2 : 1;
+}
+// Threads of a wgmma CTA: its consumer warpgroups (one per kv head) and its producer warps.
+constexpr int wgmma_threads(int warpgroups, int producer_warps = 1) {
+  return 32 * (kWgmmaConsumerWarps * warpgroups + producer_warps);
+}
 // kv_heads_per_cta 2: each ring slot holds both heads' tiles. Each consumer warpgroup has its
 // own operand tiles and bookkeeping in a 1024-byte aligned block.
 constexpr int wgmma_smem_bytes(int head_dim, int k_bytes, int v_bytes, bool q_fp8, int kv_heads_per_cta = 1) {

@@ -46,15 +46,16 @@ void plan_mma_sync_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs,
   p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);
 }
 
-// The wgmma kernels (decode_wgmma.cuh): a consumer warpgroup per kv head (one or two) and a
-// producer warp, 64-token tiles.
+// The wgmma kernels (decode_wgmma.cuh): a consumer warpgroup per kv head (one or two) and
+// their producer warps, 64-token tiles.
 void plan_wgmma_cta(const OperatingPoint& op, int kv_heads_per_cta, int regs, CudaKernelPlan& p) {
   const int k_bytes = k_is_fp8(op.kv) ? 1 : 2, v_bytes = v_is_fp8(op.kv) ? 1 : 2;
   p.mma_warps_per_head = plan::kWgmmaConsumerWarps;
   p.stages = plan::wgmma_stages(kv_heads_per_cta * plan::wgmma_stage_bytes(op.head_dim, k_bytes, v_bytes));
   p.kv_heads_per_cta = kv_heads_per_cta;
   p.converter_warps = 0;
-  p.threads = plan::wgmma_threads(kv_heads_per_cta);
+  p.threads = plan::wgmma_threads(
+      kv_heads_per_cta, plan::wgmma_producer_warps(!plan::wgmma_tma_tiles_pages(op.page_size), kv_heads_per_cta));
   p.smem_bytes = plan::wgmma_smem_bytes(op.head_dim, k_bytes, v_bytes, op.k_path == KPath::fp8_qk, kv_heads_per_cta);
   p.tile_tokens = plan::kWgmmaTileTokens;
   p.ctas_per_sm = plan::ctas_per_sm_for(p.smem_bytes, p.threads, regs);

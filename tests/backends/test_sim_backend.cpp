@@ -316,6 +316,14 @@ TEST_F(SimBackend, WgmmaIsModelledOnHopperAndRefusedElsewhere) {
   // head per CTA where mma.sync runs two at this shape.
   EXPECT_EQ(int64_t(wgmma.grid[0]) * wgmma.grid[1] * wgmma.grid[2], int64_t(op.batch) * op.kv_heads * wgmma.splits);
   EXPECT_EQ(wgmma.block[0], 160);  // a consumer warpgroup and a producer warp
+  // At 1-token pages (which TMA boxes do not tile) the cp.async ring's CTA: two producer warps.
+  auto page1 = op;
+  page1.page_size = 1;
+  const tp_case ring_case = tilepath::to_tp_case(page1, "h200");
+  tp_result ring = fresh_result();
+  ASSERT_EQ(api_->run_case(0, &ring_case, &o, &ring), TP_OK) << ring.message;
+  EXPECT_EQ(ring.block[0], 192);
+  api_->release_result(&ring);
   // A stage without an FP8 MMA costs the same on either family.
   EXPECT_DOUBLE_EQ(stage_cost(wgmma, TP_COST_MODEL, TP_STAGE_SOFTMAX),
                    stage_cost(sync, TP_COST_MODEL, TP_STAGE_SOFTMAX));

@@ -154,6 +154,26 @@ TEST(SplitPolicy, CtasPerSmAreTheSharedMemoryAndThreadLimits) {
   EXPECT_EQ(ctas_per_sm_for(wgmma_smem_bytes(64, 2, 1, false), kWgmmaThreads), 4);
 }
 
+// Pages the TMA boxes do not tile take the cp.async ring, whose one-head CTAs have a second
+// producer warp (K and V each gathered by a warp of their own): the same CTAs per SM as the
+// TMA kernel's, which holds only while ptxas keeps their registers to 80 (the kernels'
+// launch bounds ask for the plan's CTAs per SM).
+TEST(SplitPolicy, TheCpAsyncRingsOneHeadCtasHaveTwoProducerWarpsAtTheSameOccupancy) {
+  for (int page : {8, 16, 32, 64, 256}) EXPECT_TRUE(wgmma_tma_tiles_pages(page)) << page;
+  for (int page : {1, 2, 4, 12, 48}) EXPECT_FALSE(wgmma_tma_tiles_pages(page)) << page;
+  EXPECT_EQ(wgmma_producer_warps(false, 1), 1);
+  EXPECT_EQ(wgmma_producer_warps(false, 2), 1);
+  EXPECT_EQ(wgmma_producer_warps(true, 1), 2);
+  EXPECT_EQ(wgmma_producer_warps(true, 2), 1);
+  const int cp_async_threads = wgmma_threads(1, wgmma_producer_warps(true, 1));
+  EXPECT_EQ(cp_async_threads, 192);
+  EXPECT_EQ(wgmma_threads(2, wgmma_producer_warps(true, 2)), wgmma_threads(2));
+  const int smem = wgmma_smem_bytes(128, 1, 1, true);
+  EXPECT_EQ(ctas_per_sm_for(smem, cp_async_threads), ctas_per_sm_for(smem, kWgmmaThreads));
+  EXPECT_EQ(ctas_per_sm_for(smem, cp_async_threads, 80), 4);
+  EXPECT_EQ(ctas_per_sm_for(smem, cp_async_threads, 81), 3);  // a warp's registers come in units of 256
+}
+
 // K8/V8 wgmma grids of more than one wave start pairs of adjacent kv heads together; one
 // wave, an odd number of kv-head CTAs and the 16-bit caches do not.
 TEST(SplitPolicy, K8V8WgmmaGridsOfMoreThanOneWaveClusterPairsOfKvHeads) {

@@ -12,7 +12,8 @@
 //                                 piece of K and of V (4-D tensor maps over the page pool),
 //                                 completing on the slot's `full` mbarrier; for pages the
 //                                 boxes do not tile (WgmmaCpAsyncRingTraits), 16-byte cp.async
-//                                 chunks gathered token by token into the same swizzled tiles
+//                                 chunks gathered token by token into the same swizzled tiles,
+//                                 by two producer warps (warps 4 and 5: K and V) in one-head CTAs
 //   consumer warpgroup (0..3)    q_quant once per step into the Q operand tile; per tile
 //                                 qk -> softmax -> v_prep -> pv -> accum, then releases the
 //                                 slot on its `empty` mbarrier
@@ -47,6 +48,8 @@ struct WgmmaLayout {
   static constexpr int kIsolatedStage = -1;
   static constexpr bool kComputeOnly = false;  // WgmmaComputeOnlyTraits
   static constexpr bool kCpAsyncRing = false;  // WgmmaCpAsyncRingTraits
+  static constexpr int kProducerWarps = 1;     // the TMA ring's one warp issues every box
+  static constexpr int kMinCtasPerSm = 0;      // registers as ptxas chooses (0: no bound)
   static constexpr KOperand kK = KO;
   static constexpr VOperand kV = VO;
   static constexpr bool kQFp8 = KO == KOperand::fp8_mma;  // fp8_qk: QK on E4M3; transform: F16; k16: BF16
@@ -145,6 +148,12 @@ struct WgmmaTwoHeadLoadOnlyTraits : WgmmaTwoHeadTraits<KO, VO, kD> {
 template <class Base>
 struct WgmmaCpAsyncRingTraits : Base {
   static constexpr bool kCpAsyncRing = true;
+  static constexpr int kProducerWarps = perf::cuda_plan::wgmma_producer_warps(true, Base::kKvHeadsPerCta);
+  static constexpr int kThreads = perf::cuda_plan::wgmma_threads(Base::kWarpgroups, kProducerWarps);
+  // A second producer warp is held to the registers that keep the CTAs per SM that shared
+  // memory allows, so that it costs no CTA (ptxas's own choice cost one: 4 -> 3 at D = 128).
+  static constexpr int kMinCtasPerSm = kProducerWarps > 1 ? perf::cuda_plan::ctas_per_sm_for(Base::kSmemBytes, kThreads)
+                                                          : Base::kMinCtasPerSm;
 };
 
 // The isolated stage kernel of one per-tile compute stage (k_prep, qk, softmax, v_prep, pv or
@@ -379,18 +388,20 @@ __device__ __forceinline__ void wgmma_producer(const WgmmaParams& p, const CtaWo
 // The cp.async ring's producer (WgmmaCpAsyncRingTraits): k_load and v_load of each 64-token
 // tile as 16-byte cp.async chunks, token by token through the page table, into the slot's
 // swizzled tiles; tokens past the split's end are zero-filled without a read. Lane i holds the
-// pool token (page · page_size + slot in page) of tokens i and i + 32 of a tile, read a tile
-// ahead, before the wait for a free slot, as the TMA producer reads its page-table entries.
-// Each lane's copies arrive on the slot's full barrier when they have landed (32 arrivals a
+// pool row (of the CTA's first kv heads) of tokens i and i + 32 of a tile, read a tile ahead,
+// before the wait for a free slot, as the TMA producer reads its page-table entries. With one
+// producer warp it gathers K then V; with two, warp 0 gathers K and warp 1 V. Each producer
+// lane's copies arrive on the slot's full barrier when they have landed (32 arrivals a warp a
 // phase: the barrier's count for this ring).
-struct TileTokens {
-  std::uint32_t pool_token[2];  // tokens lane and lane + 32 of the tile; ~0u past the end
+struct TileRows {
+  std::uint32_t row[2];  // tokens lane and lane + 32 of the tile; ~0u past the end
 };
 
 template <class T>
-__device__ __forceinline__ TileTokens wgmma_tile_tokens(const KernelParams& p, const CtaWork& w, int tile, int lane) {
+__device__ __forceinline__ TileRows wgmma_tile_rows(const KernelParams& p, const CtaWork& w, int tile,
+                                                    std::uint32_t kv_rows_per_token, std::uint32_t row0, int lane) {
   const DecodeArgs& a = p.args;
-  TileTokens t;
+  TileRows t;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int token = w.begin + T::kTileTokens * tile + 32 * h + lane;
@@ -399,53 +410,90 @@ __device__ __forceinline__ TileTokens wgmma_tile_tokens(const KernelParams& p, c
         min(p.page_shift >= 0 ? token >> p.page_shift : token / a.page_size, a.max_pages_per_seq - 1);
     const int slot = p.page_shift >= 0 ? token & (a.page_size - 1) : token % a.page_size;
     const int page = a.page_table[static_cast<std::size_t>(w.batch) * a.max_pages_per_seq + page_index];
-    t.pool_token[h] = token < w.end ? static_cast<std::uint32_t>(page) * a.page_size + slot : ~0u;
+    const std::uint32_t pool_token = static_cast<std::uint32_t>(page) * a.page_size + slot;
+    t.row[h] = token < w.end ? pool_token * kv_rows_per_token + row0 : ~0u;
   }
   return t;
 }
 
-// Every 16-byte chunk of one operand's rows of the tile (the CTA's rows of kv heads r, each in
-// its own tile of the slot: tile_of(r)), consecutive lanes on consecutive chunks of a row, so
-// that each warp-wide step reads whole rows.
-template <class T, class Tile, class TileOf>
-__device__ __forceinline__ void wgmma_gather_tile(const TileTokens& t, const void* pool, int kv_rows_per_token,
-                                                  int row0, TileOf tile_of, int lane) {
-  constexpr int kChunks = Tile::kRowBytes / 16;
-  constexpr int kRows = T::kKvHeadsPerCta / T::kHeadsPerRow;  // rows of kv heads per token
-  constexpr int kSteps = T::kTileTokens * kRows * kChunks / 32;
-#pragma unroll 8
-  for (int step = 0; step < kSteps; ++step) {
-    const int index = step * 32 + lane;
-    const int chunk = index % kChunks, r = index / kChunks % kRows, token = index / kChunks / kRows;
-    const std::uint32_t lo = __shfl_sync(0xffffffffu, t.pool_token[0], token % 32);
-    const std::uint32_t hi = __shfl_sync(0xffffffffu, t.pool_token[1], token % 32);
-    const std::uint32_t pool_token = token < 32 ? lo : hi;
-    const bool valid = pool_token != ~0u;
-    const std::size_t src =
-        valid ? (static_cast<std::size_t>(pool_token) * kv_rows_per_token + row0 + r) * Tile::kRowBytes + 16 * chunk
-              : 0;
-    cp_async_16(tile_of(r) + Tile::offset(token, 16 * chunk), static_cast<const char*>(pool) + src, valid);
+// One operand's gather as a warp issues it: every warp-wide step copies whole ring rows of
+// kTokensPerStep tokens, consecutive lanes on consecutive 16-byte chunks, so that a lane's
+// chunk of a row (and the ring row r of the CTA's kv heads it falls in) is the same in every
+// step and only the token changes. Its source is then one shuffle of the token's pool row and
+// one multiply-add, and its place in the swizzled tile a per-lane offset that repeats every 8
+// tokens plus a constant of the step.
+template <class T, class Tile>
+struct TileGather {
+  static constexpr int kChunks = Tile::kRowBytes / 16;                                   // of a ring row
+  static constexpr int kChunksPerToken = T::kKvHeadsPerCta / T::kHeadsPerRow * kChunks;  // every ring row
+  static constexpr int kTokensPerStep = 32 / kChunksPerToken;
+  static constexpr int kSteps = T::kTileTokens / kTokensPerStep;
+  // steps after which a lane's swizzle phase repeats (the phase has a period of 8 rows)
+  static constexpr int kPhases = kTokensPerStep >= 8 ? 1 : 8 / kTokensPerStep;
+  static_assert(32 % kChunksPerToken == 0, "whole ring rows per step");
+
+  const char* src;             // the lane's chunk of row 0 of the pool
+  std::uint32_t dst[kPhases];  // the lane's chunk in steps 0 .. kPhases - 1, from the tile's start
+  int ring_row;                // ring row of the CTA's kv heads the lane copies
+  int token;                   // the lane's token within a step
+
+  __device__ TileGather(const void* pool, int lane) {
+    const int c = lane % kChunksPerToken;
+    ring_row = c / kChunks;
+    token = lane / kChunksPerToken;
+    src = static_cast<const char*>(pool) + static_cast<std::size_t>(ring_row) * Tile::kRowBytes + 16 * (c % kChunks);
+#pragma unroll
+    for (int q = 0; q < kPhases; ++q) dst[q] = Tile::offset(q * kTokensPerStep + token, 16 * (c % kChunks));
   }
-}
+
+  // k_load or v_load of one tile into tile_of(ring row); kChecked: the tile passes the split's end.
+  template <bool kChecked, class TileOf>
+  __device__ __forceinline__ void copy(const TileRows& t, TileOf tile_of) const {
+    const std::uint32_t tile = tile_of(ring_row);
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      constexpr int kRowsPerPhaseCycle = kPhases * kTokensPerStep;  // tokens, a multiple of 8
+      const int first = step * kTokensPerStep;                      // the step's first token
+      const std::uint32_t row = __shfl_sync(0xffffffffu, t.row[first / 32], first % 32 + token);
+      const std::uint32_t to = tile + dst[step % kPhases] +
+                               static_cast<std::uint32_t>(step / kPhases * kRowsPerPhaseCycle * Tile::kSwizzleBytes);
+      if constexpr (kChecked) {
+        const bool valid = row != ~0u;
+        cp_async_16(to, src + (valid ? static_cast<std::size_t>(row) * Tile::kRowBytes : 0), valid);
+      } else {
+        cp_async_16(to, src + static_cast<std::size_t>(row) * Tile::kRowBytes, true);
+      }
+    }
+  }
+};
 
 template <class T>
 __device__ __forceinline__ void wgmma_producer_cp_async(const WgmmaParams& p, const CtaWork& w, const WgmmaSmem<T>& sm,
-                                                        int tiles, int lane) {
+                                                        int tiles, int producer, int lane) {
   const DecodeArgs& a = p.base.args;
-  const int kv_rows_per_token = a.kv_heads / T::kHeadsPerRow;  // rows of the pool per token
-  const int row0 = w.kv_head / T::kHeadsPerRow;                // the CTA's first row of kv heads
-  TileTokens next{};
-  if (tiles > 0) next = wgmma_tile_tokens<T>(p.base, w, 0, lane);
+  const std::uint32_t kv_rows_per_token = a.kv_heads / T::kHeadsPerRow;  // rows of the pool per token
+  const std::uint32_t row0 = w.kv_head / T::kHeadsPerRow;                // the CTA's first row of kv heads
+  const bool loads_k = T::kProducerWarps == 1 || producer == 0;
+  const bool loads_v = T::kProducerWarps == 1 || producer == 1;
+  const TileGather<T, typename T::KTile> k_gather(a.k_pages, lane);
+  const TileGather<T, typename T::VTile> v_gather(a.v_pages, lane);
+  TileRows next{};
+  if (tiles > 0) next = wgmma_tile_rows<T>(p.base, w, 0, kv_rows_per_token, row0, lane);
 #pragma unroll 1
   for (int tile = 0; tile < tiles; ++tile) {
     const int slot = tile % T::kStages;
-    const TileTokens now = next;
-    if (tile + 1 < tiles) next = wgmma_tile_tokens<T>(p.base, w, tile + 1, lane);
+    const TileRows now = next;
+    if (tile + 1 < tiles) next = wgmma_tile_rows<T>(p.base, w, tile + 1, kv_rows_per_token, row0, lane);
     if (tile >= T::kStages) mbarrier_wait(sm.empty_bar(slot), ((tile / T::kStages) - 1) & 1);
-    wgmma_gather_tile<T, typename T::KTile>(  // k_load
-        now, a.k_pages, kv_rows_per_token, row0, [&](int r) { return sm.k_tile(slot, r); }, lane);
-    wgmma_gather_tile<T, typename T::VTile>(  // v_load
-        now, a.v_pages, kv_rows_per_token, row0, [&](int r) { return sm.v_tile(slot, r); }, lane);
+    const auto k_tile = [&](int r) { return sm.k_tile(slot, r); };
+    const auto v_tile = [&](int r) { return sm.v_tile(slot, r); };
+    if (w.begin + T::kTileTokens * (tile + 1) <= w.end) {       // every token of the tile is the split's
+      if (loads_k) k_gather.template copy<false>(now, k_tile);  // k_load
+      if (loads_v) v_gather.template copy<false>(now, v_tile);  // v_load
+    } else {
+      if (loads_k) k_gather.template copy<true>(now, k_tile);
+      if (loads_v) v_gather.template copy<true>(now, v_tile);
+    }
     cp_async_mbarrier_arrive_noinc(sm.full_bar(slot));
   }
   cp_async_wait_all();  // no lane leaves with copies of its own in flight
@@ -1056,7 +1104,8 @@ __device__ __forceinline__ void wgmma_consumer(const WgmmaParams& p, const CtaWo
 // ============================================================================
 
 template <class T>
-__global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
+__global__ void __launch_bounds__(T::kThreads, T::kMinCtasPerSm)
+    decode_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
   extern __shared__ __align__(1024) char wgmma_smem[];
 #ifdef TILEPATH_KERNEL_TRACE
   const unsigned long long g0 = tp_gtime();
@@ -1073,15 +1122,18 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   grid_dependency_wait();
   grid_dependents_launch();
   TP_TRACE(1);
-  constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producer is the next
+  constexpr int kConsumers = T::kConsumerWarps * T::kWarpgroups;  // warps; the producers are the next
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // The TMA ring's producer is the one warp after the consumers (so written, its kernels keep
+  // their code); the cp.async ring's are every warp after them.
+  const bool producer = T::kProducerWarps == 1 ? warp == kConsumers : warp >= kConsumers;
   BoxPage first_page;
   if constexpr (!T::kCpAsyncRing) {
     if (warp == kConsumers) first_page = wgmma_first_box_page<T>(p.base, lane);
   }
   // A consumer warpgroup, which is also its kv head within the CTA; the producer loads for all
   // (head 0's work).
-  const int warpgroup = T::kWarpgroups == 1 || warp == kConsumers ? 0 : warp / T::kConsumerWarps;
+  const int warpgroup = T::kWarpgroups == 1 || producer ? 0 : warp / T::kConsumerWarps;
   const WgmmaSmem<T> sm{(smem_addr(wgmma_smem) + 1023u) & ~1023u, warpgroup};
   const CtaWork w = cta_work<T>(p.base, warpgroup);
 #ifdef TILEPATH_KERNEL_TRACE
@@ -1095,7 +1147,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
   if constexpr (!wgmma_loads_ring<T>()) wgmma_zero_tile_memory<T>(sm.base);
   if (threadIdx.x < T::kStages) {
     // TMA: the producer's arrive + the bytes; cp.async: each producer lane's copies landed
-    mbarrier_init(sm.full_bar(threadIdx.x), T::kCpAsyncRing ? 32 : 1);
+    mbarrier_init(sm.full_bar(threadIdx.x), T::kCpAsyncRing ? 32 * T::kProducerWarps : 1);
     mbarrier_init(sm.empty_bar(threadIdx.x), WgmmaSmem<T>::kEmptyArrivals);
   }
   fence_mbarrier_init();
@@ -1103,10 +1155,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_wgmma_kernel(const __grid_
 #ifdef TILEPATH_KERNEL_TRACE
   if (warp == kConsumers) TP_START_WHEN(3, true);
 #endif
-  if (warp == kConsumers) {
+  if (producer) {
     if constexpr (wgmma_loads_ring<T>()) {
       if constexpr (T::kCpAsyncRing) {
-        wgmma_producer_cp_async<T>(p, w, sm, tiles, lane);
+        wgmma_producer_cp_async<T>(p, w, sm, tiles, warp - kConsumers, lane);
       } else {
         wgmma_producer<T>(p, w, sm, tiles, first_page, lane);
       }

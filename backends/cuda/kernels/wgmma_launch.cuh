@@ -155,6 +155,10 @@ cudaError_t launch_wgmma(const DecodeArgs& args, int head_chunks, int ctas_per_s
   if (args.head_dim != T::kHeadDim || !pages_fit || args.page_size < 1 || args.num_pages < 1 ||
       args.kv_heads % T::kKvHeadsPerCta != 0)
     return cudaErrorNotSupported;
+  // The cp.async ring names a pool row (token x rows of kv heads) in 32 bits, ~0u past the end.
+  if (T::kCpAsyncRing &&
+      static_cast<long long>(args.num_pages) * args.page_size * (args.kv_heads / T::kHeadsPerRow) >= 0xFFFFFFFFll)
+    return cudaErrorNotSupported;
   WgmmaParams params{};
   params.base = KernelParams{args, head_chunks, page_shift_of(args.page_size), 0u};
   if constexpr (!T::kCpAsyncRing) {  // the cp.async ring reads the pools through DecodeArgs
