@@ -149,10 +149,10 @@ constexpr bool wgmma_tma_tiles_pages(int page_size) {
   return page_size >= 8 && (page_size <= 32 ? 32 % page_size == 0 : page_size % 32 == 0);
 }
 // Producer warps of a wgmma CTA. The TMA ring's one warp issues a box per page piece; the
-// cp.async ring (pages the boxes do not tile) copies every 16-byte chunk itself, which one warp
-// issues too slowly to keep the ring full where a CTA streams alone (few CTAs per SM), so a
-// one-head CTA has two, one for K and one for V (bench/results/wgmma-cp-async-ring/). A two-head
-// CTA keeps one: with a tenth warp its registers at the same CTAs per SM would spill.
+// cp.async ring (pages the boxes do not tile) issues every 16-byte chunk itself, so a one-head
+// CTA has two, one for K and one for V: 1-5% faster than one warp's gathers at 1-token pages,
+// at the same CTAs per SM (bench/results/wgmma-cp-async-producers/). A two-head CTA keeps one:
+// with a tenth warp its registers at the same CTAs per SM would spill.
 constexpr int wgmma_producer_warps(bool cp_async_ring, int kv_heads_per_cta) {
   return cp_async_ring && kv_heads_per_cta == 1 ? 2 : 1;
 }
