@@ -183,7 +183,15 @@ struct MergeResult {
   int runs_added = 0;
   int cases_added = 0;
   int cases_present = 0;
+  int cases_replaced = 0;  // MergeMode::replace: the target's cases measured again by another run
   std::vector<std::string> conflicts;
+};
+
+// How a merge treats a case the target already holds from another run.
+enum class MergeMode {
+  unite,    // both kept: the union of the runs
+  replace,  // the incoming case replaces every case of the same backend, device and case key
+            // from other runs; each run that loses cases says so in its notes
 };
 
 // What RunStore::cases() reads beside the case and run columns. A reader that shows a few
@@ -313,8 +321,10 @@ class RunStore {
   void export_subset(const std::string& out_path, const CaseFilter& filter) const;
   // Merges other into this store. Runs are identified by UUID and never duplicated; the
   // cases of a run this store already has are added by case key, and a key both hold
-  // with different results is reported in `conflicts` (this store's is kept).
-  MergeResult merge_from(const std::string& other_path);
+  // with different results is reported in `conflicts` (this store's is kept). Under
+  // MergeMode::replace the other file's measurements supersede this store's of the same
+  // (backend, device, case key) from other runs: for re-measuring cases after a change.
+  MergeResult merge_from(const std::string& other_path, MergeMode mode = MergeMode::unite);
 
   sqlite3* handle() const { return db_; }
 
@@ -333,6 +343,7 @@ class RunStore {
 };
 
 // Merges the inputs, in order, into a new file OUT (no input is modified).
-MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out);
+MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out,
+                            MergeMode mode = MergeMode::unite);
 
 }  // namespace tilepath

@@ -517,6 +517,20 @@ TEST_F(CliTest, ExportSubsetAndMergeWithoutDuplicates) {
   EXPECT_EQ(case_count(all), 3) << three.out;
   EXPECT_TRUE(json::parse(three.out)["conflicts"].empty());
   expect_one_line_error(run_cli({"merge", a, "--out", path("one.sqlite")}), "inputs");
+
+  // --replace: the k8v8 case measured again in a new file supersedes a's, the k16v8 one stays.
+  std::string regen = make_sim_db("regen.sqlite", "k8v8"), replaced = path("replaced.sqlite");
+  CliResult r = run_cli({"merge", a, regen, "--out", replaced, "--replace", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["cases_replaced"], 1) << r.out;
+  EXPECT_EQ(case_count(replaced), 2);
+  const auto runs = RunStore::open_read_only(replaced).runs();
+  ASSERT_EQ(runs.size(), 3u);  // a's k8v8 run (now without cases), a's k16v8 run, regen's
+  EXPECT_NE(runs[0].notes.find("[1 case replaced by run " + runs[2].uuid + " of regen.sqlite]"), std::string::npos)
+      << runs[0].notes;
+  EXPECT_EQ(runs[1].notes.find("replaced"), std::string::npos) << runs[1].notes;
+  CliResult text = run_cli({"merge", a, regen, "--out", path("replaced2.sqlite"), "--replace"});
+  EXPECT_NE(text.out.find("1 replaced by a later input's"), std::string::npos) << text.out;
 }
 
 TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {
