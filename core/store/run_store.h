@@ -1,6 +1,7 @@
 #pragma once
 // SQLite run store: one file per project of runs. See docs/schema.md.
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -133,6 +134,7 @@ struct CasePredictions {
 };
 
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };
+inline constexpr std::size_t kCaseStatusCount = 5;
 std::string_view to_string(CaseStatus s);
 // Throws StoreError naming the allowed values.
 CaseStatus parse_case_status(std::string_view s);
@@ -174,6 +176,13 @@ struct CaseSummary {
   // The case has stage-cost rows: set by a read of them (CaseDetail::stage_costs) or of their
   // flags (CaseDetail::stage_cost_flags); false after a read of neither.
   bool has_stage_costs = false;
+};
+
+// A run with its cases that match a filter, counted by status (RunStore::run_summaries).
+struct RunSummary {
+  RunInfo run;
+  std::array<int, kCaseStatusCount> cases_by_status{};  // indexed by CaseStatus
+  int cases() const;
 };
 
 // What a merge did: runs new to the target, cases copied (into new runs or into runs the
@@ -276,6 +285,10 @@ class RunStore {
 
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t run_id) const;
+  // The runs the filter's run terms (run id, backend, device) admit, in id order, each with
+  // its cases that the whole filter admits counted by status; with case terms (kv, batch,
+  // status, ...), only the runs holding at least one such case.
+  std::vector<RunSummary> run_summaries(const CaseFilter& filter = {}) const;
   std::vector<CaseSummary> cases(const CaseFilter& filter = {}, const CaseDetail& detail = {}) const;
   // The cases of cases(), `batch_size` at a time in case order, all from one snapshot: a reader
   // that passes over them once (tilepath report) holds a batch rather than every case.
