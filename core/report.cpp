@@ -376,7 +376,7 @@ const std::vector<std::string>& run_report_columns() {
 
 std::vector<std::vector<std::string>> run_report_rows(const RunStore& store, const CaseFilter& filter) {
   std::vector<std::vector<std::string>> rows;
-  for (const RunSummary& s : store.run_summaries(filter)) {
+  for (const RunCaseCounts& s : store.run_case_counts(filter)) {
     const RunInfo& r = s.run;
     std::vector<std::string> row = {std::to_string(r.id),
                                     r.uuid,

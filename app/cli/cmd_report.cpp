@@ -28,7 +28,7 @@ int report_runs(const ReportFlags& f, const RunStore& store, const CaseFilter& f
     return kExitOk;
   }
   nlohmann::json rows = nlohmann::json::array();
-  for (const RunSummary& s : store.run_summaries(filter)) {
+  for (const RunCaseCounts& s : store.run_case_counts(filter)) {
     const RunInfo& r = s.run;
     nlohmann::json row = {{"run_id", r.id},
                           {"run_uuid", r.uuid},

@@ -1632,13 +1632,13 @@ void read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f, co
 
 }  // namespace
 
-int RunSummary::cases() const {
+int RunCaseCounts::cases() const {
   int n = 0;
   for (int c : cases_by_status) n += c;
   return n;
 }
 
-std::vector<RunSummary> RunStore::run_summaries(const CaseFilter& filter) const {
+std::vector<RunCaseCounts> RunStore::run_case_counts(const CaseFilter& filter) const {
   const SqlFilter sql_filter = build_filter(filter, case_mma_column(db_, path_));
   ReadSnapshot snapshot(db_, path_);
   std::map<std::int64_t, std::array<int, kCaseStatusCount>> counts;
@@ -1650,14 +1650,14 @@ std::vector<RunSummary> RunStore::run_summaries(const CaseFilter& filter) const 
     while (q.step())
       counts[q.int64(0)][static_cast<std::size_t>(parse_case_status(q.text(1)))] = static_cast<int>(q.int64(2));
   }
-  std::vector<RunSummary> out;
+  std::vector<RunCaseCounts> out;
   for (RunInfo& run : runs()) {
     if ((filter.run_id && run.id != *filter.run_id) || (filter.backend && run.backend != *filter.backend) ||
         (filter.device && run.device != *filter.device))
       continue;
     const auto found = counts.find(run.id);
     if (sql_filter.has_case_terms && found == counts.end()) continue;
-    RunSummary summary{std::move(run), {}};
+    RunCaseCounts summary{std::move(run), {}};
     if (found != counts.end()) summary.cases_by_status = found->second;
     out.push_back(std::move(summary));
   }

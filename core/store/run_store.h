@@ -178,8 +178,8 @@ struct CaseSummary {
   bool has_stage_costs = false;
 };
 
-// A run with its cases that match a filter, counted by status (RunStore::run_summaries).
-struct RunSummary {
+// A run with its cases that match a filter, counted by status (RunStore::run_case_counts).
+struct RunCaseCounts {
   RunInfo run;
   std::array<int, kCaseStatusCount> cases_by_status{};  // indexed by CaseStatus
   int cases() const;
@@ -288,7 +288,7 @@ class RunStore {
   // The runs the filter's run terms (run id, backend, device) admit, in id order, each with
   // its cases that the whole filter admits counted by status; with case terms (kv, batch,
   // status, ...), only the runs holding at least one such case.
-  std::vector<RunSummary> run_summaries(const CaseFilter& filter = {}) const;
+  std::vector<RunCaseCounts> run_case_counts(const CaseFilter& filter = {}) const;
   std::vector<CaseSummary> cases(const CaseFilter& filter = {}, const CaseDetail& detail = {}) const;
   // The cases of cases(), `batch_size` at a time in case order, all from one snapshot: a reader
   // that passes over them once (tilepath report) holds a batch rather than every case.

@@ -77,7 +77,7 @@ TEST(RunStore, BeginRunFillsUuidV4AndStartTime) {
   EXPECT_THROW(store.begin_run(dup), StoreError);
 }
 
-// run_summaries: every run the run terms admit, with its cases counted by status; case terms
+// run_case_counts: every run the run terms admit, with its cases counted by status; case terms
 // count only their cases and drop the runs that hold none.
 TEST(RunStore, RunSummariesCountEachRunsCasesByStatus) {
   TempDir tmp;
@@ -100,10 +100,10 @@ TEST(RunStore, RunSummariesCountEachRunsCasesByStatus) {
   unsupported.status = CaseStatus::unsupported;
   store.add_case(cuda.id, unsupported);
 
-  const auto by_status = [](const RunSummary& s, CaseStatus status) {
+  const auto by_status = [](const RunCaseCounts& s, CaseStatus status) {
     return s.cases_by_status[static_cast<std::size_t>(status)];
   };
-  const std::vector<RunSummary> all = store.run_summaries();
+  const std::vector<RunCaseCounts> all = store.run_case_counts();
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].run.uuid, cpu.uuid);
   EXPECT_EQ(all[0].cases(), 3);
@@ -117,13 +117,13 @@ TEST(RunStore, RunSummariesCountEachRunsCasesByStatus) {
 
   CaseFilter backend;
   backend.backend = "cuda";
-  const auto cuda_runs = store.run_summaries(backend);
+  const auto cuda_runs = store.run_case_counts(backend);
   ASSERT_EQ(cuda_runs.size(), 2u);
   EXPECT_EQ(cuda_runs[0].run.uuid, cuda.uuid);
 
   CaseFilter k16v16;
   k16v16.kv = "k16v16";
-  const auto with_k16v16 = store.run_summaries(k16v16);
+  const auto with_k16v16 = store.run_case_counts(k16v16);
   ASSERT_EQ(with_k16v16.size(), 1u) << "case terms drop the runs with no such case";
   EXPECT_EQ(with_k16v16[0].run.uuid, cpu.uuid);
   EXPECT_EQ(with_k16v16[0].cases(), 1);
