@@ -79,7 +79,7 @@ TEST(RunStore, BeginRunFillsUuidV4AndStartTime) {
 
 // run_case_counts: every run the run terms admit, with its cases counted by status; case terms
 // count only their cases and drop the runs that hold none.
-TEST(RunStore, RunSummariesCountEachRunsCasesByStatus) {
+TEST(RunStore, RunCaseCountsAreByStatusForTheRunsTheFilterAdmits) {
   TempDir tmp;
   RunStore store = RunStore::open(tmp.file("runs.sqlite"));
   RunInfo cpu = sample_run("cpu", "cpu0"), cuda = sample_run("cuda", "H200"), empty = sample_run("cuda", "H200");
