@@ -363,4 +363,59 @@ std::string report_markdown(const RunStore& store, const CaseFilter& filter) {
   return out;
 }
 
+const std::vector<std::string>& run_report_columns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out = {"run_id",     "run_uuid", "started_at",   "finished_at",  "backend", "device",
+                                    "device_uid", "host",     "tool_version", "git_revision", "cases"};
+    for (std::size_t s = 0; s < kCaseStatusCount; ++s) out.emplace_back(to_string(static_cast<CaseStatus>(s)));
+    out.insert(out.end(), {"command", "notes"});
+    return out;
+  }();
+  return names;
+}
+
+std::vector<std::vector<std::string>> run_report_rows(const RunStore& store, const CaseFilter& filter) {
+  std::vector<std::vector<std::string>> rows;
+  for (const RunCaseCounts& s : store.run_case_counts(filter)) {
+    const RunInfo& r = s.run;
+    std::vector<std::string> row = {std::to_string(r.id),
+                                    r.uuid,
+                                    r.started_at,
+                                    r.finished_at,
+                                    r.backend,
+                                    r.device,
+                                    r.device_uid,
+                                    r.host,
+                                    r.tool_version,
+                                    r.git_revision,
+                                    std::to_string(s.cases())};
+    for (int n : s.cases_by_status) row.push_back(std::to_string(n));
+    row.insert(row.end(), {r.command, r.notes});
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string run_report(const RunStore& store, ReportFormat format, const CaseFilter& filter) {
+  const auto& header = run_report_columns();
+  std::string text;
+  const auto append_line = [&](const std::vector<std::string>& cells) {
+    if (format == ReportFormat::csv) {
+      for (std::size_t i = 0; i < cells.size(); ++i) append_csv_field(text += i ? "," : "", cells[i]);
+    } else {
+      text += "|";
+      for (const std::string& cell : cells) append_markdown_cell(text += " ", cell) += " |";
+    }
+    text += "\n";
+  };
+  append_line(header);
+  if (format == ReportFormat::markdown) {
+    text += "|";
+    for (std::size_t i = 0; i < header.size(); ++i) text += "---|";
+    text += "\n";
+  }
+  for (const auto& row : run_report_rows(store, filter)) append_line(row);
+  return text;
+}
+
 }  // namespace tilepath

@@ -24,4 +24,10 @@ void write_report(std::FILE* out, const RunStore& store, ReportFormat format, co
 std::string report_csv(const RunStore& store, const CaseFilter& filter = {});
 std::string report_markdown(const RunStore& store, const CaseFilter& filter = {});
 
+// One row per run instead (report --runs): where a database's cases come from. The runs
+// RunStore::run_case_counts admits, their cases counted by status, the command and the notes.
+const std::vector<std::string>& run_report_columns();
+std::vector<std::vector<std::string>> run_report_rows(const RunStore& store, const CaseFilter& filter = {});
+std::string run_report(const RunStore& store, ReportFormat format, const CaseFilter& filter = {});
+
 }  // namespace tilepath

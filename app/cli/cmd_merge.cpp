@@ -1,5 +1,6 @@
-// `tilepath merge A B [C ...] --out OUT`: union of databases (runs by UUID, cases by
-// (run, case key), no duplicates, conflicting results reported).
+// `tilepath merge A B [C ...] --out OUT [--replace]`: union of databases (runs by UUID, cases by
+// (run, case key), no duplicates, conflicting results reported); with --replace, a later input's
+// case supersedes the earlier inputs' cases of the same backend, device and case key.
 
 #include <cstdio>
 #include <memory>
@@ -19,6 +20,7 @@ namespace {
 struct MergeFlags {
   std::vector<std::string> inputs;
   std::string out;
+  bool replace = false;
   bool json = false;
 };
 
@@ -28,7 +30,7 @@ int merge(const MergeFlags& f) {
   // Every input must be a tilepath database before anything is written.
   for (const std::string& in : f.inputs) RunStore::open_read_only(in);
   NewFileGuard guard(f.out);
-  const MergeResult merged = merge_databases(f.inputs, f.out);
+  const MergeResult merged = merge_databases(f.inputs, f.out, f.replace ? MergeMode::replace : MergeMode::unite);
   RunStore result = RunStore::open_read_only(f.out);
   const std::size_t runs = result.runs().size();
   const long long cases = result.case_count();
@@ -41,14 +43,17 @@ int merge(const MergeFlags& f) {
                                         {"runs", runs},
                                         {"cases", cases},
                                         {"cases_present", merged.cases_present},
+                                        {"cases_replaced", merged.cases_replaced},
                                         {"conflicts", merged.conflicts}})
                             .dump(2)
                             .c_str());
   } else {
     std::string names;
     for (const std::string& in : f.inputs) names += (names.empty() ? "" : ", ") + in;
-    std::printf("merged %s into %s: %zu runs, %lld cases (%d already there, %zu conflicting)\n", names.c_str(),
+    std::printf("merged %s into %s: %zu runs, %lld cases (%d already there, %zu conflicting", names.c_str(),
                 f.out.c_str(), runs, cases, merged.cases_present, merged.conflicts.size());
+    if (f.replace) std::printf(", %d replaced by a later input's", merged.cases_replaced);
+    std::printf(")\n");
   }
   return kExitOk;
 }
@@ -60,6 +65,9 @@ Command add_merge_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("merge", "Merge databases into a new file");
   sub->add_option("inputs", f->inputs, "databases to merge, in order (two or more)")->required()->expected(2, -1);
   sub->add_option("--out", f->out, "new database file (must not exist)")->required();
+  sub->add_flag("--replace", f->replace,
+                "a case of a later input replaces the earlier inputs' cases of the same backend, device and case "
+                "key (from other runs); each run that loses cases says so in its notes");
   sub->add_flag("--json", f->json, "print JSON");
   return {sub, [f](const CliContext&) { return merge(*f); }};
 }

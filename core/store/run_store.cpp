@@ -15,10 +15,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <variant>
 
 #include <nlohmann/json.hpp>
@@ -1031,6 +1033,36 @@ MergeResult copy_runs_from_src(sqlite3* db, const std::string& path, const CaseF
   return result;
 }
 
+// MergeMode::replace: deletes the main cases that src measured again (the same backend, device
+// and case key, in a run of another UUID) with their child rows, and appends to each main run
+// that lost cases how many, to which run and from which file (source_name). Returns the count.
+int remove_cases_measured_again(sqlite3* db, const std::string& path, const std::string& source_name) {
+  const std::string measured_again =
+      "FROM main.cases mc JOIN main.runs mr ON mr.id = mc.run_id JOIN src.cases sc ON sc.case_key = mc.case_key "
+      "JOIN src.runs sr ON sr.id = sc.run_id WHERE sr.backend = mr.backend AND sr.device = mr.device "
+      "AND sr.uuid != mr.uuid";
+  std::vector<std::tuple<std::int64_t, std::string, int>> losses;  // main run, replacing run's UUID, cases
+  {
+    Statement q(db, path,
+                "SELECT mr.id, sr.uuid, count(DISTINCT mc.id) " + measured_again +
+                    " GROUP BY mr.id, sr.uuid ORDER BY mr.id, sr.uuid");
+    while (q.step()) losses.emplace_back(q.int64(0), q.text(1), static_cast<int>(q.int64(2)));
+  }
+  if (losses.empty()) return 0;
+  Statement append_note(db, path,
+                        "UPDATE main.runs SET notes = notes || CASE WHEN notes = '' THEN '' ELSE ' ' END || ? "
+                        "WHERE id = ?");
+  for (const auto& [run, uuid, count] : losses) {
+    const std::string note = "[" + std::to_string(count) + (count == 1 ? " case" : " cases") + " replaced by run " +
+                             uuid + " of " + source_name + "]";
+    append_note.reset();
+    append_note.bind(1, note).bind(2, run).run();
+  }
+  Statement remove(db, path, "DELETE FROM main.cases WHERE id IN (SELECT mc.id " + measured_again + ")");
+  remove.run();
+  return sqlite3_changes(db);
+}
+
 void remove_database_files(const std::string& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
@@ -1600,6 +1632,38 @@ void read_case_list(sqlite3* db, const std::string& path, const SqlFilter& f, co
 
 }  // namespace
 
+int RunCaseCounts::cases() const {
+  int n = 0;
+  for (int c : cases_by_status) n += c;
+  return n;
+}
+
+std::vector<RunCaseCounts> RunStore::run_case_counts(const CaseFilter& filter) const {
+  const SqlFilter sql_filter = build_filter(filter, case_mma_column(db_, path_));
+  ReadSnapshot snapshot(db_, path_);
+  std::map<std::int64_t, std::array<int, kCaseStatusCount>> counts;
+  {
+    Statement q(db_, path_,
+                "SELECT r.id, c.status, count(*) FROM cases c JOIN runs r ON r.id = c.run_id WHERE 1" +
+                    sql_filter.where + " GROUP BY r.id, c.status");
+    sql_filter.bind(q, 1);
+    while (q.step())
+      counts[q.int64(0)][static_cast<std::size_t>(parse_case_status(q.text(1)))] = static_cast<int>(q.int64(2));
+  }
+  std::vector<RunCaseCounts> out;
+  for (RunInfo& run : runs()) {
+    if ((filter.run_id && run.id != *filter.run_id) || (filter.backend && run.backend != *filter.backend) ||
+        (filter.device && run.device != *filter.device))
+      continue;
+    const auto found = counts.find(run.id);
+    if (sql_filter.has_case_terms && found == counts.end()) continue;
+    RunCaseCounts summary{std::move(run), {}};
+    if (found != counts.end()) summary.cases_by_status = found->second;
+    out.push_back(std::move(summary));
+  }
+  return out;
+}
+
 std::vector<CaseSummary> RunStore::cases(const CaseFilter& filter, const CaseDetail& detail) const {
   const SqlFilter f = build_filter(filter, case_mma_column(db_, path_));
   const ReadSnapshot snapshot(db_, path_);
@@ -1727,19 +1791,24 @@ void RunStore::export_subset(const std::string& out_path, const CaseFilter& filt
   });
 }
 
-MergeResult RunStore::merge_from(const std::string& other_path) {
+MergeResult RunStore::merge_from(const std::string& other_path, MergeMode mode) {
   // Validates the other file with the same checks (and messages) as opening it.
   { RunStore other = RunStore::open_read_only(other_path); }
   std::error_code ec;
   if (std::filesystem::equivalent(other_path, path_, ec)) return {};  // every case is already here
   AttachedSource src(db_, path_, other_path);
   Transaction tx(db_, path_);
-  const MergeResult result = copy_runs_from_src(db_, path_, nullptr);
+  const int replaced = mode == MergeMode::replace
+                           ? remove_cases_measured_again(
+                                 db_, path_, printable_text(std::filesystem::path(other_path).filename().string()))
+                           : 0;
+  MergeResult result = copy_runs_from_src(db_, path_, nullptr);
+  result.cases_replaced = replaced;
   tx.commit();
   return result;
 }
 
-MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out) {
+MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out, MergeMode mode) {
   // Validate every input before creating anything.
   for (const std::string& in : inputs) {
     RunStore check = RunStore::open_read_only(in);
@@ -1749,13 +1818,14 @@ MergeResult merge_databases(const std::vector<std::string>& inputs, const std::s
     for (const std::string& in : inputs) {
       MergeResult r;
       try {
-        r = store.merge_from(in);
+        r = store.merge_from(in, mode);
       } catch (const StoreError& e) {
         throw StoreError(std::string(e.what()) + " (while merging " + in + ")");
       }
       total.runs_added += r.runs_added;
       total.cases_added += r.cases_added;
       total.cases_present += r.cases_present;
+      total.cases_replaced += r.cases_replaced;
       for (std::string& c : r.conflicts) total.conflicts.push_back(in + ": " + std::move(c));
     }
   });

@@ -1,6 +1,7 @@
 #pragma once
 // SQLite run store: one file per project of runs. See docs/schema.md.
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -133,6 +134,7 @@ struct CasePredictions {
 };
 
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };
+inline constexpr std::size_t kCaseStatusCount = 5;
 std::string_view to_string(CaseStatus s);
 // Throws StoreError naming the allowed values.
 CaseStatus parse_case_status(std::string_view s);
@@ -176,6 +178,13 @@ struct CaseSummary {
   bool has_stage_costs = false;
 };
 
+// A run with its cases that match a filter, counted by status (RunStore::run_case_counts).
+struct RunCaseCounts {
+  RunInfo run;
+  std::array<int, kCaseStatusCount> cases_by_status{};  // indexed by CaseStatus
+  int cases() const;
+};
+
 // What a merge did: runs new to the target, cases copied (into new runs or into runs the
 // target already had), cases the target already held with the same result, and the
 // (run, case key) pairs whose results differ ("run <uuid>, case <key>: ...").
@@ -183,7 +192,15 @@ struct MergeResult {
   int runs_added = 0;
   int cases_added = 0;
   int cases_present = 0;
+  int cases_replaced = 0;  // MergeMode::replace: the target's cases measured again by another run
   std::vector<std::string> conflicts;
+};
+
+// How a merge treats a case the target already holds from another run.
+enum class MergeMode {
+  unite,    // both kept: the union of the runs
+  replace,  // the incoming case replaces every case of the same backend, device and case key
+            // from other runs; each run that loses cases says so in its notes
 };
 
 // What RunStore::cases() reads beside the case and run columns. A reader that shows a few
@@ -268,6 +285,10 @@ class RunStore {
 
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t run_id) const;
+  // The runs the filter's run terms (run id, backend, device) admit, in id order, each with
+  // its cases that the whole filter admits counted by status; with case terms (kv, batch,
+  // status, ...), only the runs holding at least one such case.
+  std::vector<RunCaseCounts> run_case_counts(const CaseFilter& filter = {}) const;
   std::vector<CaseSummary> cases(const CaseFilter& filter = {}, const CaseDetail& detail = {}) const;
   // The cases of cases(), `batch_size` at a time in case order, all from one snapshot: a reader
   // that passes over them once (tilepath report) holds a batch rather than every case.
@@ -313,8 +334,10 @@ class RunStore {
   void export_subset(const std::string& out_path, const CaseFilter& filter) const;
   // Merges other into this store. Runs are identified by UUID and never duplicated; the
   // cases of a run this store already has are added by case key, and a key both hold
-  // with different results is reported in `conflicts` (this store's is kept).
-  MergeResult merge_from(const std::string& other_path);
+  // with different results is reported in `conflicts` (this store's is kept). Under
+  // MergeMode::replace the other file's measurements supersede this store's of the same
+  // (backend, device, case key) from other runs: for re-measuring cases after a change.
+  MergeResult merge_from(const std::string& other_path, MergeMode mode = MergeMode::unite);
 
   sqlite3* handle() const { return db_; }
 
@@ -333,6 +356,7 @@ class RunStore {
 };
 
 // Merges the inputs, in order, into a new file OUT (no input is modified).
-MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out);
+MergeResult merge_databases(const std::vector<std::string>& inputs, const std::string& out,
+                            MergeMode mode = MergeMode::unite);
 
 }  // namespace tilepath

@@ -413,6 +413,38 @@ TEST_F(CliTest, ReportCsvAndMarkdownHaveOneRowPerCase) {
   EXPECT_EQ(lines(filtered.out).size(), 2u) << filtered.out;
 }
 
+// report --runs: one row per run, its cases by status, in every format; filters as for cases.
+TEST_F(CliTest, ReportRunsHasOneRowPerRunWithItsCasesByStatus) {
+  const std::string db = make_sim_db("runs.sqlite");
+  ASSERT_EQ(run_cli(concat({"run", "--backend", "sim", "--kv", "k16v16", "--db", db}, kSmallShape)).exit_code, 0);
+  CliResult js = run_cli({"report", "--db", db, "--runs", "--json"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const json runs = json::parse(js.out);
+  ASSERT_EQ(runs.size(), 2u) << js.out;
+  for (const json& run : runs) {
+    EXPECT_EQ(run["backend"], "sim");
+    EXPECT_EQ(run["cases"], 1);
+    EXPECT_EQ(run["ok"], 1);
+    EXPECT_EQ(run["failed"], 0);
+    EXPECT_EQ(run["run_uuid"].get<std::string>().size(), 36u);
+    EXPECT_NE(run["command"].get<std::string>().find("tilepath run"), std::string::npos) << run["command"];
+  }
+  EXPECT_LT(runs[0]["run_id"].get<int>(), runs[1]["run_id"].get<int>());
+
+  CliResult csv = run_cli({"report", "--db", db, "--runs", "--format", "csv", "--kv", "k16v16"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto rows = lines(csv.out);
+  ASSERT_EQ(rows.size(), 2u) << "header and the k16v16 run: " << csv.out;
+  EXPECT_EQ(rows[0].rfind("run_id,run_uuid,started_at,", 0), 0u) << rows[0];
+  EXPECT_NE(rows[0].find(",cases,ok,failed,unsupported,error,cancelled,command,notes"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[1].rfind(runs[1]["run_id"].dump() + "," + runs[1]["run_uuid"].get<std::string>() + ",", 0), 0u)
+      << rows[1];
+
+  CliResult md = run_cli({"report", "--db", db, "--runs"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(lines(md.out).size(), 4u) << md.out;  // header, rule, 2 runs
+}
+
 // --mma on run, stored with the case, shown as the report's mma column, filtered by
 // report --mma; backends that cannot issue wgmma refuse it naming the field.
 TEST_F(CliTest, MmaIsSelectableStoredReportedAndRefusedWhereUnsupported) {
@@ -517,6 +549,20 @@ TEST_F(CliTest, ExportSubsetAndMergeWithoutDuplicates) {
   EXPECT_EQ(case_count(all), 3) << three.out;
   EXPECT_TRUE(json::parse(three.out)["conflicts"].empty());
   expect_one_line_error(run_cli({"merge", a, "--out", path("one.sqlite")}), "inputs");
+
+  // --replace: the k8v8 case measured again in a new file supersedes a's, the k16v8 one stays.
+  std::string regen = make_sim_db("regen.sqlite", "k8v8"), replaced = path("replaced.sqlite");
+  CliResult r = run_cli({"merge", a, regen, "--out", replaced, "--replace", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["cases_replaced"], 1) << r.out;
+  EXPECT_EQ(case_count(replaced), 2);
+  const auto runs = RunStore::open_read_only(replaced).runs();
+  ASSERT_EQ(runs.size(), 3u);  // a's k8v8 run (now without cases), a's k16v8 run, regen's
+  EXPECT_NE(runs[0].notes.find("[1 case replaced by run " + runs[2].uuid + " of regen.sqlite]"), std::string::npos)
+      << runs[0].notes;
+  EXPECT_EQ(runs[1].notes.find("replaced"), std::string::npos) << runs[1].notes;
+  CliResult text = run_cli({"merge", a, regen, "--out", path("replaced2.sqlite"), "--replace"});
+  EXPECT_NE(text.out.find("1 replaced by a later input's"), std::string::npos) << text.out;
 }
 
 TEST_F(CliTest, BadInputGivesOneLineAndLeavesTheDatabaseUntouched) {

@@ -331,5 +331,56 @@ TEST(ExportMerge, MergeDatabasesCreatesNewFileAndLeavesInputs) {
   EXPECT_FALSE(fs::exists(tmp.file("x.sqlite")));
 }
 
+// --replace: a later input's measurement of a (backend, device, case key) supersedes the
+// earlier inputs' from other runs, child rows and all; the run that lost it says so in its
+// notes. The same key on another device, and cases the later input does not hold, stay.
+TEST(ExportMerge, ReplaceKeepsTheLaterInputsMeasurementOfACase) {
+  TempDir tmp;
+  const std::string a_path = tmp.file("a.sqlite"), b_path = tmp.file("regen.sqlite");
+  Fixture fa;
+  {
+    RunStore a = RunStore::open(a_path);
+    fa = fill(a);
+  }
+  RunInfo again = sample_run("cuda", "H200"), other_device = sample_run("cuda", "H100");
+  CaseRecord remeasured = fa.cuda_cases[0], elsewhere = fa.cuda_cases[1], added = sample_case(40);
+  remeasured.measurements[0].value = 99.0;  // latency_us
+  {
+    RunStore b = RunStore::open(b_path);
+    b.begin_run(again);
+    b.begin_run(other_device);
+    b.add_case(again.id, remeasured);
+    b.add_case(again.id, added);
+    b.add_case(other_device.id, elsewhere);
+  }
+
+  const MergeResult united = merge_databases({a_path, b_path}, tmp.file("united.sqlite"));
+  EXPECT_EQ(united.cases_replaced, 0);
+  EXPECT_EQ(RunStore::open_read_only(tmp.file("united.sqlite")).case_count(), 5 + 3);
+
+  const std::string out = tmp.file("replaced.sqlite");
+  const MergeResult r = merge_databases({a_path, b_path}, out, MergeMode::replace);
+  EXPECT_EQ(r.cases_replaced, 1);
+  EXPECT_TRUE(r.conflicts.empty());
+  RunStore merged = RunStore::open_read_only(out);
+  EXPECT_EQ(merged.case_count(), 5 - 1 + 3);
+  EXPECT_EQ(raw_count(out, "artifacts"), 2 * (5 - 1 + 3)) << "the replaced case's child rows go with it";
+  const auto cases = all_cases(merged);
+  EXPECT_FALSE(cases.count({fa.cuda.uuid, remeasured.case_key})) << "the earlier measurement is dropped";
+  ASSERT_TRUE(cases.count({again.uuid, remeasured.case_key}));
+  EXPECT_EQ(cases.at({again.uuid, remeasured.case_key}).measurements[0].value, 99.0);
+  EXPECT_TRUE(cases.count({fa.cuda.uuid, fa.cuda_cases[1].case_key})) << "another device's case replaces nothing";
+  EXPECT_TRUE(cases.count({other_device.uuid, elsewhere.case_key}));
+  EXPECT_TRUE(cases.count({again.uuid, added.case_key}));
+  for (const RunInfo& run : merged.runs()) {
+    const bool lost = run.uuid == fa.cuda.uuid;
+    EXPECT_EQ(run.notes.find("[1 case replaced by run " + again.uuid + " of regen.sqlite]") != std::string::npos, lost)
+        << run.uuid << ": " << run.notes;
+    if (lost) {
+      EXPECT_EQ(run.notes.rfind("unit test ", 0), 0u) << "the note is appended: " << run.notes;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilepath

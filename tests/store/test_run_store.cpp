@@ -77,6 +77,59 @@ TEST(RunStore, BeginRunFillsUuidV4AndStartTime) {
   EXPECT_THROW(store.begin_run(dup), StoreError);
 }
 
+// run_case_counts: every run the run terms admit, with its cases counted by status; case terms
+// count only their cases and drop the runs that hold none.
+TEST(RunStore, RunCaseCountsAreByStatusForTheRunsTheFilterAdmits) {
+  TempDir tmp;
+  RunStore store = RunStore::open(tmp.file("runs.sqlite"));
+  RunInfo cpu = sample_run("cpu", "cpu0"), cuda = sample_run("cuda", "H200"), empty = sample_run("cuda", "H200");
+  store.begin_run(cpu);
+  store.begin_run(cuda);
+  store.begin_run(empty);
+  for (int i = 0; i < 3; ++i) {
+    CaseRecord c = sample_case(i);
+    if (i == 2) {
+      c.status = CaseStatus::failed;
+      c.op.kv = KvDtype::k16v16;
+      c.op.k_path = KPath::k16;
+      c.op.mode = TransformMode::none;
+    }
+    store.add_case(cpu.id, c);
+  }
+  CaseRecord unsupported = sample_case(7);
+  unsupported.status = CaseStatus::unsupported;
+  store.add_case(cuda.id, unsupported);
+
+  const auto by_status = [](const RunCaseCounts& s, CaseStatus status) {
+    return s.cases_by_status[static_cast<std::size_t>(status)];
+  };
+  const std::vector<RunCaseCounts> all = store.run_case_counts();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].run.uuid, cpu.uuid);
+  EXPECT_EQ(all[0].cases(), 3);
+  EXPECT_EQ(by_status(all[0], CaseStatus::ok), 2);
+  EXPECT_EQ(by_status(all[0], CaseStatus::failed), 1);
+  EXPECT_EQ(by_status(all[1], CaseStatus::unsupported), 1);
+  EXPECT_EQ(all[1].cases(), 1);
+  EXPECT_EQ(all[2].run.uuid, empty.uuid);
+  EXPECT_EQ(all[2].cases(), 0) << "a run without cases is listed when no case term asks";
+  EXPECT_EQ(all[2].run.notes, empty.notes);
+
+  CaseFilter backend;
+  backend.backend = "cuda";
+  const auto cuda_runs = store.run_case_counts(backend);
+  ASSERT_EQ(cuda_runs.size(), 2u);
+  EXPECT_EQ(cuda_runs[0].run.uuid, cuda.uuid);
+
+  CaseFilter k16v16;
+  k16v16.kv = "k16v16";
+  const auto with_k16v16 = store.run_case_counts(k16v16);
+  ASSERT_EQ(with_k16v16.size(), 1u) << "case terms drop the runs with no such case";
+  EXPECT_EQ(with_k16v16[0].run.uuid, cpu.uuid);
+  EXPECT_EQ(with_k16v16[0].cases(), 1);
+  EXPECT_EQ(by_status(with_k16v16[0], CaseStatus::failed), 1);
+}
+
 TEST(RunStore, EveryCaseFieldRoundTrips) {
   TempDir tmp;
   const std::string path = tmp.file("s.sqlite");

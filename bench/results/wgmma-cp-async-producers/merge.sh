@@ -10,7 +10,7 @@ set -eu -o pipefail
 REGEN=$1
 DB=${DB:-data/h200-sweep.sqlite}
 TILEPATH=${TILEPATH:-build-device/bin/tilepath}
-WHERE="bench/results/wgmma-cp-async-producers/, call 1"
+WHERE="bench/results/wgmma-cp-async-producers/, call 4"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$DB" "$tmp/base.sqlite"
