@@ -135,6 +135,7 @@ struct CasePredictions {
 
 enum class CaseStatus { ok, failed, unsupported, error, cancelled };
 inline constexpr std::size_t kCaseStatusCount = 5;
+static_assert(static_cast<std::size_t>(CaseStatus::cancelled) + 1 == kCaseStatusCount, "a status per count");
 std::string_view to_string(CaseStatus s);
 // Throws StoreError naming the allowed values.
 CaseStatus parse_case_status(std::string_view s);
