@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -248,6 +249,29 @@ std::string& append_markdown_cell(std::string& out, std::string_view s) {
   }
 }
 
+// One line of a table: cell(i) for each column i of `shown`, as CSV or a Markdown row.
+template <class Cell>
+void append_table_line(std::string& text, ReportFormat format, const std::vector<std::size_t>& shown, Cell&& cell) {
+  if (format == ReportFormat::csv) {
+    for (std::size_t n = 0; n < shown.size(); ++n) append_csv_field(text += n ? "," : "", cell(shown[n]));
+  } else {
+    text += "|";
+    for (std::size_t i : shown) append_markdown_cell(text += " ", cell(i)) += " |";
+  }
+  text += "\n";
+}
+
+// The header line of the `shown` columns, and in Markdown the rule under it.
+void append_table_header(std::string& text, ReportFormat format, const std::vector<std::string>& header,
+                         const std::vector<std::size_t>& shown) {
+  append_table_line(text, format, shown, [&](std::size_t i) { return std::string_view(header[i]); });
+  if (format == ReportFormat::markdown) {
+    text += "|";
+    for (std::size_t n = 0; n < shown.size(); ++n) text += "---|";
+    text += "\n";
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& report_columns() {
@@ -295,26 +319,11 @@ void write_table(const RunStore& store, ReportFormat format, const CaseFilter& f
       if (std::find(skip.begin(), skip.end(), header[i]) == skip.end()) shown.push_back(i);
   }
   std::string text;
-  // One line of the table, cell(i) the text of column i.
-  auto append_line = [&](auto&& cell) {
-    if (format == ReportFormat::csv) {
-      for (std::size_t n = 0; n < shown.size(); ++n) append_csv_field(text += n ? "," : "", cell(shown[n]));
-    } else {
-      text += "|";
-      for (std::size_t i : shown) append_markdown_cell(text += " ", cell(i)) += " |";
-    }
-    text += "\n";
-  };
-  append_line([&](std::size_t i) { return std::string_view(header[i]); });
-  if (format == ReportFormat::markdown) {
-    text += "|";
-    for (std::size_t n = 0; n < shown.size(); ++n) text += "---|";
-    text += "\n";
-  }
+  append_table_header(text, format, header, shown);
   constexpr std::size_t kFlushBytes = 1 << 20;
   std::string cell_text;
   for_each_report_case(store, filter, [&](const CaseSummary& summary) {
-    append_line([&](std::size_t i) {
+    append_table_line(text, format, shown, [&](std::size_t i) {
       cell_text.clear();
       columns()[i].cell(summary, cell_text);
       return std::string_view(cell_text);
@@ -398,23 +407,12 @@ std::vector<std::vector<std::string>> run_report_rows(const RunStore& store, con
 
 std::string run_report(const RunStore& store, ReportFormat format, const CaseFilter& filter) {
   const auto& header = run_report_columns();
+  std::vector<std::size_t> every(header.size());
+  std::iota(every.begin(), every.end(), std::size_t{0});
   std::string text;
-  const auto append_line = [&](const std::vector<std::string>& cells) {
-    if (format == ReportFormat::csv) {
-      for (std::size_t i = 0; i < cells.size(); ++i) append_csv_field(text += i ? "," : "", cells[i]);
-    } else {
-      text += "|";
-      for (const std::string& cell : cells) append_markdown_cell(text += " ", cell) += " |";
-    }
-    text += "\n";
-  };
-  append_line(header);
-  if (format == ReportFormat::markdown) {
-    text += "|";
-    for (std::size_t i = 0; i < header.size(); ++i) text += "---|";
-    text += "\n";
-  }
-  for (const auto& row : run_report_rows(store, filter)) append_line(row);
+  append_table_header(text, format, header, every);
+  for (const auto& row : run_report_rows(store, filter))
+    append_table_line(text, format, every, [&](std::size_t i) { return std::string_view(row[i]); });
   return text;
 }
 
