@@ -450,11 +450,87 @@ WGMMA_COMPUTE_SIDE = "bench/results/wgmma-stage-costs/wgmma-stage-costs.sqlite.x
 WGMMA_ISOLATED_STAGES = ("k_prep", "qk", "softmax", "v_prep", "pv", "accum")
 
 
-def wgmma_compute_side_section(root, w):
+def wgmma_compute_side_rows(con):
+    """Per ok wgmma case with the compute side measured (compute_only): (case, its measurements, its isolated
+    stage costs)."""
+    out = []
+    for c in con.execute("SELECT * FROM cases c WHERE status = 'ok' AND mma = 'wgmma' AND EXISTS (SELECT 1 FROM "
+                         "measurements WHERE case_id = c.id AND name = 'tile_interval_compute_only_us') "
+                         "ORDER BY kv, batch, context, k_path, mode"):
+        m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (c["id"],))}
+        iso = {s: v for s, v in con.execute("SELECT stage, cost_us FROM stage_costs WHERE case_id = ? AND "
+                                            "method = 'isolated'", (c["id"],))}
+        out.append((c, m, iso))
+    return out
+
+
+def wgmma_compute_side_table(cases, with_cache=False):
+    """One row per case: its tile interval, the two sides, the isolated stages, the larger side and what the
+    interval has past it (with_cache: the shape names the cache too)."""
+    rows = []
+    for c, m, iso in cases:
+        interval = m.get("tile_interval_us")
+        ring, compute, larger = wgmma_sides(m)
+        stages = [f"{s} {f(iso[s], 3)}" for s in WGMMA_ISOLATED_STAGES if s in iso]
+        total = f(sum(iso[s] for s in WGMMA_ISOLATED_STAGES if s in iso), 3) if stages else ABSENT
+        beyond = f(interval - max(ring, compute), 3) if larger and interval is not None else ABSENT
+        shape = f"B={c['batch']}, S={c['context']}"
+        if (c["q_heads"], c["kv_heads"], c["page_size"]) != (32, 8, 16):
+            shape += f", Hq/Hk {c['q_heads']}/{c['kv_heads']}, page {c['page_size']}"
+        if with_cache:
+            shape += f", {c['cache']}"
+        rows.append([shape, variant_name(c), f(interval, 3), f(ring, 3), f(compute, 3),
+                     ", ".join(stages) + f" (sum {total})" if stages else ABSENT, larger or ABSENT, beyond])
+    return rows
+
+
+WGMMA_SIDES_HEADER = ["shape", "variant", "tile interval", "ring", "compute", "isolated stages", "limit", "beyond"]
+
+
+def wgmma_compute_side_section(root, w, con):
     """The wgmma kernels' two sides measured whole (the ring by load_only, the compute by compute_only)
-    and the compute's stages alone, per case of the call that measured them (D = 128, cold)."""
+    and the compute's stages alone: over the bundled database's cases where it holds them, else per case
+    of the call that first measured them (D = 128, cold)."""
     w("### The wgmma kernels' compute side (`compute_only` and isolated stages)")
     w("")
+    bundled = wgmma_compute_side_rows(con)
+    if bundled:
+        n_wgmma = con.execute("SELECT count(*) FROM cases WHERE status = 'ok' AND mma = 'wgmma'").fetchone()[0]
+        groups = {}
+        for c, m, _ in bundled:
+            ring, compute, _ = wgmma_sides(m)
+            if ring is None:
+                continue
+            groups.setdefault((c["kv"], c["k_path"], c["mode"]), []).append(compute / ring)
+        ratios = [x for g in groups.values() for x in g]
+        by_compute = sum(1 for x in ratios if x > 1)
+        w(f"The bundled database: {len(bundled)} of its {n_wgmma} ok wgmma cases have both sides measured (D = 128 "
+          "on the TMA ring; the kernels at D = 64 and 256 and at 1-token pages have no compute-side ablation), each "
+          "in the process that measured the case (the runs whose notes name `bench/results/wgmma-compute-side/`). "
+          "*Ring*: the `load_only` slope; *compute*: the `compute_only` slope, every stage and barrier of the "
+          "consumer warpgroup with no ring to wait for; both us per tile of 64 tokens. The kernel II is the larger "
+          f"side: **the ring at {len(ratios) - by_compute} of {len(ratios)} cases, the compute at {by_compute}**.")
+        w("")
+        w(table(["dtype, path/mode", "cases", "compute / ring: median", "max", "compute the larger"],
+                [[f"{kv} {kp}/{mode}", str(len(g)), f(statistics.median(g), 2), f(max(g), 2),
+                  str(sum(1 for x in g if x > 1))] for (kv, kp, mode), g in sorted(groups.items())]))
+        w("")
+        if by_compute:
+            w("The cases where the compute is the larger side:")
+            w("")
+            w(table(WGMMA_SIDES_HEADER, wgmma_compute_side_table(
+                [(c, m, iso) for c, m, iso in bundled if wgmma_sides(m)[2] == "the compute"], with_cache=True)))
+            w("")
+        w("K8/V8 at issue 18's floor-target shapes and B = 1, S = 32768 (Hq/Hk 32/8, page 16, cold), with the "
+          "isolated stages beside the compute (their sum misses the barriers between them); *beyond* is what the "
+          "measured interval has past the larger side (the two sides' interference):")
+        w("")
+        shapes = {(64, 4096), (16, 32768), (4, 65536), (128, 2048), (1, 32768)}
+        w(table(WGMMA_SIDES_HEADER, wgmma_compute_side_table(
+            [(c, m, iso) for c, m, iso in bundled if c["kv"] == KV_K8V8 and (c["batch"], c["context"]) in shapes
+             and c["cache"] == CACHE_HBM_COLD and (c["q_heads"], c["kv_heads"], c["page_size"]) == (32, 8, 16)])))
+        w("")
+        return
     path = os.path.join(root, WGMMA_COMPUTE_SIDE)
     if not os.path.exists(path):
         w("Not measured yet. At D = 128 the wgmma kernels have a `compute_only` (the consumer warpgroup's whole "
@@ -463,28 +539,15 @@ def wgmma_compute_side_section(root, w):
           "(bench/results/wgmma-stage-costs/README.md), its database to be kept as `" + WGMMA_COMPUTE_SIDE + "`.")
         w("")
         return
-    rows = []
-    with xz_db(path) as con:
-        for c in con.execute("SELECT * FROM cases WHERE status = 'ok' AND mma = 'wgmma' ORDER BY kv, batch, context, "
-                             "k_path, mode"):
-            m = {n: v for n, v in con.execute("SELECT name, value FROM measurements WHERE case_id = ?", (c["id"],))}
-            iso = {s: v for s, v in con.execute("SELECT stage, cost_us FROM stage_costs WHERE case_id = ? AND "
-                                                "method = 'isolated'", (c["id"],))}
-            interval = m.get("tile_interval_us")
-            ring, compute, larger = wgmma_sides(m)
-            stages = [f"{s} {f(iso[s], 3)}" for s in WGMMA_ISOLATED_STAGES if s in iso]
-            total = f(sum(iso[s] for s in WGMMA_ISOLATED_STAGES if s in iso), 3) if stages else ABSENT
-            limit = larger or ABSENT
-            beyond = f(interval - max(ring, compute), 3) if larger and interval is not None else ABSENT
-            rows.append([f"B={c['batch']}, S={c['context']}", variant_name(c), f(interval, 3), f(ring, 3),
-                         f(compute, 3), ", ".join(stages) + f" (sum {total})" if stages else ABSENT, limit, beyond])
+    with xz_db(path) as side:
+        rows = wgmma_compute_side_table(wgmma_compute_side_rows(side))
     w(f"`{WGMMA_COMPUTE_SIDE}` (bench/results/wgmma-stage-costs/), us per tile of 64 tokens, cold. *Ring*: the "
       "`load_only` slope; *compute*: the `compute_only` slope, every stage and barrier of the consumer warpgroup "
       "with no ring to wait for; the isolated stages beside it (their sum misses the barriers between them). "
       "The kernel II is the larger side; *beyond* is what the measured interval has past it (the two sides' "
       "interference).")
     w("")
-    w(table(["shape", "variant", "tile interval", "ring", "compute", "isolated stages", "limit", "beyond"], rows))
+    w(table(WGMMA_SIDES_HEADER, rows))
     w("")
 
 
@@ -1423,7 +1486,7 @@ def main():
             w(table(["shape", "variant", "kernel II us", "tile interval us", "error", "limit", "memory agent from"], ir))
             w("")
 
-    wgmma_compute_side_section(root, w)
+    wgmma_compute_side_section(root, w, con)
 
     # ---- all K8/V8 variants
     w("### Every K8/V8 path and mode at the peer shapes (sweep, HBM-cold)")

@@ -115,8 +115,8 @@ TEST_F(CliAnalyzeTest, AStageWithNoMeasurementIsUnknownNeverZero) {
 
 TEST_F(CliAnalyzeTest, AWgmmaCaseWithItsComputeMeasuredWholeNamesWhatLimitsIt) {
   // The bundled wgmma case of B=64, S=4096 (its ring measured whole by load_only), given the
-  // compute side a run of the compute_only and isolated kernels would store: first below the
-  // ring, then above it.
+  // compute side a run of the compute_only and isolated kernels would store, in place of any it
+  // holds: first below the ring, then above it.
   const std::vector<std::string> wgmma = {"--batch", "64",     "--context", "4096",  "--kv",  "k8v8",    "--k-path",
                                           "fp8_qk",  "--mode", "k_only",    "--mma", "wgmma", "--cache", "hbm_cold"};
   const std::string db = copy_of(kBundled, "wgmma.sqlite");
@@ -139,6 +139,9 @@ TEST_F(CliAnalyzeTest, AWgmmaCaseWithItsComputeMeasuredWholeNamesWhatLimitsIt) {
     sqlite3_close(raw);
   };
   const std::string id = std::to_string(case_id);
+  const std::string compute_stages = "('k_prep', 'qk', 'softmax', 'v_prep', 'pv', 'accum')";
+  exec("DELETE FROM stage_costs WHERE method = 'isolated' AND stage IN " + compute_stages + " AND case_id = " + id);
+  exec("DELETE FROM measurements WHERE name = 'tile_interval_compute_only_us' AND case_id = " + id);
   exec("INSERT INTO stage_costs (case_id, stage, method, cost_us) VALUES (" + id + ", 'qk', 'isolated', 0.15), (" + id +
        ", 'softmax', 'isolated', 0.2), (" + id + ", 'pv', 'isolated', 0.14), (" + id + ", 'accum', 'isolated', 0.02);" +
        "INSERT INTO measurements (case_id, name, value, unit) VALUES (" + id +
