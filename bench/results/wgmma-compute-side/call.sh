@@ -43,7 +43,7 @@ print("cases with compute_only:", c.execute(
     "SELECT COUNT(DISTINCT case_id) FROM measurements WHERE name = 'tile_interval_compute_only_us'").fetchone()[0])
 PY
 
-# The GPU tests in the time left (about 150 s on an H100); a run cut short keeps its log.
+# The GPU tests in the time left (94 s on an H100); a run cut short keeps its log.
 if [ "$(left_in_call)" -gt 40 ]; then
   date -u +"gpu tests %T" >>"$W/times.txt"
   timeout "$(left_in_call)" build-carry/gpu-tests/cuda_gpu_tests --gtest_output=xml:"$W/gpu-tests.xml" \
