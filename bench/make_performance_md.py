@@ -493,33 +493,31 @@ def wgmma_compute_side_section(root, w, con):
     of the call that first measured them (D = 128, cold)."""
     w("### The wgmma kernels' compute side (`compute_only` and isolated stages)")
     w("")
-    bundled = wgmma_compute_side_rows(con)
+    # The cases with both sides (a ring beside compute_only); the larger side decides each one's limit.
+    bundled = [(c, m, iso) for c, m, iso in wgmma_compute_side_rows(con) if wgmma_sides(m)[2]]
     if bundled:
         n_wgmma = con.execute("SELECT count(*) FROM cases WHERE status = 'ok' AND mma = 'wgmma'").fetchone()[0]
+        compute_limited = [(c, m, iso) for c, m, iso in bundled if wgmma_sides(m)[2] == "the compute"]
         groups = {}
         for c, m, _ in bundled:
             ring, compute, _ = wgmma_sides(m)
-            if ring is None:
-                continue
             groups.setdefault((c["kv"], c["k_path"], c["mode"]), []).append(compute / ring)
-        ratios = [x for g in groups.values() for x in g]
-        by_compute = sum(1 for x in ratios if x > 1)
         w(f"The bundled database: {len(bundled)} of its {n_wgmma} ok wgmma cases have both sides measured (D = 128 "
           "on the TMA ring; the kernels at D = 64 and 256 and at 1-token pages have no compute-side ablation), each "
           "in the process that measured the case (the runs whose notes name `bench/results/wgmma-compute-side/`). "
           "*Ring*: the `load_only` slope; *compute*: the `compute_only` slope, every stage and barrier of the "
           "consumer warpgroup with no ring to wait for; both us per tile of 64 tokens. The kernel II is the larger "
-          f"side: **the ring at {len(ratios) - by_compute} of {len(ratios)} cases, the compute at {by_compute}**.")
+          f"side: **the ring at {len(bundled) - len(compute_limited)} of {len(bundled)} cases, the compute at "
+          f"{len(compute_limited)}**.")
         w("")
         w(table(["dtype, path/mode", "cases", "compute / ring: median", "max", "compute the larger"],
                 [[f"{kv} {kp}/{mode}", str(len(g)), f(statistics.median(g), 2), f(max(g), 2),
                   str(sum(1 for x in g if x > 1))] for (kv, kp, mode), g in sorted(groups.items())]))
         w("")
-        if by_compute:
+        if compute_limited:
             w("The cases where the compute is the larger side:")
             w("")
-            w(table(WGMMA_SIDES_HEADER, wgmma_compute_side_table(
-                [(c, m, iso) for c, m, iso in bundled if wgmma_sides(m)[2] == "the compute"], with_cache=True)))
+            w(table(WGMMA_SIDES_HEADER, wgmma_compute_side_table(compute_limited, with_cache=True)))
             w("")
         w("K8/V8 at issue 18's floor-target shapes and B = 1, S = 32768 (Hq/Hk 32/8, page 16, cold), with the "
           "isolated stages beside the compute (their sum misses the barriers between them); *beyond* is what the "
