@@ -35,6 +35,13 @@ inline int finish(tp_result* out, int status, std::string_view message) {
   return status;
 }
 
+// Why a device index is refused: the backend's device count and, where it has none, why.
+inline std::string no_such_device(std::string_view backend, int device, std::size_t device_count,
+                                  const std::string& no_device_reason) {
+  return "device " + std::to_string(device) + " does not exist: the " + std::string(backend) + " backend has " +
+         std::to_string(device_count) + " devices" + (no_device_reason.empty() ? "" : " (" + no_device_reason + ")");
+}
+
 // Whether a host struct of struct_size bytes has the field at [offset, offset + size).
 inline bool covers(std::uint32_t struct_size, std::size_t offset, std::size_t size) {
   return struct_size >= offset + size;

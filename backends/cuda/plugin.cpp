@@ -4,7 +4,6 @@
 // file:line and the CUDA error string.
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -34,14 +33,8 @@ PluginState& state() {
   return s;
 }
 
-void write_text(char* dst, std::size_t cap, const std::string& text) {
-  if (dst && cap) std::snprintf(dst, cap, "%s", text.c_str());
-}
-
-int fail(tp_result* out, int status, const std::string& message) {
-  out->status = status;
-  write_text(out->message, sizeof(out->message), message);
-  return status;
+std::string no_such_device(const PluginState& s, int device) {
+  return plugin::no_such_device("cuda", device, s.survey.devices.size(), s.survey.no_device_reason);
 }
 
 int plugin_init(char* error, std::size_t error_len) {
@@ -51,7 +44,7 @@ int plugin_init(char* error, std::size_t error_len) {
     s.survey = survey_devices();  // a missing driver or GPU is not an error
     s.initialised = true;
   }
-  write_text(error, error_len, "");
+  plugin::copy_text(error, error_len, "");
   return 0;
 }
 
@@ -89,18 +82,15 @@ int plugin_supports(int32_t device, const tp_case* c, char* why, std::size_t why
   auto& s = state();
   std::lock_guard lock(s.mutex);
   if (device < 0 || device >= int32_t(s.survey.devices.size())) {
-    write_text(why, why_len,
-               "device " + std::to_string(device) + " does not exist: the cuda backend has " +
-                   std::to_string(s.survey.devices.size()) + " devices" +
-                   (s.survey.no_device_reason.empty() ? "" : " (" + s.survey.no_device_reason + ")"));
+    plugin::copy_text(why, why_len, no_such_device(s, device));
     return 0;
   }
   try {
     const std::string reason = unsupported_reason(from_tp_case(*c), device);
-    write_text(why, why_len, reason);
+    plugin::copy_text(why, why_len, reason);
     return reason.empty() ? 1 : 0;
   } catch (const std::exception& e) {
-    write_text(why, why_len, e.what());
+    plugin::copy_text(why, why_len, e.what());
     return 0;
   }
 }
@@ -109,38 +99,35 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
   auto& s = state();
   std::lock_guard lock(s.mutex);
   if (!out) return TP_ERR_INVALID;
-  if (!c || !options) return fail(out, TP_ERR_INVALID, "run_case: case and options must not be NULL");
+  if (!c || !options) return plugin::finish(out, TP_ERR_INVALID, "run_case: case and options must not be NULL");
   if (device < 0 || device >= int32_t(s.survey.devices.size()))
-    return fail(out, TP_ERR_UNSUPPORTED,
-                "device " + std::to_string(device) + " does not exist: the cuda backend has " +
-                    std::to_string(s.survey.devices.size()) + " devices" +
-                    (s.survey.no_device_reason.empty() ? "" : " (" + s.survey.no_device_reason + ")"));
+    return plugin::finish(out, TP_ERR_UNSUPPORTED, no_such_device(s, device));
   OperatingPoint op;
   try {
     op = from_tp_case(*c);
     op.validate();
   } catch (const std::exception& e) {
-    return fail(out, TP_ERR_INVALID, e.what());
+    return plugin::finish(out, TP_ERR_INVALID, e.what());
   }
-  if (std::string why; !plugin::key_distribution(options, &why)) return fail(out, TP_ERR_INVALID, why);
+  if (std::string why; !plugin::key_distribution(options, &why)) return plugin::finish(out, TP_ERR_INVALID, why);
   if (const std::string why = plugin::launch_count_problem(options); !why.empty())
-    return fail(out, TP_ERR_INVALID, why);
+    return plugin::finish(out, TP_ERR_INVALID, why);
   auto storage = std::make_unique<plugin::ResultStorage>();
   try {
     auto& session = s.sessions[device];
     if (!session) session = std::make_unique<DeviceSession>(device);
     session->run(op, *options, *out, *storage);
   } catch (const UnsupportedCase& e) {
-    return fail(out, TP_ERR_UNSUPPORTED, e.what());
+    return plugin::finish(out, TP_ERR_UNSUPPORTED, e.what());
   } catch (const CaseCancelled&) {
-    return fail(out, TP_ERR_CANCELLED, "cancelled");
+    return plugin::finish(out, TP_ERR_CANCELLED, "cancelled");
   } catch (const CudaCallError& e) {
     // A sticky error (e.g. an illegal address) poisons the context: drop the
     // session so a later case starts from a fresh stream and buffers.
     s.sessions.erase(device);
-    return fail(out, TP_ERR_RUNTIME, e.what());
+    return plugin::finish(out, TP_ERR_RUNTIME, e.what());
   } catch (const std::exception& e) {
-    return fail(out, TP_ERR_RUNTIME, e.what());
+    return plugin::finish(out, TP_ERR_RUNTIME, e.what());
   }
   plugin::ResultStorage::attach(*out, std::move(storage));
   return out->status;

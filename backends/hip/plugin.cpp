@@ -34,9 +34,7 @@ PluginState& state() {
 }
 
 std::string no_such_device(const PluginState& s, int device) {
-  return "device " + std::to_string(device) + " does not exist: the hip backend has " +
-         std::to_string(s.survey.devices.size()) + " devices" +
-         (s.survey.no_device_reason.empty() ? "" : " (" + s.survey.no_device_reason + ")");
+  return plugin::no_such_device("hip", device, s.survey.devices.size(), s.survey.no_device_reason);
 }
 
 int plugin_init(char* error, std::size_t error_len) {
