@@ -1,13 +1,11 @@
 #include "backends/cuda/embedded_cubins.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
+#include "backends/common/elf_image.h"
 #include "core/sha256.h"
 
 namespace tilepath::cuda {
@@ -17,42 +15,37 @@ constexpr std::uint32_t kFatbinMagic = 0xBA55ED50u;
 constexpr std::uint16_t kEntryKindElf = 2;
 constexpr std::uint64_t kEntryFlagCompressed = 0x2000;
 
-template <typename T>
-bool read_at(const std::uint8_t* data, std::size_t size, std::size_t offset, T* out) {
-  if (offset > size || size - offset < sizeof(T)) return false;
-  std::memcpy(out, data + offset, sizeof(T));
-  return true;
-}
+using elf::read_at;
 
 // Bytes the ELF image really occupies (the fatbin pads payloads).
-std::size_t elf_extent(const std::uint8_t* elf, std::size_t available) {
+std::size_t elf_extent(const std::uint8_t* image, std::size_t available) {
   Elf64_Ehdr eh;
-  if (!read_at(elf, available, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return 0;
+  if (!elf::read_header(image, available, &eh)) return 0;
   std::size_t end = std::max<std::size_t>(sizeof(Elf64_Ehdr), eh.e_shoff + std::size_t(eh.e_shnum) * eh.e_shentsize);
   end = std::max<std::size_t>(end, eh.e_phoff + std::size_t(eh.e_phnum) * eh.e_phentsize);
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
-    if (!read_at(elf, available, eh.e_shoff + std::size_t(i) * eh.e_shentsize, &sh)) return 0;
+    if (!elf::read_section(image, available, eh, i, &sh)) return 0;
     if (sh.sh_type != SHT_NOBITS) end = std::max<std::size_t>(end, sh.sh_offset + sh.sh_size);
   }
   return end <= available ? end : 0;
 }
 
-std::vector<std::string> function_symbols(const std::uint8_t* elf, std::size_t size) {
+std::vector<std::string> function_symbols(const std::uint8_t* image, std::size_t size) {
   std::vector<std::string> names;
   Elf64_Ehdr eh;
-  if (!read_at(elf, size, 0, &eh)) return names;
+  if (!elf::read_header(image, size, &eh)) return names;
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr symtab;
-    if (!read_at(elf, size, eh.e_shoff + std::size_t(i) * eh.e_shentsize, &symtab)) break;
+    if (!elf::read_section(image, size, eh, i, &symtab)) break;
     if (symtab.sh_type != SHT_SYMTAB || symtab.sh_entsize == 0) continue;
     Elf64_Shdr strtab;
-    if (!read_at(elf, size, eh.e_shoff + std::size_t(symtab.sh_link) * eh.e_shentsize, &strtab)) continue;
+    if (!elf::read_section(image, size, eh, symtab.sh_link, &strtab) || !elf::has_bytes_inside(strtab, size)) continue;
     for (std::size_t s = 0; s < symtab.sh_size / symtab.sh_entsize; ++s) {
       Elf64_Sym sym;
-      if (!read_at(elf, size, symtab.sh_offset + s * symtab.sh_entsize, &sym)) break;
+      if (!read_at(image, size, symtab.sh_offset + s * symtab.sh_entsize, &sym)) break;
       if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_name >= strtab.sh_size) continue;
-      const char* name = reinterpret_cast<const char*>(elf + strtab.sh_offset + sym.st_name);
+      const char* name = reinterpret_cast<const char*>(image + strtab.sh_offset + sym.st_name);
       names.emplace_back(name, strnlen(name, strtab.sh_size - sym.st_name));
     }
   }
@@ -112,32 +105,14 @@ std::vector<EmbeddedCubin> parse_fatbin_section(const std::uint8_t* data, std::s
 CubinScan scan_embedded_cubins(const std::string& host_binary_path) {
   CubinScan scan;
   scan.file = host_binary_path;
-  std::ifstream in(host_binary_path, std::ios::binary);
-  if (!in) {
-    scan.error = "cannot open " + host_binary_path;
-    return scan;
-  }
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Elf64_Ehdr eh;
-  if (!read_at(bytes.data(), bytes.size(), 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-    scan.error = host_binary_path + " is not an ELF file";
-    return scan;
-  }
-  Elf64_Shdr names_section;
-  if (!read_at(bytes.data(), bytes.size(), eh.e_shoff + std::size_t(eh.e_shstrndx) * eh.e_shentsize, &names_section)) {
-    scan.error = host_binary_path + ": bad section header table";
-    return scan;
-  }
-  for (int i = 0; i < eh.e_shnum; ++i) {
-    Elf64_Shdr sh;
-    if (!read_at(bytes.data(), bytes.size(), eh.e_shoff + std::size_t(i) * eh.e_shentsize, &sh)) break;
-    if (names_section.sh_offset + sh.sh_name >= bytes.size()) continue;
-    const char* name = reinterpret_cast<const char*>(bytes.data() + names_section.sh_offset + sh.sh_name);
-    if (std::strcmp(name, ".nv_fatbin") != 0 || sh.sh_offset + sh.sh_size > bytes.size()) continue;
-    auto found = parse_fatbin_section(bytes.data() + sh.sh_offset, sh.sh_size);
+  const elf::NamedSections fatbins = elf::find_named_sections(host_binary_path, ".nv_fatbin");
+  scan.error = fatbins.error;
+  for (const auto& section : fatbins.sections) {
+    auto found = parse_fatbin_section(fatbins.file.data() + section.offset, section.size);
     scan.cubins.insert(scan.cubins.end(), found.begin(), found.end());
   }
-  if (scan.cubins.empty()) scan.error = host_binary_path + " has no .nv_fatbin section with cubins";
+  if (scan.error.empty() && scan.cubins.empty())
+    scan.error = host_binary_path + " has no .nv_fatbin section with cubins";
   return scan;
 }
 

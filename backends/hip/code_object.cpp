@@ -1,14 +1,11 @@
 #include "backends/hip/code_object.h"
 
-#include <elf.h>
-
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/common/elf_image.h"
 #include "core/sha256.h"
 
 namespace tilepath::hip {
@@ -23,12 +20,7 @@ constexpr int kLdsBytesPerCu = 64 * 1024;
 constexpr int kSimdsPerCu = 4;
 constexpr int kWaveSize = 64;
 
-template <typename T>
-bool read_at(const std::uint8_t* data, std::size_t size, std::size_t offset, T* out) {
-  if (offset > size || size - offset < sizeof(T)) return false;
-  std::memcpy(out, data + offset, sizeof(T));
-  return true;
-}
+using elf::read_at;
 
 int int_field(const nlohmann::json& k, const char* name) {
   const auto it = k.find(name);
@@ -39,25 +31,26 @@ std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t(3); }
 
 }  // namespace
 
-std::vector<CodeObjectKernel> read_kernel_metadata(const std::uint8_t* elf, std::size_t size) {
+std::vector<CodeObjectKernel> read_kernel_metadata(const std::uint8_t* image, std::size_t size) {
   std::vector<CodeObjectKernel> kernels;
   Elf64_Ehdr eh;
-  if (!read_at(elf, size, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return kernels;
+  if (!elf::read_header(image, size, &eh)) return kernels;
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
-    if (!read_at(elf, size, eh.e_shoff + std::size_t(i) * eh.e_shentsize, &sh)) break;
-    if (sh.sh_type != SHT_NOTE || sh.sh_offset + sh.sh_size > size) continue;
+    if (!elf::read_section(image, size, eh, i, &sh)) break;
+    if (sh.sh_type != SHT_NOTE || !elf::has_bytes_inside(sh, size)) continue;
     std::size_t at = sh.sh_offset;
     const std::size_t end = sh.sh_offset + sh.sh_size;
     while (at + sizeof(Elf64_Nhdr) <= end) {
       Elf64_Nhdr note;
-      read_at(elf, size, at, &note);
+      read_at(image, size, at, &note);
       const std::size_t name_at = at + sizeof(Elf64_Nhdr);
       const std::size_t desc_at = name_at + align4(note.n_namesz);
       if (desc_at + note.n_descsz > end) break;
-      const std::string_view name(reinterpret_cast<const char*>(elf + name_at), note.n_namesz ? note.n_namesz - 1 : 0);
+      const std::string_view name(reinterpret_cast<const char*>(image + name_at),
+                                  note.n_namesz ? note.n_namesz - 1 : 0);
       if (note.n_type == kNoteAmdgpuMetadata && name == "AMDGPU") {
-        const auto meta = nlohmann::json::from_msgpack(elf + desc_at, elf + desc_at + note.n_descsz, true, false);
+        const auto meta = nlohmann::json::from_msgpack(image + desc_at, image + desc_at + note.n_descsz, true, false);
         const auto list = meta.find("amdhsa.kernels");
         if (!meta.is_discarded() && list != meta.end() && list->is_array()) {
           for (const auto& k : *list) {
@@ -117,32 +110,14 @@ std::vector<CodeObject> parse_hip_fatbin(const std::uint8_t* data, std::size_t s
 CodeObjectScan scan_hip_code_objects(const std::string& host_binary_path) {
   CodeObjectScan scan;
   scan.file = host_binary_path;
-  std::ifstream in(host_binary_path, std::ios::binary);
-  if (!in) {
-    scan.error = "cannot open " + host_binary_path;
-    return scan;
-  }
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Elf64_Ehdr eh;
-  if (!read_at(bytes.data(), bytes.size(), 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-    scan.error = host_binary_path + " is not an ELF file";
-    return scan;
-  }
-  Elf64_Shdr names;
-  if (!read_at(bytes.data(), bytes.size(), eh.e_shoff + std::size_t(eh.e_shstrndx) * eh.e_shentsize, &names)) {
-    scan.error = host_binary_path + ": bad section header table";
-    return scan;
-  }
-  for (int i = 0; i < eh.e_shnum; ++i) {
-    Elf64_Shdr sh;
-    if (!read_at(bytes.data(), bytes.size(), eh.e_shoff + std::size_t(i) * eh.e_shentsize, &sh)) break;
-    if (names.sh_offset + sh.sh_name >= bytes.size()) continue;
-    const char* name = reinterpret_cast<const char*>(bytes.data() + names.sh_offset + sh.sh_name);
-    if (std::strcmp(name, ".hip_fatbin") != 0 || sh.sh_offset + sh.sh_size > bytes.size()) continue;
-    auto found = parse_hip_fatbin(bytes.data() + sh.sh_offset, sh.sh_size);
+  const elf::NamedSections fatbins = elf::find_named_sections(host_binary_path, ".hip_fatbin");
+  scan.error = fatbins.error;
+  for (const auto& section : fatbins.sections) {
+    auto found = parse_hip_fatbin(fatbins.file.data() + section.offset, section.size);
     for (auto& o : found) scan.objects.push_back(std::move(o));
   }
-  if (scan.objects.empty()) scan.error = host_binary_path + " has no .hip_fatbin section with amdgcn code objects";
+  if (scan.error.empty() && scan.objects.empty())
+    scan.error = host_binary_path + " has no .hip_fatbin section with amdgcn code objects";
   return scan;
 }
 
