@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,28 @@ inline std::string no_such_device(std::string_view backend, int device, std::siz
   return "device " + std::to_string(device) + " does not exist: the " + std::string(backend) + " backend has " +
          std::to_string(device_count) + " devices" + (no_device_reason.empty() ? "" : " (" + no_device_reason + ")");
 }
+
+// Thrown between the phases of a case when the host cancels it; run_case answers
+// TP_ERR_CANCELLED.
+class CaseCancelled : public std::runtime_error {
+ public:
+  CaseCancelled() : std::runtime_error("cancelled") {}
+};
+
+// Reports a case's progress to the host and throws CaseCancelled where the host's cancel
+// flag is set or its progress callback asks to stop; called between phases.
+class PhaseReporter {
+ public:
+  explicit PhaseReporter(const tp_run_options& options) : options_(options) {}
+  void operator()(double fraction, const char* phase) const {
+    bool stop = options_.cancel && *options_.cancel != 0;
+    if (options_.progress && options_.progress(options_.progress_user, fraction, phase) != 0) stop = true;
+    if (stop) throw CaseCancelled();
+  }
+
+ private:
+  const tp_run_options& options_;
+};
 
 // Whether a host struct of struct_size bytes has the field at [offset, offset + size).
 inline bool covers(std::uint32_t struct_size, std::size_t offset, std::size_t size) {

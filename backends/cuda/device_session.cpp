@@ -38,22 +38,6 @@ std::vector<int> lengths_of(const OperatingPoint& op) {
   return std::vector<int>(op.batch, op.context);
 }
 
-// Reports progress and honours the cancel flag between phases.
-class PhaseReporter {
- public:
-  explicit PhaseReporter(const tp_run_options& o) : options_(o) {}
-  void operator()(double fraction, const char* phase) const {
-    bool stop = options_.cancel && *options_.cancel != 0;
-    if (options_.progress && options_.progress(options_.progress_user, fraction, phase) != 0) stop = true;
-    if (stop) throw CaseCancelled();
-  }
-
- private:
-  const tp_run_options& options_;
-};
-
-void copy_string(char* dst, std::size_t cap, const std::string& s) { std::snprintf(dst, cap, "%s", s.c_str()); }
-
 }  // namespace
 
 std::string unsupported_reason(const OperatingPoint& op, int device) {
@@ -126,7 +110,7 @@ const ReadBandwidth& DeviceSession::read_bandwidth() {
 
 void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
                         plugin::ResultStorage& storage) {
-  const PhaseReporter report(options);
+  const plugin::PhaseReporter report(options);
   if (std::string why = unsupported_reason(op, device_); !why.empty()) throw UnsupportedCase(why);
   TP_CUDA_CHECK(cudaSetDevice(device_));
   const std::uint64_t seed =
@@ -315,8 +299,8 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
   out.read_bandwidth_gbps = bandwidth.gbps;
   out.floor_fraction = (out.bytes_moved / (bandwidth.gbps * 1e9)) / (main.median_us * 1e-6);
 
-  copy_string(out.kernel_name, sizeof(out.kernel_name), meta.name);
-  copy_string(out.cubin_sha256, sizeof(out.cubin_sha256), meta.cubin_sha256);
+  plugin::copy_text(out.kernel_name, meta.name);
+  plugin::copy_text(out.cubin_sha256, meta.cubin_sha256);
   out.regs_per_thread = meta.regs_per_thread;
   out.smem_static_bytes = meta.smem_static_bytes;
   out.smem_dynamic_bytes = meta.smem_dynamic_bytes;
@@ -343,7 +327,7 @@ void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options,
                   check.tolerance, check.unwritten, check.all_finite ? "all finite" : "NON-FINITE values",
                   check.what_was_checked.c_str());
   }
-  copy_string(out.message, sizeof(out.message), message);
+  plugin::copy_text(out.message, message);
 
   storage.add_metric("unwritten_elements", double(check.unwritten), "elements");
   storage.add_metric("cache_tiled_from_pool", host.tiled ? 1 : 0, "bool");

@@ -16,14 +16,10 @@
 
 namespace tilepath::cuda {
 
-// Thrown when the case cannot run here (TP_ERR_UNSUPPORTED) or was cancelled.
+// Thrown when the case cannot run here (TP_ERR_UNSUPPORTED).
 class UnsupportedCase : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-class CaseCancelled : public std::runtime_error {
- public:
-  CaseCancelled() : std::runtime_error("cancelled") {}
 };
 
 // "" when the device can run op, else why not (names the field and what is allowed).
@@ -38,7 +34,7 @@ class DeviceSession {
 
   // Fills out (the host pre-filled NaNs) and storage (stage costs, metrics,
   // artifacts: what out will point to); out.status is TP_OK or
-  // TP_ERR_WRONG_RESULT. Throws CudaCallError, UnsupportedCase, CaseCancelled.
+  // TP_ERR_WRONG_RESULT. Throws CudaCallError, UnsupportedCase, plugin::CaseCancelled.
   void run(const OperatingPoint& op, const tp_run_options& options, tp_result& out, plugin::ResultStorage& storage);
 
   // Measured once per session (per process and device), in the same process as the cases.

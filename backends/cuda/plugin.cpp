@@ -119,7 +119,7 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
     session->run(op, *options, *out, *storage);
   } catch (const UnsupportedCase& e) {
     return plugin::finish(out, TP_ERR_UNSUPPORTED, e.what());
-  } catch (const CaseCancelled&) {
+  } catch (const plugin::CaseCancelled&) {
     return plugin::finish(out, TP_ERR_CANCELLED, "cancelled");
   } catch (const CudaCallError& e) {
     // A sticky error (e.g. an illegal address) poisons the context: drop the

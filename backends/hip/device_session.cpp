@@ -25,19 +25,6 @@ constexpr double kFullCheckMaxWork = 1.5e8;
 // Bytes written between cold launches: beyond MI300X's 4 MB L2 and 256 MB Infinity Cache.
 constexpr std::size_t kFlushBytes = std::size_t(512) << 20;
 
-class PhaseReporter {
- public:
-  explicit PhaseReporter(const tp_run_options& o) : options_(o) {}
-  void operator()(double fraction, const char* phase) const {
-    bool stop = options_.cancel && *options_.cancel != 0;
-    if (options_.progress && options_.progress(options_.progress_user, fraction, phase) != 0) stop = true;
-    if (stop) throw CaseCancelled();
-  }
-
- private:
-  const tp_run_options& options_;
-};
-
 struct DeviceInputs {
   DeviceBuffer q, k, v, page_table, lengths, short_lengths, k_scale, v_scale, out, workspace;
 };
@@ -106,7 +93,7 @@ DeviceSession::~DeviceSession() {
 
 void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
                         plugin::ResultStorage& storage) {
-  const PhaseReporter report(options);
+  const plugin::PhaseReporter report(options);
   if (std::string why = unsupported_reason(op); !why.empty()) throw UnsupportedCase(why);
   if (arch_.rfind("gfx942", 0) != 0)
     throw UnsupportedCase("device " + std::to_string(device_) + " is " + arch_ +

@@ -17,10 +17,6 @@ class UnsupportedCase : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-class CaseCancelled : public std::runtime_error {
- public:
-  CaseCancelled() : std::runtime_error("cancelled") {}
-};
 
 // "" when the HIP kernels can run op (device-independent part), else why not, naming the
 // field and the allowed values.

@@ -123,7 +123,7 @@ int plugin_run_case(int32_t device, const tp_case* c, const tp_run_options* opti
     session->run(op, *options, *out, *storage);
   } catch (const UnsupportedCase& e) {
     return plugin::finish(out, TP_ERR_UNSUPPORTED, e.what());
-  } catch (const CaseCancelled&) {
+  } catch (const plugin::CaseCancelled&) {
     return plugin::finish(out, TP_ERR_CANCELLED, "cancelled");
   } catch (const HipCallError& e) {
     s.sessions.erase(device);  // a failed call may leave the stream unusable: start afresh
