@@ -6,12 +6,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/plugin_host.h"
 #include "cuda_test_support.h"
@@ -344,4 +346,54 @@ TEST_F(CudaPluginRun, RefusesWhatTheKernelsCannotDo) {
   EXPECT_EQ(backend_->run(0, op, options(0), r), TP_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(r.message).find("rope"), std::string::npos) << r.message;
   backend_->release(r);
+}
+
+// Cancel, through the progress callback and through the flag: run_case stops at the phase
+// where it is asked, says so, and leaves the device session usable: the next case, on the
+// same stream and buffers as the stopped one's queued launches, is correct.
+TEST_F(CudaPluginRun, CancelStopsTheCaseAtAPhaseAndTheNextCaseRuns) {
+  struct Seen {
+    std::vector<std::string> phases;
+    std::string stop_at;
+  } seen;
+  tp_run_options o = options(TP_ABLATE_STAGE_COSTS | TP_ABLATE_TILE_INTERVAL);
+  o.progress = [](void* user, double, const char* phase) {
+    auto* s = static_cast<Seen*>(user);
+    s->phases.emplace_back(phase);
+    return s->phases.back() == s->stop_at ? 1 : 0;
+  };
+  o.progress_user = &seen;
+  OperatingPoint op = shape(4, 4096, KvDtype::k8v8);
+  op.cache = CacheState::hbm_cold;
+
+  // By the callback, after the kernel has been launched and timed: its launches are queued.
+  seen.stop_at = "tile interval (partner context)";
+  tp_result r{};
+  EXPECT_EQ(backend_->run(0, op, o, r), TP_ERR_CANCELLED) << r.message;
+  EXPECT_STREQ(r.message, "cancelled");
+  ASSERT_FALSE(seen.phases.empty());
+  EXPECT_EQ(seen.phases.front(), "generate inputs");
+  EXPECT_EQ(seen.phases.back(), seen.stop_at) << "no phase after the one that asked to stop";
+  EXPECT_EQ(std::count(seen.phases.begin(), seen.phases.end(), std::string("time full kernel")), 1);
+  EXPECT_EQ(r.metric_count, 0) << "a cancelled case returns no measurements";
+  backend_->release(r);
+
+  // By the flag, set before the call: nothing past the first phase.
+  const volatile std::int32_t cancel = 1;
+  seen = {};
+  o.cancel = &cancel;
+  tp_result flagged{};
+  EXPECT_EQ(backend_->run(0, op, o, flagged), TP_ERR_CANCELLED) << flagged.message;
+  EXPECT_EQ(seen.phases, std::vector<std::string>{"generate inputs"});
+  backend_->release(flagged);
+
+  o.cancel = nullptr;
+  seen = {};
+  tp_result next{};
+  ASSERT_EQ(backend_->run(0, op, o, next), TP_OK) << next.message;
+  EXPECT_EQ(next.passed, 1);
+  EXPECT_LE(next.rel_l2_error, next.tolerance);
+  EXPECT_TRUE(std::isfinite(next.tile_interval_us));
+  EXPECT_EQ(seen.phases.back(), "done");
+  backend_->release(next);
 }
