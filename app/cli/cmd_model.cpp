@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,29 +33,33 @@ struct ModelFlags {
   bool per_case = false;
 };
 
-// Every ok cuda case of the database with its measured latency.
-std::vector<perf::MeasuredLatency> measured_cuda_cases(const std::string& db) {
-  RunStore store = RunStore::open_read_only(db);
-  CaseFilter filter;
-  filter.backend = "cuda";
-  filter.status = CaseStatus::ok;
-  std::vector<perf::MeasuredLatency> out;
-  for (const CaseSummary& c : store.cases(filter))
-    if (auto latency = c.record.measurement("latency_us"); latency && *latency > 0)
-      out.push_back({c.record.op, *latency});
-  if (out.empty()) throw std::runtime_error(db + ": no measured cuda case");
-  return out;
-}
-
+// Every ok cuda case of the database with its measured latency, split by the held-out shapes,
+// and the devices that measured them (a model checked against another GPU's cases is a
+// mistake a reader should see).
 struct Split {
   std::vector<perf::MeasuredLatency> train, held_out, all;
+  std::vector<bool> all_held_out;      // per case of `all`
+  std::map<std::string, int> devices;  // cases per device name
 };
 
 Split split_cases(const ModelFlags& f) {
-  Split s;
-  s.all = measured_cuda_cases(f.db);
   const perf::HeldOutShapes held = f.held_out.empty() ? perf::HeldOutShapes{} : perf::load_held_out_shapes(f.held_out);
-  for (const auto& c : s.all) (held.holds_out(c.op) ? s.held_out : s.train).push_back(c);
+  RunStore store = RunStore::open_read_only(f.db);
+  CaseFilter filter;
+  filter.backend = "cuda";
+  filter.status = CaseStatus::ok;
+  Split s;
+  for (const CaseSummary& c : store.cases(filter)) {
+    const auto latency = c.record.measurement("latency_us");
+    if (!latency || *latency <= 0) continue;
+    const perf::MeasuredLatency m{c.record.op, *latency};
+    const bool out = held.holds_out(m.op);
+    (out ? s.held_out : s.train).push_back(m);
+    s.all.push_back(m);
+    s.all_held_out.push_back(out);
+    ++s.devices[c.device];
+  }
+  if (s.all.empty()) throw std::runtime_error(f.db + ": no measured cuda case");
   return s;
 }
 
@@ -88,16 +94,55 @@ void print_report(const nlohmann::json& r) {
                 100 * e["median"].get<double>(), 100 * e["p90"].get<double>());
 }
 
+// Every case's prediction against its measurement, worst first.
+nlohmann::json per_case_rows(const Split& s, const perf::GpuModel& gpu, const perf::CudaKernelFit& fit) {
+  std::vector<nlohmann::json> rows;
+  for (std::size_t i = 0; i < s.all.size(); ++i) {
+    const perf::CudaLatencyEstimate e = perf::estimate_cuda_latency(s.all[i].op, gpu, fit);
+    const double measured = s.all[i].latency_us;
+    rows.push_back({{"case", describe_case(s.all[i].op)},
+                    {"predicted_us", e.latency_us},
+                    {"measured_us", measured},
+                    {"relative_error", std::abs(e.latency_us - measured) / measured},
+                    {"limit", e.limit},
+                    {"held_out", bool(s.all_held_out[i])}});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["relative_error"].get<double>() > b["relative_error"].get<double>();
+  });
+  return rows;
+}
+
+std::string devices_text(const std::map<std::string, int>& devices) {
+  std::string out;
+  for (const auto& [name, n] : devices) out += (out.empty() ? "" : ", ") + name + " (" + std::to_string(n) + " cases)";
+  return out;
+}
+
 int check(const ModelFlags& f) {
   const perf::GpuModel gpu = perf::load_gpu_model(f.gpu);
   const perf::CudaKernelFit fit = perf::load_cuda_kernel_fit(gpu.id);
-  const nlohmann::json r = report(split_cases(f), gpu, fit);
+  const Split s = split_cases(f);
+  const nlohmann::json r = report(s, gpu, fit);
+  const nlohmann::json rows = per_case_rows(s, gpu, fit);
   if (f.json) {
-    std::printf("%s\n", nlohmann::json({{"gpu", gpu.id}, {"fit", fit.file}, {"errors", r}}).dump(2).c_str());
-  } else {
-    std::printf("%s: latency of the CUDA kernel model (%s) against %s\n", gpu.id.c_str(), fit.file.c_str(),
-                f.db.c_str());
-    print_report(r);
+    nlohmann::json j = {{"gpu", gpu.id}, {"fit", fit.file}, {"devices", s.devices}, {"errors", r}};
+    if (f.per_case) j["per_case"] = rows;
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s: latency of the CUDA kernel model (%s) against %s, measured on %s\n", gpu.id.c_str(),
+              fit.file.c_str(), f.db.c_str(), devices_text(s.devices).c_str());
+  print_report(r);
+  const std::size_t shown = f.per_case ? rows.size() : std::min<std::size_t>(rows.size(), 10);
+  std::printf("%s (predicted / measured latency, what limits the model's tile):\n",
+              f.per_case ? "every case, worst first" : "the 10 worst cases (--per-case lists all)");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const nlohmann::json& row = rows[i];
+    std::printf("  %6.1f%%  %9.1f / %9.1f us  %-13s  %s%s\n", 100 * row["relative_error"].get<double>(),
+                row["predicted_us"].get<double>(), row["measured_us"].get<double>(),
+                row["limit"].get<std::string>().c_str(), row["case"].get<std::string>().c_str(),
+                row["held_out"].get<bool>() ? "  (held out)" : "");
   }
   return kExitOk;
 }
@@ -222,6 +267,7 @@ Command add_model_command(CLI::App& app) {
     c->add_option("--held-out", f->held_out, "JSON list of shapes the fit never sees (models/fits/*-held-out.json)");
   }
   chk->add_flag("--json", f->json, "print JSON");
+  chk->add_flag("--per-case", f->per_case, "every case, worst first (text), or a per_case array (JSON)");
   CLI::App* ii = sub->add_subcommand(
       "ii", "Kernel II of the isolated stage costs against the measured tile intervals of a database's cuda cases");
   ii->add_option("--db", f->db, "database with measured cuda cases")->required();

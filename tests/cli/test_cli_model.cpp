@@ -3,6 +3,7 @@
 // a database of cases with isolated stage costs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,33 @@ TEST(CliModel, CheckReportsTrainHeldOutAndPerModeErrors) {
   EXPECT_EQ(j["errors"]["held_out"]["cases"].get<int>() + j["errors"]["train"]["cases"].get<int>(), 2247);
   EXPECT_TRUE(j["errors"]["by_mode"].contains("separate_kv"));
   EXPECT_LE(j["errors"]["held_out"]["median"].get<double>(), 0.10);
+}
+
+TEST(CliModel, CheckListsEveryCaseWorstFirstAndTheDevicesThatMeasuredThem) {
+  CliResult r =
+      run_cli({"model", "check", "--db", kBundled, "--gpu", "h200", "--held-out", kHeldOut, "--json", "--per-case"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["devices"], json({{"NVIDIA H200", 2247}}));
+  const json& rows = j["per_case"];
+  ASSERT_EQ(rows.size(), 2247u);
+  int held_out = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double predicted = rows[i]["predicted_us"], measured = rows[i]["measured_us"];
+    EXPECT_NEAR(rows[i]["relative_error"].get<double>(), std::abs(predicted - measured) / measured, 1e-12);
+    if (i > 0) {
+      EXPECT_GE(rows[i - 1]["relative_error"].get<double>(), rows[i]["relative_error"].get<double>());
+    }
+    held_out += rows[i]["held_out"].get<bool>();
+  }
+  EXPECT_EQ(held_out, j["errors"]["held_out"]["cases"]);
+  EXPECT_DOUBLE_EQ(rows[0]["relative_error"].get<double>(), j["errors"]["all"]["worst"].get<double>());
+
+  CliResult text = run_cli({"model", "check", "--db", kBundled, "--held-out", kHeldOut});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("measured on NVIDIA H200 (2247 cases)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the 10 worst cases"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(rows[0]["case"].get<std::string>()), std::string::npos) << text.out;
 }
 
 TEST(CliModel, FitWritesEveryCoefficientWithTheCommandThatFittedIt) {
