@@ -50,6 +50,13 @@ class CaseCancelled : public std::runtime_error {
   CaseCancelled() : std::runtime_error("cancelled") {}
 };
 
+// Thrown when a case cannot run on the device (why: the field and what is allowed);
+// run_case answers TP_ERR_UNSUPPORTED.
+class UnsupportedCase : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Reports a case's progress to the host and throws CaseCancelled where the host's cancel
 // flag is set or its progress callback asks to stop; called between phases.
 class PhaseReporter {

@@ -8,8 +8,9 @@
 // B, the backend, names its parts:
 //   kName             "cuda", "hip": the ABI's name and the messages'
 //   Survey            devices (std::vector<tp_device_info>) and no_device_reason ("" with devices)
-//   Session           Session(int device); run(op, options, result, storage) measures one case
-//   Unsupported       what run throws for a case the device cannot run
+//   Session           Session(int device); run(op, options, result, storage) measures one case;
+//                     it throws UnsupportedCase for a case the device cannot run and
+//                     CaseCancelled when the host cancels (backends/abi/tilepath_plugin.h)
 //   CallError         what a failed runtime call throws: the device's session is dropped, as
 //                     the error may have poisoned its context or stream, so the next case
 //                     starts from a fresh one
@@ -154,7 +155,7 @@ class DevicePlugin {
       auto& session = s.sessions[device];
       if (!session) session = std::make_unique<typename B::Session>(device);
       session->run(op, *options, *out, *storage);
-    } catch (const typename B::Unsupported& e) {
+    } catch (const UnsupportedCase& e) {
       return finish(out, TP_ERR_UNSUPPORTED, e.what());
     } catch (const CaseCancelled&) {
       return finish(out, TP_ERR_CANCELLED, "cancelled");

@@ -111,7 +111,7 @@ const ReadBandwidth& DeviceSession::read_bandwidth() {
 void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
                         plugin::ResultStorage& storage) {
   const plugin::PhaseReporter report(options);
-  if (std::string why = unsupported_reason(op, device_); !why.empty()) throw UnsupportedCase(why);
+  if (std::string why = unsupported_reason(op, device_); !why.empty()) throw plugin::UnsupportedCase(why);
   TP_CUDA_CHECK(cudaSetDevice(device_));
   const std::uint64_t seed =
       options.seed ? options.seed : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();

@@ -4,7 +4,6 @@
 // metadata. Keeps its stream and device buffers between cases.
 
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 #include "backends/abi/tilepath_backend.h"
@@ -15,12 +14,6 @@
 #include "core/operating_point.h"
 
 namespace tilepath::cuda {
-
-// Thrown when the case cannot run here (TP_ERR_UNSUPPORTED).
-class UnsupportedCase : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // "" when the device can run op, else why not (names the field and what is allowed).
 std::string unsupported_reason(const OperatingPoint& op, int device);

@@ -16,7 +16,6 @@ struct CudaBackend {
   static constexpr const char* kName = "cuda";
   using Survey = DeviceSurvey;
   using Session = DeviceSession;
-  using Unsupported = UnsupportedCase;
   using CallError = CudaCallError;  // a sticky error (an illegal address) poisons the context
   static Survey survey() { return survey_devices(); }
   static std::string unsupported_reason(const OperatingPoint& op, const tp_device_info&, int device) {

@@ -94,10 +94,10 @@ DeviceSession::~DeviceSession() {
 void DeviceSession::run(const OperatingPoint& op, const tp_run_options& options, tp_result& out,
                         plugin::ResultStorage& storage) {
   const plugin::PhaseReporter report(options);
-  if (std::string why = unsupported_reason(op); !why.empty()) throw UnsupportedCase(why);
+  if (std::string why = unsupported_reason(op); !why.empty()) throw plugin::UnsupportedCase(why);
   if (arch_.rfind("gfx942", 0) != 0)
-    throw UnsupportedCase("device " + std::to_string(device_) + " is " + arch_ +
-                          "; the HIP kernels are built for gfx942 (MI300) only");
+    throw plugin::UnsupportedCase("device " + std::to_string(device_) + " is " + arch_ +
+                                  "; the HIP kernels are built for gfx942 (MI300) only");
   TP_HIP_CHECK(hipSetDevice(device_));
   const std::uint64_t seed =
       options.seed ? options.seed : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();

@@ -3,7 +3,6 @@
 // launches, the kernel check and gate, stage costs from the ablation kernels, and the
 // kernel record of what ran.
 
-#include <stdexcept>
 #include <string>
 
 #include "backends/abi/tilepath_backend.h"
@@ -12,11 +11,6 @@
 #include "core/operating_point.h"
 
 namespace tilepath::hip {
-
-class UnsupportedCase : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // "" when the HIP kernels can run op (device-independent part), else why not, naming the
 // field and the allowed values.

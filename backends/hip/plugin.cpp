@@ -19,7 +19,6 @@ struct HipBackend {
   static constexpr const char* kName = "hip";
   using Survey = DeviceSurvey;
   using Session = DeviceSession;
-  using Unsupported = UnsupportedCase;
   using CallError = HipCallError;  // a failed call may leave the stream unusable
   static Survey survey() { return survey_devices(); }
   static std::string unsupported_reason(const OperatingPoint& op, const tp_device_info& info, int device) {

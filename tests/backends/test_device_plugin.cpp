@@ -30,9 +30,6 @@ Fake& fake() {
   return f;
 }
 
-struct FakeUnsupported : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 struct FakeCallError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -47,7 +44,7 @@ struct FakeBackend {
     explicit Session(int) { ++fake().sessions_made; }
     void run(const OperatingPoint& op, const tp_run_options&, tp_result& out, plugin::ResultStorage& storage) {
       const std::string& what = fake().next_run;
-      if (what == "unsupported") throw FakeUnsupported("page_size: 3 is not one of the kernels' (16)");
+      if (what == "unsupported") throw plugin::UnsupportedCase("page_size: 3 is not one of the kernels' (16)");
       if (what == "call_error") throw FakeCallError("fakeMalloc: out of memory");
       if (what == "cancel") throw plugin::CaseCancelled();
       if (what == "other") throw std::runtime_error("the output check found NaN");
@@ -55,7 +52,6 @@ struct FakeBackend {
       out.status = TP_OK;
     }
   };
-  using Unsupported = FakeUnsupported;
   using CallError = FakeCallError;
   static Survey survey() { return {fake().devices, fake().no_device_reason}; }
   static std::string unsupported_reason(const OperatingPoint& op, const tp_device_info& info, int) {
